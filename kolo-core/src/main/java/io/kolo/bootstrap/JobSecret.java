@@ -1,0 +1,81 @@
+package io.kolo.bootstrap;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+
+/**
+ * The per-job secret ({@code KOLO_SECRET}, hex). Every connection proves knowledge of it with an HMAC over
+ * a fresh challenge, so the secret itself never crosses the wire.
+ */
+public final class JobSecret {
+    private static final String ALGORITHM = "HmacSHA256";
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private final byte[] key;
+
+    private JobSecret(byte[] key) {
+        this.key = key.clone();
+    }
+
+    /** A fresh random 256-bit secret, as the launcher generates per job. */
+    public static JobSecret generate() {
+        byte[] key = new byte[32];
+        RANDOM.nextBytes(key);
+        return new JobSecret(key);
+    }
+
+    /** Parses the hex form used in {@code KOLO_SECRET}. */
+    public static JobSecret fromHex(String hex) {
+        if (hex == null || hex.isBlank()) {
+            throw new IllegalArgumentException("KOLO_SECRET is empty: it must be the job's secret in hex (kolo run sets it)");
+        }
+        try {
+            byte[] key = HexFormat.of().parseHex(hex.trim());
+            if (key.length < 16) {
+                throw new IllegalArgumentException("KOLO_SECRET is too short: use at least 32 hex digits (128 bits)");
+            }
+            return new JobSecret(key);
+        } catch (IllegalArgumentException e) {
+            if (e.getMessage() != null && e.getMessage().startsWith("KOLO_SECRET")) {
+                throw e;
+            }
+            throw new IllegalArgumentException("KOLO_SECRET is not hex: " + e.getMessage(), e);
+        }
+    }
+
+    /** The hex form, for {@code KOLO_SECRET}. Never log it. */
+    public String toHex() {
+        return HexFormat.of().formatHex(key);
+    }
+
+    /** A fresh random challenge. */
+    public static byte[] newChallenge() {
+        byte[] c = new byte[32];
+        RANDOM.nextBytes(c);
+        return c;
+    }
+
+    /** HMAC-SHA256 of {@code message} under this secret. */
+    public byte[] mac(byte[] message) {
+        try {
+            Mac mac = Mac.getInstance(ALGORITHM);
+            mac.init(new SecretKeySpec(key, ALGORITHM));
+            return mac.doFinal(message);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 unavailable in this JDK", e);
+        }
+    }
+
+    /** Constant-time check that {@code proof} is this secret's HMAC of {@code message}. */
+    public boolean verify(byte[] message, byte[] proof) {
+        return MessageDigest.isEqual(mac(message), proof);
+    }
+
+    @Override
+    public String toString() {
+        return "JobSecret[hidden]";
+    }
+}

@@ -1,0 +1,34 @@
+package io.kolo.bootstrap;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * The job's rendezvous store: ranks publish and find addresses here, and failures are recorded here so
+ * that every rank can name the rank that failed first. Served by the launcher, or by rank 0 when there
+ * is no launcher; an in-memory implementation serves ranks that are threads of one JVM.
+ *
+ * <p>Keys used by Kolo: {@code addr/<rank>} (data-plane address {@code host:port}), {@code failure}
+ * (first failure seen, {@code <rank>\t<message>}), {@code failed/<rank>} (cause recorded by whoever knows
+ * it best, e.g. the launcher's "rank 2 exited with code 3").
+ */
+public interface KeyValueStore extends AutoCloseable {
+
+    void put(String key, String value);
+
+    /** Stores the value only if the key is absent; true if this call stored it. */
+    boolean putIfAbsent(String key, String value);
+
+    /** The value now, without waiting. */
+    Optional<String> tryGet(String key);
+
+    /**
+     * Waits until the key is present.
+     *
+     * @throws io.kolo.KoloTimeoutException naming the key when it does not appear within {@code timeout}
+     */
+    String get(String key, Duration timeout);
+
+    @Override
+    void close();
+}

@@ -1,0 +1,64 @@
+package io.kolo.collective;
+
+import io.kolo.DataType;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The collectives the engine can run, over raw memory. The engine calls these and never learns which
+ * algorithm (ring, recursive doubling, ...) the implementation picks; the implementation talks to a
+ * {@link io.kolo.transport.Transport} and never learns which transport it is.
+ *
+ * <p>Every rank calls the same method with compatible arguments in the same order (the engine's
+ * negotiation guarantees that). Buffers are native segments owned by the caller. Results are
+ * bit-identical on every rank. Implementations do not allocate per call in steady state (scratch
+ * memory grows and is reused).
+ */
+public interface CollectiveOps extends AutoCloseable {
+
+    int rank();
+
+    int size();
+
+    /** In place: {@code count} elements of {@code type} at the start of {@code buf} become the reduction over all ranks. */
+    void allreduce(MemorySegment buf, long count, DataType type, Reduction op);
+
+    /**
+     * Concatenation in rank order. Block {@code r} has {@code blockBytes[r]} bytes (blocks may differ in size,
+     * may be empty) and starts at the sum of the earlier blocks' sizes. On entry this rank's own block is in
+     * place; on return every block is.
+     */
+    void allgatherv(MemorySegment buf, long[] blockBytes);
+
+    /** In place: the first {@code bytes} bytes of {@code buf} on {@code root} are copied to every rank. */
+    void broadcast(MemorySegment buf, long bytes, int root);
+
+    /**
+     * Personalised exchange: {@code sendBytes[p]} bytes of {@code send} (blocks laid out in peer order) go to
+     * peer {@code p}; {@code recvBytes[p]} bytes from peer {@code p} land in {@code recv}, blocks in peer order.
+     */
+    void alltoallv(MemorySegment send, long[] sendBytes, MemorySegment recv, long[] recvBytes);
+
+    /**
+     * In place: {@code buf} holds the whole vector (block {@code r} of {@code blockCounts[r]} elements at the
+     * sum of the earlier blocks); on return this rank's block holds the reduction of that block over all ranks.
+     * Other blocks are left with unspecified contents.
+     */
+    void reducescatter(MemorySegment buf, long[] blockCounts, DataType type, Reduction op);
+
+    /** Returns once every rank has entered. */
+    void barrier();
+
+    /**
+     * Control plane: every rank's byte array arrives at {@code root} (index = rank); others get {@code null}.
+     * Allocates; used only for negotiation messages, not on the steady-state path.
+     */
+    byte[][] gather(byte[] mine, int root);
+
+    /** Control plane: {@code root}'s array is returned on every rank ({@code data} is ignored elsewhere). */
+    byte[] broadcast(byte[] data, int root);
+
+    /** Releases scratch memory (the transport is owned and closed by the caller). */
+    @Override
+    void close();
+}

@@ -1,0 +1,49 @@
+package io.kolo.transport;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Point-to-point byte movement between the ranks of one job. Algorithms are written against this
+ * interface only; they never know whether bytes travel over TCP, shared memory or inside one JVM.
+ *
+ * <p>All methods are called from one thread per rank (the engine's background thread), so
+ * implementations need no internal locking for concurrent callers. Messages between a pair of ranks
+ * arrive in the order they were sent. Every blocking call gives up after the transport's timeout with
+ * a {@link io.kolo.KoloTimeoutException} naming the peer, and fails with a
+ * {@link PeerFailedException} when the peer is gone.
+ *
+ * <p>Segments passed in may be heap or native; implementations must not allocate per call in steady
+ * state (cache views of the last segment used, for example).
+ */
+public interface Transport extends AutoCloseable {
+
+    /** This rank, 0 &lt;= rank &lt; size. */
+    int rank();
+
+    /** Number of ranks in the job. */
+    int size();
+
+    /** Sends {@code length} bytes of {@code src} from {@code offset}; returns when {@code src} may be reused. */
+    void send(int peer, MemorySegment src, long offset, long length);
+
+    /** Receives exactly {@code length} bytes from {@code peer} into {@code dst} at {@code offset}. */
+    void recv(int peer, MemorySegment dst, long offset, long length);
+
+    /**
+     * Sends to one peer while receiving from another (possibly the same one), without either side
+     * waiting for the other to drain first: the building block of ring steps, which would deadlock
+     * with a blocking send followed by a blocking receive once messages outgrow socket buffers.
+     */
+    void sendRecv(int sendPeer, MemorySegment src, long srcOffset, long srcLength,
+                  int recvPeer, MemorySegment dst, long dstOffset, long dstLength);
+
+    /**
+     * Fails every blocked and later call with {@code cause} and releases the connections, so that
+     * peers blocked on this rank notice quickly. Idempotent.
+     */
+    void abort(RuntimeException cause);
+
+    /** Closes every connection; later calls fail. Idempotent. */
+    @Override
+    void close();
+}
