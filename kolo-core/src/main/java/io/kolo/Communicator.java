@@ -1,0 +1,496 @@
+package io.kolo;
+
+import io.kolo.bootstrap.InMemoryStore;
+import io.kolo.bootstrap.JobEnvironment;
+import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.bootstrap.RendezvousClient;
+import io.kolo.bootstrap.RendezvousServer;
+import io.kolo.collective.Collectives;
+import io.kolo.collective.CollectiveOps;
+import io.kolo.engine.Engine;
+import io.kolo.engine.EngineSettings;
+import io.kolo.engine.Op;
+import io.kolo.engine.OpKind;
+import io.kolo.transport.LocalTransport;
+import io.kolo.transport.TcpTransport;
+import io.kolo.transport.Transport;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
+import java.io.Serializable;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One rank's membership in a job: its {@link Topology} and the collectives. Most programs use the static
+ * {@link Kolo} facade, which holds one communicator per process; tests and Spark's local mode create several
+ * ranks in one JVM with {@link #local(int)}.
+ *
+ * <p>Every collective has a blocking form and an {@code Async} form returning a {@link Handle}. Ops are
+ * matched across ranks by name; an op without a name gets one generated from a per-kind counter, so unnamed
+ * ops must be submitted in the same order on every rank. Results are bit-identical on every rank.
+ *
+ * <pre>{@code
+ * List<Communicator> ranks = Communicator.local(4);          // 4 ranks as threads of this JVM
+ * // on each rank's thread:
+ * float[] x = {comm.rank(), 1};
+ * comm.allreduce(x, ReduceOp.SUM);                          // x == {6, 4} on every rank
+ * }</pre>
+ */
+public final class Communicator implements AutoCloseable {
+    private final Topology topology;
+    private final Engine engine;
+    private final Transport transport;
+    private final AutoCloseable[] owned;
+    private volatile boolean closed;
+
+    private Communicator(Topology topology, Engine engine, Transport transport, AutoCloseable... owned) {
+        this.topology = topology;
+        this.engine = engine;
+        this.transport = transport;
+        this.owned = owned;
+    }
+
+    /** Joins the job described by this process's environment ({@code KOLO_*}, Open MPI, MPICH or Slurm variables). */
+    public static Communicator fromEnvironment() {
+        return fromEnvironment(System.getenv());
+    }
+
+    /**
+     * Joins the job described by {@code env}. With no job variables at all this is a job of one rank.
+     *
+     * @throws IllegalArgumentException naming the variable when a setting is malformed
+     * @throws KoloTimeoutException     naming the missing ranks when the others do not show up in time
+     */
+    public static Communicator fromEnvironment(Map<String, String> env) {
+        JobEnvironment job = JobEnvironment.from(env);
+        EngineSettings settings = EngineSettings.fromEnvironment(env);
+        Topology topology = new Topology(job.rank(), job.size(), job.localRank(), job.localSize(), job.crossRank(),
+                job.crossSize());
+        if (job.size() == 1) {
+            InMemoryStore store = new InMemoryStore();
+            Transport t = LocalTransport.group(1, settings.timeout()).getFirst();
+            return assemble(topology, t, store, settings, store);
+        }
+        KeyValueStore store;
+        InetSocketAddress rendezvous;
+        try {
+            rendezvous = new InetSocketAddress(InetAddress.getByName(job.rendezvousAddr()), job.rendezvousPort());
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("KOLO_RENDEZVOUS_ADDR=" + job.rendezvousAddr() + " does not resolve", e);
+        }
+        if (job.rank() == 0 && job.rendezvousServedByRank0()) {
+            store = RendezvousServer.start(rendezvous.getAddress(), rendezvous.getPort(), job.secret());
+        } else {
+            store = RendezvousClient.connect(rendezvous, job.secret(), job.startTimeout());
+        }
+        Transport transport;
+        try {
+            transport = TcpTransport.connect(job.rank(), job.size(), job.bindAddress(), store, job.secret(),
+                    job.startTimeout(), job.timeout());
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
+        return assemble(topology, transport, store, settings, store);
+    }
+
+    /** {@code size} ranks as threads of this JVM, with the default settings. */
+    public static List<Communicator> local(int size) {
+        return local(size, Map.of());
+    }
+
+    /**
+     * {@code size} ranks as threads of this JVM; {@code settings} holds {@code KOLO_*} engine settings
+     * (fusion threshold, cycle time, cache capacity, timeline, stall and timeout seconds).
+     */
+    public static List<Communicator> local(int size, Map<String, String> settings) {
+        if (size < 1) {
+            throw new IllegalArgumentException("a job needs at least one rank, not " + size);
+        }
+        EngineSettings engineSettings = EngineSettings.fromEnvironment(settings);
+        InMemoryStore store = new InMemoryStore();
+        List<Transport> transports = LocalTransport.group(size, engineSettings.timeout());
+        List<Communicator> comms = new ArrayList<>(size);
+        for (int r = 0; r < size; r++) {
+            Topology topology = new Topology(r, size, r, size, 0, 1);
+            comms.add(assemble(topology, transports.get(r), store, engineSettings));
+        }
+        return List.copyOf(comms);
+    }
+
+    private static Communicator assemble(Topology topology, Transport transport, KeyValueStore store,
+                                         EngineSettings settings, AutoCloseable... owned) {
+        CollectiveOps ops = new Collectives(transport, settings.smallMessageBytes());
+        Engine engine = new Engine(ops, settings, new FailureDiagnosis(topology.rank(), store, transport));
+        AutoCloseable[] all = new AutoCloseable[owned.length + 1];
+        all[0] = ops;
+        System.arraycopy(owned, 0, all, 1, owned.length);
+        return new Communicator(topology, engine, transport, all);
+    }
+
+    public Topology topology() {
+        return topology;
+    }
+
+    public int rank() {
+        return topology.rank();
+    }
+
+    public int size() {
+        return topology.size();
+    }
+
+    public int localRank() {
+        return topology.localRank();
+    }
+
+    public int localSize() {
+        return topology.localSize();
+    }
+
+    public int crossRank() {
+        return topology.crossRank();
+    }
+
+    public int crossSize() {
+        return topology.crossSize();
+    }
+
+    /** This rank's engine counters (coordinator rounds, cache hits, fused buffers), for diagnostics. */
+    public io.kolo.engine.EngineStats stats() {
+        return engine.stats();
+    }
+
+    // ---- allreduce
+
+    /** In place: {@code tensor} becomes the reduction over all ranks. */
+    public Tensor allreduce(Tensor tensor, ReduceOp op) {
+        return allreduceAsync(null, tensor, op).await();
+    }
+
+    public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op) {
+        return allreduceAsync(name, tensor, op, 1.0, 1.0);
+    }
+
+    /**
+     * In place, asynchronously, with factors applied before ({@code prescale}) and after ({@code postscale})
+     * the reduction, as Horovod does for gradient pre-division.
+     */
+    public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, double prescale, double postscale) {
+        Objects.requireNonNull(op, "op");
+        checkScale(prescale, "prescale");
+        checkScale(postscale, "postscale");
+        Op o = Op.of(OpKind.ALLREDUCE, name, tensor.dataType(), tensor.shape(), tensor.segment())
+                .reduce(op, prescale, postscale);
+        return submit(o, x -> tensor);
+    }
+
+    public float[] allreduce(float[] data, ReduceOp op) {
+        allreduce(Tensor.of(data), op);
+        return data;
+    }
+
+    public double[] allreduce(double[] data, ReduceOp op) {
+        allreduce(Tensor.of(data), op);
+        return data;
+    }
+
+    public int[] allreduce(int[] data, ReduceOp op) {
+        allreduce(Tensor.of(data), op);
+        return data;
+    }
+
+    public long[] allreduce(long[] data, ReduceOp op) {
+        allreduce(Tensor.of(data), op);
+        return data;
+    }
+
+    /**
+     * In place: several tensors negotiated and fused as one unit, so they complete together (Horovod's grouped
+     * allreduce). Members are named {@code name.0}, {@code name.1}, ...
+     */
+    public Handle<List<Tensor>> groupedAllreduceAsync(String name, List<Tensor> tensors, ReduceOp op) {
+        if (tensors.isEmpty()) {
+            throw new IllegalArgumentException("grouped allreduce needs at least one tensor");
+        }
+        String group = name != null ? name : "grouped_allreduce.noname." + groupCounter.incrementAndGet();
+        List<Handle<Tensor>> handles = new ArrayList<>();
+        for (int i = 0; i < tensors.size(); i++) {
+            Tensor t = tensors.get(i);
+            Op o = Op.of(OpKind.ALLREDUCE, group + "." + i, t.dataType(), t.shape(), t.segment())
+                    .reduce(op, 1.0, 1.0).group(group, tensors.size());
+            handles.add(submit(o, x -> t));
+        }
+        Handle<List<Tensor>> all = new Handle<>(group, engine.settings().timeout());
+        Thread.ofVirtual().start(() -> {
+            try {
+                List<Tensor> out = new ArrayList<>();
+                for (Handle<Tensor> h : handles) {
+                    out.add(h.await());
+                }
+                all.complete(out);
+            } catch (RuntimeException e) {
+                all.fail(e);
+            }
+        });
+        return all;
+    }
+
+    public List<Tensor> groupedAllreduce(List<Tensor> tensors, ReduceOp op) {
+        return groupedAllreduceAsync(null, tensors, op).await();
+    }
+
+    private final java.util.concurrent.atomic.AtomicLong groupCounter = new java.util.concurrent.atomic.AtomicLong();
+
+    // ---- allgather
+
+    /** Concatenates every rank's tensor along the first dimension, in rank order (first dimensions may differ). */
+    public Tensor allgather(Tensor tensor) {
+        return allgatherAsync(null, tensor).await();
+    }
+
+    public Handle<Tensor> allgatherAsync(String name, Tensor tensor) {
+        requireRank(tensor, "allgather");
+        Tensor[] out = new Tensor[1];
+        Op o = Op.of(OpKind.ALLGATHER, name, tensor.dataType(), tensor.shape(), tensor.segment())
+                .outputs(shape -> (out[0] = Tensor.allocateLike(tensor, tensor.dataType(), shape)).segment());
+        return submit(o, x -> out[0]);
+    }
+
+    public float[] allgather(float[] data) {
+        return allgather(Tensor.of(data)).floats();
+    }
+
+    public double[] allgather(double[] data) {
+        return allgather(Tensor.of(data)).doubles();
+    }
+
+    public int[] allgather(int[] data) {
+        return allgather(Tensor.of(data)).ints();
+    }
+
+    public long[] allgather(long[] data) {
+        return allgather(Tensor.of(data)).longs();
+    }
+
+    // ---- broadcast
+
+    /** In place: {@code root}'s tensor is copied into every rank's tensor. */
+    public Tensor broadcast(Tensor tensor, int root) {
+        return broadcastAsync(null, tensor, root).await();
+    }
+
+    public Handle<Tensor> broadcastAsync(String name, Tensor tensor, int root) {
+        Op o = Op.of(OpKind.BROADCAST, name, tensor.dataType(), tensor.shape(), tensor.segment()).root(root);
+        return submit(o, x -> tensor);
+    }
+
+    public float[] broadcast(float[] data, int root) {
+        broadcast(Tensor.of(data), root);
+        return data;
+    }
+
+    public double[] broadcast(double[] data, int root) {
+        broadcast(Tensor.of(data), root);
+        return data;
+    }
+
+    public int[] broadcast(int[] data, int root) {
+        broadcast(Tensor.of(data), root);
+        return data;
+    }
+
+    public long[] broadcast(long[] data, int root) {
+        broadcast(Tensor.of(data), root);
+        return data;
+    }
+
+    // ---- alltoall
+
+    /**
+     * Sends {@code splits[r]} rows (first-dimension slices, in order) to rank {@code r} and returns the rows
+     * received from every rank. {@code splits == null} splits the first dimension evenly (it must divide).
+     */
+    public AlltoallResult alltoall(Tensor tensor, long[] splits) {
+        return alltoallAsync(null, tensor, splits).await();
+    }
+
+    public Handle<AlltoallResult> alltoallAsync(String name, Tensor tensor, long[] splits) {
+        requireRank(tensor, "alltoall");
+        long rows = tensor.shape()[0];
+        long[] s = splits;
+        if (s == null) {
+            if (rows % size() != 0) {
+                throw new IllegalArgumentException("alltoall without splits needs a first dimension divisible by "
+                        + size() + " ranks, got " + rows + "; pass explicit splits");
+            }
+            s = new long[size()];
+            java.util.Arrays.fill(s, rows / size());
+        }
+        Tensor[] out = new Tensor[1];
+        Op o = Op.of(OpKind.ALLTOALL, name, tensor.dataType(), tensor.shape(), tensor.segment()).splits(s)
+                .outputs(shape -> (out[0] = Tensor.allocateLike(tensor, tensor.dataType(), shape)).segment());
+        return submit(o, x -> new AlltoallResult(out[0], x.receivedSplits()));
+    }
+
+    // ---- reducescatter
+
+    /**
+     * Reduces across ranks and returns this rank's slice of the result: the first dimension is split into
+     * {@code size()} parts, the first {@code rows % size()} ranks getting one extra row.
+     */
+    public Tensor reducescatter(Tensor tensor, ReduceOp op) {
+        return reducescatterAsync(null, tensor, op).await();
+    }
+
+    public Handle<Tensor> reducescatterAsync(String name, Tensor tensor, ReduceOp op) {
+        requireRank(tensor, "reducescatter");
+        Tensor[] out = new Tensor[1];
+        Op o = Op.of(OpKind.REDUCESCATTER, name, tensor.dataType(), tensor.shape(), tensor.segment())
+                .reduce(op, 1.0, 1.0)
+                .outputs(shape -> (out[0] = Tensor.allocateLike(tensor, tensor.dataType(), shape)).segment());
+        return submit(o, x -> out[0]);
+    }
+
+    // ---- synchronisation
+
+    /** Returns once every rank has called it. */
+    public void barrier() {
+        Op o = Op.of(OpKind.BARRIER, null, DataType.INT8, new long[0], java.lang.foreign.MemorySegment.NULL);
+        submit(o, x -> null).await();
+    }
+
+    /**
+     * Declares that this rank has no more data this epoch. The other ranks' collectives go on with this rank
+     * contributing zeros (allreduce) or no rows (allgather) until every rank has joined.
+     *
+     * @return the last rank to join
+     */
+    public int join() {
+        Op o = Op.of(OpKind.JOIN, null, DataType.INT8, new long[0], java.lang.foreign.MemorySegment.NULL);
+        return submit(o, Op::lastJoined).await();
+    }
+
+    // ---- objects
+
+    /** {@code root}'s object, serialised and sent to every rank. */
+    public <T extends Serializable> T broadcastObject(T object, int root) {
+        long[] length = {0};
+        byte[] bytes = null;
+        if (rank() == root) {
+            bytes = serialize(object);
+            length[0] = bytes.length;
+        }
+        broadcast(length, root);
+        if (rank() != root) {
+            bytes = new byte[Math.toIntExact(length[0])];
+        }
+        broadcast(Tensor.of(bytes, DataType.UINT8), root);
+        return deserialize(bytes);
+    }
+
+    /** Every rank's object, in rank order. */
+    public <T extends Serializable> List<T> allgatherObject(T object) {
+        byte[] mine = serialize(object);
+        long[] lengths = allgather(new long[]{mine.length});
+        byte[] all = allgather(Tensor.of(mine, DataType.UINT8)).bytes();
+        List<T> out = new ArrayList<>(size());
+        int off = 0;
+        for (long len : lengths) {
+            out.add(deserialize(java.util.Arrays.copyOfRange(all, off, off + (int) len)));
+            off += (int) len;
+        }
+        return out;
+    }
+
+    private static byte[] serialize(Object o) {
+        try (ByteArrayOutputStream bytes = new ByteArrayOutputStream(); ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+            out.writeObject(o);
+            out.flush();
+            return bytes.toByteArray();
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot serialise " + o.getClass().getName() + ": " + e.getMessage(), e);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> T deserialize(byte[] bytes) {
+        try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes))) {
+            return (T) in.readObject();
+        } catch (IOException | ClassNotFoundException e) {
+            throw new KoloException("cannot deserialise an object from another rank: " + e.getMessage(), e);
+        }
+    }
+
+    // ---- plumbing
+
+    private <T> Handle<T> submit(Op op, java.util.function.Function<Op, T> result) {
+        if (closed) {
+            throw new IllegalStateException("this communicator (rank " + rank() + ") is closed");
+        }
+        Handle<T> handle = new Handle<>(op.name(), engine.settings().timeout());
+        op.listener(new Op.Listener() {
+            @Override
+            public void completed(Op o) {
+                handle.complete(result.apply(o));
+            }
+
+            @Override
+            public void failed(Op o, RuntimeException error) {
+                handle.fail(error);
+            }
+        });
+        engine.submit(op);
+        handle.named(op.name());
+        return handle;
+    }
+
+    private static void checkScale(double factor, String what) {
+        if (!Double.isFinite(factor)) {
+            throw new IllegalArgumentException(what + " factor must be finite, got " + factor);
+        }
+    }
+
+    private static void requireRank(Tensor t, String op) {
+        if (t.shape().length == 0) {
+            throw new IllegalArgumentException(op + " needs a tensor with at least one dimension (rows), got a scalar");
+        }
+    }
+
+    /** Tears this rank's connections down as a crash would; tests use it to check that the others fail fast. */
+    void simulateCrash(String cause) {
+        transport.abort(new KoloException(cause));
+    }
+
+    /** Stops this rank's engine (the other ranks stop at their next cycle) and releases its connections. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        engine.shutdown();
+        transport.close();
+        for (AutoCloseable c : owned) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                System.getLogger(Communicator.class.getName()).log(System.Logger.Level.DEBUG, "close", e);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Communicator[rank " + rank() + " of " + size() + "]";
+    }
+}

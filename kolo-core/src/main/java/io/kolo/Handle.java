@@ -1,0 +1,87 @@
+package io.kolo;
+
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The pending result of an asynchronous collective.
+ *
+ * <pre>{@code
+ * Handle<Tensor> h = comm.allreduceAsync("grad.w", Tensor.of(w), ReduceOp.AVERAGE);
+ * ... // compute something else meanwhile
+ * h.await();                      // waits at most KOLO_TIMEOUT_SECONDS
+ * }</pre>
+ *
+ * @param <T> the result type
+ */
+public final class Handle<T> {
+    private volatile String name;
+    private final Duration defaultTimeout;
+    private final CountDownLatch done = new CountDownLatch(1);
+    private volatile T value;
+    private volatile RuntimeException error;
+
+    Handle(String name, Duration defaultTimeout) {
+        this.name = name;
+        this.defaultTimeout = defaultTimeout;
+    }
+
+    /** The op's name (generated when none was given). */
+    public String name() {
+        return name;
+    }
+
+    /** True once the op has completed or failed; never blocks. */
+    public boolean poll() {
+        return done.getCount() == 0;
+    }
+
+    /** Waits up to {@code KOLO_TIMEOUT_SECONDS} and returns the result. */
+    public T await() {
+        return await(defaultTimeout);
+    }
+
+    /**
+     * Waits up to {@code timeout} and returns the result.
+     *
+     * @throws KoloTimeoutException if it is not done in time
+     * @throws KoloException        (or {@link RankFailedException}) if the op failed, with the cause on every rank
+     */
+    public T await(Duration timeout) {
+        try {
+            if (!done.await(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+                throw new KoloTimeoutException("timed out after " + timeout.toSeconds() + " s waiting for '" + name
+                        + "': some rank has not submitted it yet (rank 0 logs which after KOLO_STALL_CHECK_TIME_SECONDS);"
+                        + " raise KOLO_TIMEOUT_SECONDS if ranks legitimately wait this long");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KoloException("interrupted while waiting for '" + name + "'", e);
+        }
+        RuntimeException e = error;
+        if (e != null) {
+            throw e;
+        }
+        return value;
+    }
+
+    /** Same as {@link #await()}. */
+    public T result() {
+        return await();
+    }
+
+    void named(String generated) {
+        this.name = generated;
+    }
+
+    void complete(T result) {
+        value = result;
+        done.countDown();
+    }
+
+    void fail(RuntimeException e) {
+        error = e;
+        done.countDown();
+    }
+}

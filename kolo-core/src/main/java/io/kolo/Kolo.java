@@ -1,0 +1,142 @@
+package io.kolo;
+
+import java.util.List;
+
+/**
+ * The usual one-rank-per-process entry point, as {@code horovod.torch as hvd}:
+ *
+ * <pre>{@code
+ * Kolo.init();                                   // 1. join the job (from KOLO_* / mpirun / Slurm variables)
+ * int threads = ...; // 2. pin work to Kolo.localRank()
+ * float[] grad = computeGradient();
+ * Kolo.allreduce(grad, ReduceOp.AVERAGE);        // 3. average gradients over all ranks
+ * Kolo.broadcast(weights, 0);                    // 4. start every rank from rank 0's weights
+ * Kolo.shutdown();
+ * }</pre>
+ *
+ * Run it with {@code ./kolo run -np 4 -cp app.jar Main}. Everything here delegates to one
+ * {@link Communicator}; use {@link #communicator()} for the full API (async ops, tensors, groups).
+ */
+public final class Kolo {
+    private static volatile Communicator current;
+
+    private Kolo() {
+    }
+
+    /** Joins the job described by this process's environment. Calling it again while initialised does nothing. */
+    public static synchronized void init() {
+        if (current == null) {
+            current = Communicator.fromEnvironment();
+        }
+    }
+
+    public static boolean isInitialized() {
+        return current != null;
+    }
+
+    /** Leaves the job; the other ranks' engines stop too. Safe to call when not initialised. */
+    public static synchronized void shutdown() {
+        Communicator c = current;
+        current = null;
+        if (c != null) {
+            c.close();
+        }
+    }
+
+    /** The communicator behind the facade. */
+    public static Communicator communicator() {
+        Communicator c = current;
+        if (c == null) {
+            throw new IllegalStateException("Kolo is not initialised: call Kolo.init() first");
+        }
+        return c;
+    }
+
+    public static int rank() {
+        return communicator().rank();
+    }
+
+    public static int size() {
+        return communicator().size();
+    }
+
+    public static int localRank() {
+        return communicator().localRank();
+    }
+
+    public static int localSize() {
+        return communicator().localSize();
+    }
+
+    public static int crossRank() {
+        return communicator().crossRank();
+    }
+
+    public static int crossSize() {
+        return communicator().crossSize();
+    }
+
+    public static float[] allreduce(float[] data, ReduceOp op) {
+        return communicator().allreduce(data, op);
+    }
+
+    public static double[] allreduce(double[] data, ReduceOp op) {
+        return communicator().allreduce(data, op);
+    }
+
+    public static int[] allreduce(int[] data, ReduceOp op) {
+        return communicator().allreduce(data, op);
+    }
+
+    public static long[] allreduce(long[] data, ReduceOp op) {
+        return communicator().allreduce(data, op);
+    }
+
+    public static Tensor allreduce(Tensor tensor, ReduceOp op) {
+        return communicator().allreduce(tensor, op);
+    }
+
+    public static Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op) {
+        return communicator().allreduceAsync(name, tensor, op);
+    }
+
+    public static float[] allgather(float[] data) {
+        return communicator().allgather(data);
+    }
+
+    public static Tensor allgather(Tensor tensor) {
+        return communicator().allgather(tensor);
+    }
+
+    public static float[] broadcast(float[] data, int root) {
+        return communicator().broadcast(data, root);
+    }
+
+    public static Tensor broadcast(Tensor tensor, int root) {
+        return communicator().broadcast(tensor, root);
+    }
+
+    public static AlltoallResult alltoall(Tensor tensor, long[] splits) {
+        return communicator().alltoall(tensor, splits);
+    }
+
+    public static Tensor reducescatter(Tensor tensor, ReduceOp op) {
+        return communicator().reducescatter(tensor, op);
+    }
+
+    public static void barrier() {
+        communicator().barrier();
+    }
+
+    public static int join() {
+        return communicator().join();
+    }
+
+    public static <T extends java.io.Serializable> T broadcastObject(T object, int root) {
+        return communicator().broadcastObject(object, root);
+    }
+
+    public static <T extends java.io.Serializable> List<T> allgatherObject(T object) {
+        return communicator().allgatherObject(object);
+    }
+}

@@ -1,0 +1,193 @@
+package io.kolo;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * A typed, shaped view of memory that Kolo can reduce or move: a Java array or off-heap memory (a direct
+ * {@link ByteBuffer} or a {@link MemorySegment}). In-place collectives ({@code allreduce}, {@code broadcast})
+ * write into the same memory; the others return a new tensor of the same storage kind (an array of the same
+ * Java type, or off-heap memory).
+ *
+ * <pre>{@code
+ * float[] grad = ...;
+ * comm.allreduce(Tensor.of(grad), ReduceOp.AVERAGE);     // grad now holds the average over ranks
+ * Tensor rows = comm.allgather(Tensor.of(myRows, myRows.length / 4, 4));
+ * float[] all = rows.floats();
+ * }</pre>
+ */
+public final class Tensor {
+    private final DataType type;
+    private final long[] shape;
+    private final Object array;
+    private final MemorySegment segment;
+
+    private Tensor(DataType type, long[] shape, Object array, MemorySegment segment) {
+        long elements = 1;
+        for (long d : shape) {
+            if (d < 0) {
+                throw new IllegalArgumentException("negative dimension in shape " + Arrays.toString(shape));
+            }
+            elements = Math.multiplyExact(elements, d);
+        }
+        if (elements * type.byteSize() > segment.byteSize()) {
+            throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " of " + type + " needs "
+                    + elements * type.byteSize() + " bytes but the memory holds " + segment.byteSize());
+        }
+        this.type = type;
+        this.shape = shape.clone();
+        this.array = array;
+        this.segment = segment;
+    }
+
+    private static long[] shapeOr(long[] shape, long length) {
+        return shape == null || shape.length == 0 ? new long[]{length} : shape;
+    }
+
+    /** A float32 tensor over {@code data}; without a shape it is 1-d. */
+    public static Tensor of(float[] data, long... shape) {
+        return new Tensor(DataType.FLOAT32, shapeOr(shape, data.length), data, MemorySegment.ofArray(data));
+    }
+
+    public static Tensor of(double[] data, long... shape) {
+        return new Tensor(DataType.FLOAT64, shapeOr(shape, data.length), data, MemorySegment.ofArray(data));
+    }
+
+    public static Tensor of(int[] data, long... shape) {
+        return new Tensor(DataType.INT32, shapeOr(shape, data.length), data, MemorySegment.ofArray(data));
+    }
+
+    public static Tensor of(long[] data, long... shape) {
+        return new Tensor(DataType.INT64, shapeOr(shape, data.length), data, MemorySegment.ofArray(data));
+    }
+
+    /** An int16 tensor (use {@link #of(short[], DataType, long...)} for fp16/bf16 bits). */
+    public static Tensor of(short[] data, long... shape) {
+        return of(data, DataType.INT16, shape);
+    }
+
+    /** A 16-bit tensor: {@link DataType#INT16}, {@link DataType#FLOAT16} or {@link DataType#BFLOAT16} bits. */
+    public static Tensor of(short[] data, DataType type, long... shape) {
+        if (type.byteSize() != 2) {
+            throw new IllegalArgumentException("short[] holds 16-bit values, not " + type);
+        }
+        return new Tensor(type, shapeOr(shape, data.length), data, MemorySegment.ofArray(data));
+    }
+
+    /** An int8 tensor (use {@link #of(byte[], DataType, long...)} for uint8). */
+    public static Tensor of(byte[] data, long... shape) {
+        return of(data, DataType.INT8, shape);
+    }
+
+    public static Tensor of(byte[] data, DataType type, long... shape) {
+        if (type.byteSize() != 1) {
+            throw new IllegalArgumentException("byte[] holds 8-bit values, not " + type);
+        }
+        return new Tensor(type, shapeOr(shape, data.length), data, MemorySegment.ofArray(data));
+    }
+
+    /** Off-heap memory; elements start at the buffer's position (native byte order). */
+    public static Tensor of(ByteBuffer direct, DataType type, long... shape) {
+        if (!direct.isDirect()) {
+            throw new IllegalArgumentException("Tensor.of(ByteBuffer) needs a direct buffer; wrap heap arrays with Tensor.of(array)");
+        }
+        MemorySegment seg = MemorySegment.ofBuffer(direct);
+        return of(seg, type, shapeOr(shape, seg.byteSize() / type.byteSize()));
+    }
+
+    /** Off-heap (or heap) memory described by a segment, in native byte order. */
+    public static Tensor of(MemorySegment memory, DataType type, long... shape) {
+        Objects.requireNonNull(memory, "memory");
+        return new Tensor(type, shapeOr(shape, memory.byteSize() / type.byteSize()), null, memory);
+    }
+
+    /** A zeroed tensor of the same storage kind as {@code like}, for results. */
+    static Tensor allocateLike(Tensor like, DataType type, long[] shape) {
+        long n = 1;
+        for (long d : shape) {
+            n = Math.multiplyExact(n, d);
+        }
+        int len = Math.toIntExact(like.array == null ? 0 : n);
+        if (like.array == null) {
+            MemorySegment seg = Arena.ofAuto().allocate(Math.max(1, n * type.byteSize()), 64);
+            return new Tensor(type, shape, null, n == 0 ? seg.asSlice(0, 0) : seg.asSlice(0, n * type.byteSize()));
+        }
+        return switch (like.array) {
+            case float[] a -> of(new float[len], shape);
+            case double[] a -> of(new double[len], shape);
+            case int[] a -> of(new int[len], shape);
+            case long[] a -> of(new long[len], shape);
+            case short[] a -> of(new short[len], type, shape);
+            case byte[] a -> of(new byte[len], type, shape);
+            default -> throw new IllegalStateException("unknown array type " + like.array.getClass());
+        };
+    }
+
+    public DataType dataType() {
+        return type;
+    }
+
+    public long[] shape() {
+        return shape.clone();
+    }
+
+    /** Number of elements (product of the shape). */
+    public long elements() {
+        long n = 1;
+        for (long d : shape) {
+            n *= d;
+        }
+        return n;
+    }
+
+    /** The memory, sliced to exactly this tensor's bytes. */
+    public MemorySegment segment() {
+        long bytes = elements() * type.byteSize();
+        return segment.byteSize() == bytes ? segment : segment.asSlice(0, bytes);
+    }
+
+    /** True for off-heap memory. */
+    public boolean isNative() {
+        return segment.isNative();
+    }
+
+    public float[] floats() {
+        return array(float[].class);
+    }
+
+    public double[] doubles() {
+        return array(double[].class);
+    }
+
+    public int[] ints() {
+        return array(int[].class);
+    }
+
+    public long[] longs() {
+        return array(long[].class);
+    }
+
+    public short[] shorts() {
+        return array(short[].class);
+    }
+
+    public byte[] bytes() {
+        return array(byte[].class);
+    }
+
+    private <T> T array(Class<T> kind) {
+        if (!kind.isInstance(array)) {
+            throw new IllegalStateException("this tensor is " + (array == null ? "off-heap memory" : array.getClass().getSimpleName())
+                    + " of " + type + ", not " + kind.getSimpleName() + "; use segment()");
+        }
+        return kind.cast(array);
+    }
+
+    @Override
+    public String toString() {
+        return "Tensor[" + type + Arrays.toString(shape) + (isNative() ? ", off-heap" : "") + "]";
+    }
+}

@@ -1,0 +1,794 @@
+package io.kolo.engine;
+
+import io.kolo.DataType;
+import io.kolo.KoloException;
+import io.kolo.RankFailedException;
+import io.kolo.ReduceOp;
+import io.kolo.collective.CollectiveOps;
+import io.kolo.collective.Kernels;
+import io.kolo.collective.Reduction;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Horovod's engine for one rank: callers submit named ops from any thread; one background thread per rank
+ * agrees with the other ranks, cycle by cycle, on which ops are ready everywhere and in which order, then
+ * runs them through {@link CollectiveOps} (which picks the algorithm).
+ *
+ * <p>Each cycle every rank contributes a bit vector to a bitwise-AND allreduce: flags (does anyone have
+ * new, uncached requests, want to shut down, have joined...) and one bit per response-cache position (my op
+ * with that cached response is ready). Ops ready everywhere from the cache run without further talk. Only
+ * when someone has something new does the cycle add a coordinator round: requests gathered at rank 0,
+ * which checks them, fuses what is ready and broadcasts the responses.
+ */
+public final class Engine implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Engine.class.getName());
+    /** A cached op not ready everywhere within this time goes to the coordinator, where stalls are seen. */
+    private static final long CACHE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final int F_NOTHING_NEW = 1;
+    private static final int F_NO_SHUTDOWN = 2;
+    private static final int F_NOT_JOINED = 4;
+    private static final int F_ALL_VALID = 8;
+    private static final int F_TABLE_EMPTY = 16;
+
+    /** Turns a transport-level failure into the exception users see (naming the failed rank and cause). */
+    @FunctionalInterface
+    public interface FailureExplainer {
+        RuntimeException explain(RuntimeException failure);
+    }
+
+    private final CollectiveOps ops;
+    private final int rank;
+    private final int size;
+    private final EngineSettings settings;
+    private final FailureExplainer explainer;
+    private final Thread thread;
+    private final ConcurrentLinkedQueue<Op> queue = new ConcurrentLinkedQueue<>();
+    private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
+    private final Map<OpKind, AtomicLong> unnamed = new EnumMap<>(OpKind.class);
+    private volatile RuntimeException fatal;
+    private volatile boolean shutdownRequested;
+    private volatile boolean terminated;
+
+    // State below is touched only by the engine thread.
+    private final Map<String, Op> pending = new HashMap<>();
+    private final List<Op> toSend = new ArrayList<>();
+    private final ResponseCache cache;
+    private final Op[] cachedAt;
+    private final boolean[] invalidLocal;
+    private final MessageTable table;
+    private final Arena bitsArena = Arena.ofShared();
+    private final MemorySegment bits;
+    private final int cacheWords;
+    private final Scratch fusion = new Scratch();
+    private final Scratch scratch = new Scratch();
+    private final Timeline timeline;
+    private Op joinOp;
+    private volatile long coordinatorRounds;
+    private volatile long cachedOps;
+    private volatile long fusedBuffers;
+    private volatile long completedOps;
+
+    public Engine(CollectiveOps ops, EngineSettings settings, FailureExplainer explainer) {
+        this.ops = ops;
+        this.rank = ops.rank();
+        this.size = ops.size();
+        this.settings = settings;
+        this.explainer = explainer;
+        this.cache = new ResponseCache(settings.cacheCapacity());
+        this.cachedAt = new Op[settings.cacheCapacity()];
+        this.invalidLocal = new boolean[settings.cacheCapacity()];
+        this.cacheWords = (settings.cacheCapacity() + 63) / 64;
+        this.bits = bitsArena.allocate(8L * (1 + 2L * cacheWords), 8);
+        this.table = rank == 0 ? new MessageTable(size) : null;
+        this.timeline = rank == 0 && settings.timeline() != null ? Timeline.open(settings.timeline()) : null;
+        for (OpKind k : OpKind.values()) {
+            unnamed.put(k, new AtomicLong());
+        }
+        this.thread = Thread.ofPlatform().daemon().name("kolo-engine-" + rank).unstarted(this::run);
+        thread.start();
+    }
+
+    public int rank() {
+        return rank;
+    }
+
+    public int size() {
+        return size;
+    }
+
+    public EngineSettings settings() {
+        return settings;
+    }
+
+    /**
+     * Queues an op; its listener is called once it completes or fails. Unnamed ops get a generated name
+     * ({@code allreduce.noname.7}), which matches across ranks only if every rank submits them in the same order.
+     *
+     * @throws IllegalArgumentException if an op of the same name is still in flight on this rank
+     * @throws KoloException            if the engine has failed or shut down
+     */
+    public void submit(Op op) {
+        if (op.name == null) {
+            op.name = op.kind.label() + ".noname." + unnamed.get(op.kind).incrementAndGet();
+        }
+        checkUsable();
+        if (!inFlight.add(op.name)) {
+            throw new IllegalArgumentException("a collective named '" + op.name + "' is already in flight on rank "
+                    + rank + "; wait for it to finish or give the new one another name");
+        }
+        op.submittedNanos = System.nanoTime();
+        queue.add(op);
+        if (terminated) {
+            failQueued();
+        }
+    }
+
+    private void checkUsable() {
+        RuntimeException f = fatal;
+        if (f != null) {
+            throw copy(f, "cannot start a new collective");
+        }
+        if (shutdownRequested || terminated) {
+            throw new KoloException("Kolo has been shut down on rank " + rank + "; call Kolo.init() again to start a new job");
+        }
+    }
+
+    /** Counters since start (updated by the engine thread, read from any). */
+    public EngineStats stats() {
+        return new EngineStats(coordinatorRounds, cachedOps, fusedBuffers, completedOps);
+    }
+
+    /** The first fatal error, if the engine has failed. */
+    public RuntimeException failure() {
+        return fatal;
+    }
+
+    /** Stops the engine on every rank (the others see it at their next cycle) and waits for this rank's thread. */
+    public void shutdown() {
+        shutdownRequested = true;
+        try {
+            thread.join(settings.timeout().toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (thread.isAlive()) {
+            LOG.log(System.Logger.Level.WARNING, "rank " + rank + ": engine did not stop within KOLO_TIMEOUT_SECONDS");
+        }
+    }
+
+    @Override
+    public void close() {
+        shutdown();
+    }
+
+    private void run() {
+        try {
+            long cycleNanos = Math.max(0, settings.cycleTime().toNanos());
+            while (true) {
+                long start = System.nanoTime();
+                boolean stop = cycle();
+                if (timeline != null) {
+                    timeline.flush();
+                }
+                if (stop) {
+                    break;
+                }
+                long rest = cycleNanos - (System.nanoTime() - start);
+                if (rest > 0) {
+                    LockSupport.parkNanos(rest);
+                }
+            }
+            failAll(new KoloException("Kolo was shut down before this op completed (a rank called shutdown)"));
+        } catch (RuntimeException | Error e) {
+            RuntimeException cause = e instanceof RuntimeException re ? re
+                    : new KoloException("rank " + rank + " engine crashed: " + e, e);
+            RuntimeException explained;
+            try {
+                explained = explainer.explain(cause);
+            } catch (RuntimeException ex) {
+                explained = cause;
+            }
+            fatal = explained;
+            LOG.log(System.Logger.Level.DEBUG, "rank " + rank + " engine stopped", e);
+            failAll(explained);
+        } finally {
+            terminated = true;
+            failQueued();
+            if (timeline != null) {
+                timeline.close();
+            }
+            fusion.close();
+            scratch.close();
+            bitsArena.close();
+        }
+    }
+
+    /** One negotiation cycle; returns true when the ranks agreed to shut down. */
+    private boolean cycle() {
+        drainQueue();
+        long now = System.nanoTime();
+        for (int p = 0; p < cachedAt.length; p++) {
+            Op op = cachedAt[p];
+            if (op != null && now - op.submittedNanos > CACHE_GRACE_NANOS) {
+                cachedAt[p] = null;
+                toSend.add(op);
+            }
+        }
+        long flags = 0;
+        boolean anyInvalidLocal = false;
+        for (boolean b : invalidLocal) {
+            anyInvalidLocal |= b;
+        }
+        if (toSend.isEmpty()) {
+            flags |= F_NOTHING_NEW;
+        }
+        if (!shutdownRequested) {
+            flags |= F_NO_SHUTDOWN;
+        }
+        if (joinOp == null) {
+            flags |= F_NOT_JOINED;
+        }
+        if (!anyInvalidLocal) {
+            flags |= F_ALL_VALID;
+        }
+        if (table == null || table.isEmpty()) {
+            flags |= F_TABLE_EMPTY;
+        }
+        bits.setAtIndex(ValueLayout.JAVA_LONG, 0, flags);
+        for (int w = 0; w < cacheWords; w++) {
+            long ready = 0;
+            long valid = 0;
+            for (int b = 0; b < 64; b++) {
+                int p = w * 64 + b;
+                if (p < cachedAt.length) {
+                    if (cachedAt[p] != null) {
+                        ready |= 1L << b;
+                    }
+                    if (!invalidLocal[p]) {
+                        valid |= 1L << b;
+                    }
+                }
+            }
+            bits.setAtIndex(ValueLayout.JAVA_LONG, 1 + w, ready);
+            bits.setAtIndex(ValueLayout.JAVA_LONG, 1 + cacheWords + w, valid);
+        }
+        ops.allreduce(bits, 1 + 2L * cacheWords, DataType.INT64, Reduction.BAND);
+        java.util.Arrays.fill(invalidLocal, false);
+
+        long agreed = bits.getAtIndex(ValueLayout.JAVA_LONG, 0);
+        boolean anyNew = (agreed & F_NOTHING_NEW) == 0;
+        boolean anyShutdown = (agreed & F_NO_SHUTDOWN) == 0;
+        boolean anyJoined = (agreed & F_NOT_JOINED) == 0;
+        boolean anyInvalid = (agreed & F_ALL_VALID) == 0;
+        boolean tableBusy = (agreed & F_TABLE_EMPTY) == 0;
+
+        if (anyInvalid) {
+            for (int p = 0; p < cachedAt.length; p++) {
+                if ((bits.getAtIndex(ValueLayout.JAVA_LONG, 1 + cacheWords + p / 64) & (1L << (p % 64))) == 0) {
+                    cache.erase(p);
+                    if (cachedAt[p] != null) {
+                        toSend.add(cachedAt[p]);
+                        cachedAt[p] = null;
+                    }
+                }
+            }
+        }
+        List<Response> fromCache = new ArrayList<>();
+        for (int p = 0; p < cachedAt.length; p++) {
+            if (cachedAt[p] == null) {
+                continue;
+            }
+            boolean readyEverywhere = (bits.getAtIndex(ValueLayout.JAVA_LONG, 1 + p / 64) & (1L << (p % 64))) != 0;
+            if (anyJoined) {
+                // A joined rank has no cache bits; let the coordinator account for its zeros.
+                toSend.add(cachedAt[p]);
+                cachedAt[p] = null;
+            } else if (readyEverywhere) {
+                fromCache.add(cache.get(p));
+                cachedAt[p] = null;
+                cachedOps++;
+            }
+        }
+        List<Response> responses = fuse(fromCache);
+        if (anyNew || anyInvalid || anyJoined || tableBusy) {
+            responses.addAll(coordinate());
+        }
+        for (Response r : responses) {
+            execute(r);
+        }
+        revalidateCached();
+        return anyShutdown;
+    }
+
+    private void drainQueue() {
+        Op op;
+        while ((op = queue.poll()) != null) {
+            if (op.kind == OpKind.JOIN) {
+                joinOp = op;
+                toSend.add(op);
+                continue;
+            }
+            pending.put(op.name, op);
+            int p = cache.position(op.name);
+            if (p >= 0 && cache.get(p).answers(op.request(rank)) && cachedAt[p] == null) {
+                cachedAt[p] = op;
+            } else {
+                if (p >= 0) {
+                    invalidLocal[p] = true;
+                }
+                toSend.add(op);
+            }
+        }
+    }
+
+    /** After the cache changed, ops parked on a position that now holds something else go the slow way. */
+    private void revalidateCached() {
+        for (int p = 0; p < cachedAt.length; p++) {
+            Op op = cachedAt[p];
+            if (op != null && (cache.position(op.name) != p || !cache.get(p).answers(op.request(rank)))) {
+                cachedAt[p] = null;
+                toSend.add(op);
+            }
+        }
+    }
+
+    /** The coordinator round: requests to rank 0, responses back to everyone. */
+    private List<Response> coordinate() {
+        coordinatorRounds++;
+        List<Request> mine = new ArrayList<>(toSend.size());
+        for (Op op : toSend) {
+            mine.add(op.request(rank));
+        }
+        toSend.clear();
+        byte[][] all = ops.gather(encodeRequests(mine), 0);
+        byte[] answer = null;
+        if (rank == 0) {
+            List<Response> out = new ArrayList<>();
+            for (byte[] b : all) {
+                table.add(decodeRequests(b), out);
+            }
+            table.inspectStalls(settings.stallCheckTime().toNanos(), settings.stallShutdownTime().toNanos(), out);
+            out.addAll(fuse(table.takeReady()));
+            answer = encodeResponses(out);
+        }
+        return decodeResponses(ops.broadcast(answer, 0));
+    }
+
+    /** Merges consecutive compatible allreduces into buffers of at most the fusion threshold; groups always fuse. */
+    private List<Response> fuse(List<Response> singles) {
+        List<Response> out = new ArrayList<>();
+        Response current = null;
+        String currentGroup = null;
+        for (Response r : singles) {
+            String group = groupOf(r);
+            boolean sameGroup = group != null && group.equals(currentGroup);
+            if (current != null && current.fusableWith(r)
+                    && (sameGroup || (group == null && currentGroup == null && settings.fusionThresholdBytes() > 0
+                    && current.totalBytes() + r.totalBytes() <= settings.fusionThresholdBytes()))) {
+                current = current.fuse(r);
+                continue;
+            }
+            if (current != null) {
+                out.add(current);
+            }
+            current = r;
+            currentGroup = group;
+        }
+        if (current != null) {
+            out.add(current);
+        }
+        return out;
+    }
+
+    private String groupOf(Response r) {
+        Op op = r.names().isEmpty() ? null : pending.get(r.names().getFirst());
+        return op == null ? null : op.group;
+    }
+
+    private void execute(Response r) {
+        long negotiated = System.nanoTime();
+        if (r.isError()) {
+            for (String name : r.names()) {
+                Op op = pending.remove(name);
+                if (op != null) {
+                    fail(op, new KoloException(r.error()));
+                }
+            }
+            return;
+        }
+        if (r.names().size() > 1) {
+            fusedBuffers++;
+        }
+        switch (r.kind()) {
+            case ALLREDUCE -> allreduce(r, negotiated);
+            case BROADCAST -> broadcast(r, negotiated);
+            case ALLGATHER -> allgather(r, negotiated);
+            case ALLTOALL -> alltoall(r, negotiated);
+            case REDUCESCATTER -> reducescatter(r, negotiated);
+            case BARRIER -> {
+                ops.barrier();
+                finish(r, negotiated, negotiated);
+            }
+            case JOIN -> {
+                if (joinOp != null) {
+                    Op op = joinOp;
+                    joinOp = null;
+                    op.setLastJoined(r.lastJoined());
+                    inFlight.remove(op.name);
+                    notifyCompleted(op);
+                }
+            }
+        }
+        for (int i = 0; i < r.names().size(); i++) {
+            cache.put(part(r, i));
+        }
+    }
+
+    private static Response part(Response r, int i) {
+        if (r.names().size() == 1) {
+            return r;
+        }
+        return new Response(r.kind(), List.of(r.names().get(i)), r.type(), r.op(), r.prescale(), r.postscale(),
+                r.root(), new long[][]{r.shapes()[i]}, r.perRank(), r.joined(), null, -1);
+    }
+
+    private void allreduce(Response r, long negotiated) {
+        int es = r.type().byteSize();
+        long total = r.totalElements();
+        Op single = r.names().size() == 1 ? pending.get(r.names().getFirst()) : null;
+        boolean direct = single != null && single.input.isNative();
+        long t0 = System.nanoTime();
+        MemorySegment buf;
+        if (direct) {
+            buf = single.input;
+        } else {
+            buf = fusion.get(total * es);
+            long off = 0;
+            for (int i = 0; i < r.names().size(); i++) {
+                long bytes = Shapes.elements(r.shapes()[i]) * es;
+                Op op = pending.get(r.names().get(i));
+                if (op != null) {
+                    MemorySegment.copy(op.input, 0, buf, off, bytes);
+                } else {
+                    buf.asSlice(off, bytes).fill((byte) 0);
+                }
+                off += bytes;
+            }
+        }
+        long t1 = System.nanoTime();
+        if (r.prescale() != 1.0) {
+            Kernels.scale(buf, 0, total, r.type(), r.prescale());
+        }
+        ops.allreduce(buf, total, r.type(), reduction(r.op()));
+        double post = r.postscale() * (r.op() == ReduceOp.AVERAGE ? 1.0 / size : 1.0);
+        if (post != 1.0) {
+            Kernels.scale(buf, 0, total, r.type(), post);
+        }
+        long t2 = System.nanoTime();
+        if (!direct) {
+            long off = 0;
+            for (int i = 0; i < r.names().size(); i++) {
+                long bytes = Shapes.elements(r.shapes()[i]) * es;
+                Op op = pending.get(r.names().get(i));
+                if (op != null) {
+                    MemorySegment.copy(buf, off, op.input, 0, bytes);
+                }
+                off += bytes;
+            }
+        }
+        trace(r, negotiated, t0, t1, t2, direct);
+        finish(r, negotiated, t2);
+    }
+
+    private void broadcast(Response r, long negotiated) {
+        String name = r.names().getFirst();
+        Op op = pending.get(name);
+        long bytes = Shapes.elements(r.shapes()[0]) * r.type().byteSize();
+        boolean direct = op != null && op.input.isNative();
+        long t0 = System.nanoTime();
+        MemorySegment buf = direct ? op.input : fusion.get(bytes);
+        if (!direct && op != null && rank == r.root()) {
+            MemorySegment.copy(op.input, 0, buf, 0, bytes);
+        }
+        long t1 = System.nanoTime();
+        ops.broadcast(buf, bytes, r.root());
+        long t2 = System.nanoTime();
+        if (!direct && op != null && rank != r.root()) {
+            MemorySegment.copy(buf, 0, op.input, 0, bytes);
+        }
+        trace(r, negotiated, t0, t1, t2, direct);
+        finish(r, negotiated, t2);
+    }
+
+    private void allgather(Response r, long negotiated) {
+        Op op = pending.get(r.names().getFirst());
+        long rowBytes = Shapes.rowElements(r.shapes()[0]) * r.type().byteSize();
+        long[] blockBytes = new long[size];
+        long total = 0;
+        long mineAt = 0;
+        long rows = 0;
+        for (int p = 0; p < size; p++) {
+            if (p == rank) {
+                mineAt = total;
+            }
+            blockBytes[p] = r.perRank()[p][0] * rowBytes;
+            total += blockBytes[p];
+            rows += r.perRank()[p][0];
+        }
+        long t0 = System.nanoTime();
+        MemorySegment buf = fusion.get(total);
+        if (op != null && blockBytes[rank] > 0) {
+            MemorySegment.copy(op.input, 0, buf, mineAt, blockBytes[rank]);
+        }
+        long t1 = System.nanoTime();
+        ops.allgatherv(buf, blockBytes);
+        long t2 = System.nanoTime();
+        if (op != null) {
+            long[] shape = Shapes.withFirstDim(op.shape, rows);
+            MemorySegment out = op.outputs.allocate(shape);
+            MemorySegment.copy(buf, 0, out, 0, total);
+            op.setResult(shape, out);
+        }
+        trace(r, negotiated, t0, t1, t2, false);
+        finish(r, negotiated, t2);
+    }
+
+    private void alltoall(Response r, long negotiated) {
+        Op op = pending.get(r.names().getFirst());
+        long rowBytes = Shapes.rowElements(r.shapes()[0]) * r.type().byteSize();
+        long[] sendBytes = new long[size];
+        long[] recvBytes = new long[size];
+        long[] received = new long[size];
+        long sendTotal = 0;
+        long recvTotal = 0;
+        for (int p = 0; p < size; p++) {
+            sendBytes[p] = r.perRank()[rank][p] * rowBytes;
+            received[p] = r.perRank()[p][rank];
+            recvBytes[p] = received[p] * rowBytes;
+            sendTotal += sendBytes[p];
+            recvTotal += recvBytes[p];
+        }
+        long t0 = System.nanoTime();
+        MemorySegment send;
+        if (op.input.isNative()) {
+            send = op.input;
+        } else {
+            send = scratch.get(sendTotal);
+            MemorySegment.copy(op.input, 0, send, 0, sendTotal);
+        }
+        MemorySegment recv = fusion.get(recvTotal);
+        long t1 = System.nanoTime();
+        ops.alltoallv(send, sendBytes, recv, recvBytes);
+        long t2 = System.nanoTime();
+        long rows = 0;
+        for (long v : received) {
+            rows += v;
+        }
+        long[] shape = Shapes.withFirstDim(op.shape, rows);
+        MemorySegment out = op.outputs.allocate(shape);
+        MemorySegment.copy(recv, 0, out, 0, recvTotal);
+        op.setResult(shape, out);
+        op.setReceivedSplits(received);
+        trace(r, negotiated, t0, t1, t2, false);
+        finish(r, negotiated, t2);
+    }
+
+    private void reducescatter(Response r, long negotiated) {
+        Op op = pending.get(r.names().getFirst());
+        long[] shape = r.shapes()[0];
+        long rows = shape[0];
+        long rowElems = Shapes.rowElements(shape);
+        int es = r.type().byteSize();
+        long[] counts = new long[size];
+        long mineAt = 0;
+        for (int p = 0; p < size; p++) {
+            long blockRows = rows / size + (p < rows % size ? 1 : 0);
+            counts[p] = blockRows * rowElems;
+            if (p < rank) {
+                mineAt += counts[p];
+            }
+        }
+        long total = Shapes.elements(shape);
+        long t0 = System.nanoTime();
+        MemorySegment buf = fusion.get(total * es);
+        MemorySegment.copy(op.input, 0, buf, 0, total * es);
+        long t1 = System.nanoTime();
+        if (r.prescale() != 1.0) {
+            Kernels.scale(buf, 0, total, r.type(), r.prescale());
+        }
+        ops.reducescatter(buf, counts, r.type(), reduction(r.op()));
+        double post = r.postscale() * (r.op() == ReduceOp.AVERAGE ? 1.0 / size : 1.0);
+        if (post != 1.0) {
+            Kernels.scale(buf, mineAt * es, counts[rank], r.type(), post);
+        }
+        long t2 = System.nanoTime();
+        long[] outShape = Shapes.withFirstDim(shape, counts[rank] / Math.max(1, rowElems));
+        if (rowElems == 0) {
+            outShape[0] = rows / size + (rank < rows % size ? 1 : 0);
+        }
+        MemorySegment out = op.outputs.allocate(outShape);
+        MemorySegment.copy(buf, mineAt * es, out, 0, counts[rank] * es);
+        op.setResult(outShape, out);
+        trace(r, negotiated, t0, t1, t2, false);
+        finish(r, negotiated, t2);
+    }
+
+    private static Reduction reduction(ReduceOp op) {
+        return switch (op) {
+            case SUM, AVERAGE -> Reduction.SUM;
+            case MIN -> Reduction.MIN;
+            case MAX -> Reduction.MAX;
+            case PRODUCT -> Reduction.PRODUCT;
+        };
+    }
+
+    private void trace(Response r, long negotiated, long t0, long t1, long t2, boolean direct) {
+        if (timeline == null) {
+            return;
+        }
+        long end = System.nanoTime();
+        String kind = r.kind().name();
+        String args = "\"dtype\":\"" + r.type() + "\",\"bytes\":" + r.totalBytes() + ",\"fused\":" + r.names().size();
+        for (String name : r.names()) {
+            Op op = pending.get(name);
+            long submitted = op == null ? negotiated : op.submittedNanos;
+            timeline.span(name, "NEGOTIATE_" + kind, timeline.micros(submitted), timeline.micros(negotiated), null);
+            if (!direct) {
+                timeline.span(name, "MEMCPY_IN_FUSION_BUFFER", timeline.micros(t0), timeline.micros(t1), null);
+            }
+            timeline.span(name, kind, timeline.micros(t1), timeline.micros(t2), args);
+            if (!direct && t2 < end) {
+                timeline.span(name, "MEMCPY_OUT_FUSION_BUFFER", timeline.micros(t2), timeline.micros(end), null);
+            }
+        }
+    }
+
+    private void finish(Response r, long negotiated, long done) {
+        for (String name : r.names()) {
+            Op op = pending.remove(name);
+            if (op != null) {
+                inFlight.remove(op.name);
+                completedOps++;
+                notifyCompleted(op);
+            }
+        }
+    }
+
+    private void notifyCompleted(Op op) {
+        try {
+            op.listener.completed(op);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "completion callback of '" + op.name + "' threw", e);
+        }
+    }
+
+    private void fail(Op op, RuntimeException error) {
+        inFlight.remove(op.name);
+        try {
+            op.listener.failed(op, error);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "failure callback of '" + op.name + "' threw", e);
+        }
+    }
+
+    private void failAll(RuntimeException error) {
+        List<Op> all = new ArrayList<>(pending.values());
+        for (Op op : toSend) {
+            if (!pending.containsKey(op.name)) {
+                all.add(op);
+            }
+        }
+        if (joinOp != null && !all.contains(joinOp)) {
+            all.add(joinOp);
+        }
+        pending.clear();
+        toSend.clear();
+        joinOp = null;
+        java.util.Arrays.fill(cachedAt, null);
+        for (Op op : all) {
+            fail(op, copy(error, op.kind.label() + " '" + op.name + "' failed"));
+        }
+        failQueued();
+    }
+
+    private void failQueued() {
+        RuntimeException f = fatal != null ? fatal
+                : new KoloException("Kolo was shut down before this op completed (a rank called shutdown)");
+        Op op;
+        while ((op = queue.poll()) != null) {
+            fail(op, copy(f, op.kind.label() + " '" + op.name + "' failed"));
+        }
+    }
+
+    /** A fresh exception per op (so each has its own stack), keeping the type and failed rank. */
+    private static RuntimeException copy(RuntimeException e, String context) {
+        String message = context + ": " + e.getMessage();
+        if (e instanceof RankFailedException rf) {
+            return new RankFailedException(rf.failedRank(), message, e);
+        }
+        if (e instanceof io.kolo.KoloTimeoutException) {
+            io.kolo.KoloTimeoutException t = new io.kolo.KoloTimeoutException(message);
+            t.initCause(e);
+            return t;
+        }
+        return new KoloException(message, e);
+    }
+
+    private static byte[] encodeRequests(List<Request> requests) {
+        try {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            DataOutputStream out = new DataOutputStream(bytes);
+            out.writeInt(requests.size());
+            for (Request r : requests) {
+                r.write(out);
+            }
+            out.flush();
+            return bytes.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static List<Request> decodeRequests(byte[] data) {
+        try {
+            DataInputStream in = new DataInputStream(new ByteArrayInputStream(data));
+            int n = in.readInt();
+            List<Request> list = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                list.add(Request.read(in));
+            }
+            return list;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static byte[] encodeResponses(List<Response> responses) {
+        try {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            DataOutputStream out = new DataOutputStream(bytes);
+            out.writeInt(responses.size());
+            for (Response r : responses) {
+                r.write(out);
+            }
+            out.flush();
+            return bytes.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static List<Response> decodeResponses(byte[] data) {
+        try {
+            DataInputStream in = new DataInputStream(new ByteArrayInputStream(data));
+            int n = in.readInt();
+            List<Response> list = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                list.add(Response.read(in));
+            }
+            return list;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

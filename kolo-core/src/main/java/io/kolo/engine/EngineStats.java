@@ -1,0 +1,13 @@
+package io.kolo.engine;
+
+/**
+ * Counters of one rank's engine, for diagnostics and tests: how often the coordinator was needed, how many
+ * ops ran straight from the response cache, and how many fused buffers carried more than one op.
+ *
+ * @param coordinatorRounds cycles that needed the gather-to-rank-0 round
+ * @param cachedOps         ops executed from the response cache, without a coordinator round
+ * @param fusedBuffers      collectives that carried two or more ops in one buffer
+ * @param completedOps      ops completed successfully
+ */
+public record EngineStats(long coordinatorRounds, long cachedOps, long fusedBuffers, long completedOps) {
+}

@@ -1,0 +1,290 @@
+package io.kolo.engine;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The coordinator's (rank 0's) view of submissions that went the slow way: which rank asked for which name.
+ * Decides when a name is ready everywhere, checks that the ranks agree on what they asked for, and turns
+ * disagreement into an error response that reaches every rank. Also tracks join and stalls.
+ */
+final class MessageTable {
+    private static final System.Logger LOG = System.getLogger(MessageTable.class.getName());
+
+    private final int size;
+    /** Submissions in first-arrival order, which is the order ready ops are executed in. */
+    private final Map<String, Entry> entries = new LinkedHashMap<>();
+    private final boolean[] joined;
+    private final List<Integer> joinOrder = new ArrayList<>();
+    private long lastStallCheck = System.nanoTime();
+
+    private static final class Entry {
+        final Request[] byRank;
+        final long firstSeen = System.nanoTime();
+        int count;
+        boolean warned;
+
+        Entry(int size) {
+            byRank = new Request[size];
+        }
+    }
+
+    MessageTable(int size) {
+        this.size = size;
+        this.joined = new boolean[size];
+    }
+
+    boolean isEmpty() {
+        return entries.isEmpty() && joinOrder.isEmpty();
+    }
+
+    /** Adds one rank's new submissions. A rank naming the same op twice gets an error response. */
+    void add(List<Request> requests, List<Response> errors) {
+        for (Request r : requests) {
+            if (r.kind() == OpKind.JOIN) {
+                if (!joined[r.rank()]) {
+                    joined[r.rank()] = true;
+                    joinOrder.add(r.rank());
+                }
+                continue;
+            }
+            Entry e = entries.computeIfAbsent(r.name(), n -> new Entry(size));
+            if (e.byRank[r.rank()] != null) {
+                entries.remove(r.name());
+                errors.add(Response.error(r.kind(), List.of(r.name()), "rank " + r.rank() + " submitted '" + r.name()
+                        + "' twice while it was in flight; give concurrent ops distinct names"));
+                continue;
+            }
+            e.byRank[r.rank()] = r;
+            e.count++;
+        }
+    }
+
+    /**
+     * Removes and returns, as single-name responses in arrival order, every op now submitted by every rank
+     * that has not joined. Members of a group come out together once the whole group is ready.
+     */
+    List<Response> takeReady() {
+        List<Response> ready = new ArrayList<>();
+        int joinedCount = joinOrder.size();
+        Map<String, Integer> readyPerGroup = new LinkedHashMap<>();
+        for (Entry e : entries.values()) {
+            if (isReady(e, joinedCount)) {
+                Request any = any(e);
+                if (any.group() != null) {
+                    readyPerGroup.merge(any.group(), 1, Integer::sum);
+                }
+            }
+        }
+        Iterator<Entry> it = entries.values().iterator();
+        while (it.hasNext()) {
+            Entry e = it.next();
+            if (!isReady(e, joinedCount)) {
+                continue;
+            }
+            Request any = any(e);
+            if (any.group() != null && readyPerGroup.getOrDefault(any.group(), 0) < any.groupSize()) {
+                continue;
+            }
+            it.remove();
+            ready.add(respond(e));
+        }
+        if (joinedCount == size) {
+            ready.add(Response.join(joinOrder.getLast()));
+            Arrays.fill(joined, false);
+            joinOrder.clear();
+        }
+        return ready;
+    }
+
+    private boolean isReady(Entry e, int joinedCount) {
+        if (e.count + joinedCount < size) {
+            return false;
+        }
+        for (int r = 0; r < size; r++) {
+            if (e.byRank[r] == null && !joined[r]) {
+                return false;
+            }
+        }
+        return e.count > 0;
+    }
+
+    private static Request any(Entry e) {
+        for (Request r : e.byRank) {
+            if (r != null) {
+                return r;
+            }
+        }
+        throw new IllegalStateException("empty entry");
+    }
+
+    private int[] joinedRanks() {
+        return joinOrder.stream().mapToInt(Integer::intValue).sorted().toArray();
+    }
+
+    /** Checks agreement and builds the response every rank will execute. */
+    private Response respond(Entry e) {
+        Request first = any(e);
+        String name = first.name();
+        List<String> names = List.of(name);
+        String mismatch = mismatch(e, first);
+        if (mismatch != null) {
+            return Response.error(first.kind(), names, mismatch);
+        }
+        int[] joinedNow = joinedRanks();
+        if (joinedNow.length > 0 && (first.kind() == OpKind.ALLTOALL || first.kind() == OpKind.REDUCESCATTER)) {
+            return Response.error(first.kind(), names, first.kind().label() + " '" + name
+                    + "' is not supported while ranks " + Arrays.toString(joinedNow) + " have joined");
+        }
+        switch (first.kind()) {
+            case BROADCAST -> {
+                if (first.root() < 0 || first.root() >= size) {
+                    return Response.error(first.kind(), names, "broadcast '" + name + "' names root rank "
+                            + first.root() + ", but ranks are 0.." + (size - 1));
+                }
+                if (joined[first.root()]) {
+                    return Response.error(first.kind(), names, "broadcast '" + name + "' has root rank "
+                            + first.root() + ", which has already joined");
+                }
+            }
+            case ALLTOALL -> {
+                for (Request r : e.byRank) {
+                    String bad = badSplits(r);
+                    if (bad != null) {
+                        return Response.error(first.kind(), names, "alltoall '" + name + "': rank " + r.rank() + " " + bad);
+                    }
+                }
+            }
+            case REDUCESCATTER -> {
+                if (first.shape().length == 0) {
+                    return Response.error(first.kind(), names, "reducescatter '" + name + "' needs a tensor with at least one dimension");
+                }
+            }
+            default -> { }
+        }
+        long[][] perRank = null;
+        if (first.kind() == OpKind.ALLGATHER) {
+            perRank = new long[size][];
+            for (int r = 0; r < size; r++) {
+                perRank[r] = new long[]{e.byRank[r] == null ? 0 : Shapes.firstDim(e.byRank[r].shape())};
+            }
+        } else if (first.kind() == OpKind.ALLTOALL) {
+            perRank = new long[size][];
+            for (int r = 0; r < size; r++) {
+                perRank[r] = e.byRank[r].splits();
+            }
+        }
+        return new Response(first.kind(), names, first.type(), first.op(), first.prescale(), first.postscale(),
+                first.root(), new long[][]{first.shape()}, perRank, joinedNow, null, -1);
+    }
+
+    private String badSplits(Request r) {
+        long[] s = r.splits();
+        if (s == null || s.length != size) {
+            return "gave " + (s == null ? "no" : s.length) + " splits for " + size + " ranks";
+        }
+        long sum = 0;
+        for (long v : s) {
+            if (v < 0) {
+                return "gave a negative split " + Arrays.toString(s);
+            }
+            sum += v;
+        }
+        long rows = Shapes.firstDim(r.shape());
+        return sum == rows ? null : "gave splits " + Arrays.toString(s) + " summing to " + sum
+                + " for a first dimension of " + rows;
+    }
+
+    /** Null if the ranks agree, else a message naming the tensor and what each rank submitted. */
+    private String mismatch(Entry e, Request first) {
+        boolean differs = false;
+        for (Request r : e.byRank) {
+            if (r == null) {
+                continue;
+            }
+            boolean same = r.kind() == first.kind() && r.type() == first.type()
+                    && Objects.equals(r.group(), first.group());
+            switch (first.kind()) {
+                case ALLREDUCE, REDUCESCATTER -> same &= r.op() == first.op() && r.prescale() == first.prescale()
+                        && r.postscale() == first.postscale() && Arrays.equals(r.shape(), first.shape());
+                case BROADCAST -> same &= r.root() == first.root() && Arrays.equals(r.shape(), first.shape());
+                case ALLGATHER, ALLTOALL -> same &= r.shape().length == first.shape().length && r.shape().length > 0
+                        && Arrays.equals(r.shape(), 1, r.shape().length, first.shape(), 1, first.shape().length);
+                default -> { }
+            }
+            differs |= !same;
+        }
+        if (!differs) {
+            return null;
+        }
+        StringBuilder sb = new StringBuilder("mismatched ").append(first.kind().label()).append(" '")
+                .append(first.name()).append("': ");
+        String sep = "";
+        for (Request r : e.byRank) {
+            if (r != null) {
+                sb.append(sep).append("rank ").append(r.rank()).append(" submitted ")
+                        .append(r.kind() == first.kind() ? "" : r.kind().label() + " ").append(r.describe());
+                sep = ", ";
+            }
+        }
+        if (first.kind() == OpKind.ALLGATHER || first.kind() == OpKind.ALLTOALL) {
+            sb.append(" (all dimensions but the first must match)");
+        }
+        return sb.toString();
+    }
+
+    /**
+     * The stall inspector: warns about ops that some ranks submitted long ago and others never did, and past
+     * {@code shutdownAfter} (if non-zero) fails them on every rank.
+     */
+    void inspectStalls(long checkNanos, long shutdownNanos, List<Response> errors) {
+        long now = System.nanoTime();
+        if (now - lastStallCheck < Math.min(checkNanos, shutdownNanos > 0 ? shutdownNanos : Long.MAX_VALUE) / 4) {
+            return;
+        }
+        lastStallCheck = now;
+        Iterator<Entry> it = entries.values().iterator();
+        while (it.hasNext()) {
+            Entry e = it.next();
+            long age = now - e.firstSeen;
+            Request first = any(e);
+            if (shutdownNanos > 0 && age >= shutdownNanos) {
+                it.remove();
+                errors.add(Response.error(first.kind(), List.of(first.name()), "stalled: " + first.kind().label()
+                        + " '" + first.name() + "' was submitted by ranks " + submitted(e) + " but not by ranks "
+                        + missing(e) + " for " + age / 1_000_000_000L
+                        + " s (KOLO_STALL_SHUTDOWN_TIME_SECONDS); the missing ranks never called it, or called it under another name"));
+            } else if (age >= checkNanos && !e.warned) {
+                e.warned = true;
+                LOG.log(System.Logger.Level.WARNING, "Kolo stall: " + first.kind().label() + " '" + first.name()
+                        + "' submitted by ranks " + submitted(e) + " has waited " + age / 1_000_000_000L
+                        + " s for ranks " + missing(e) + " (warning after KOLO_STALL_CHECK_TIME_SECONDS)");
+            }
+        }
+    }
+
+    private List<Integer> submitted(Entry e) {
+        List<Integer> l = new ArrayList<>();
+        for (int r = 0; r < size; r++) {
+            if (e.byRank[r] != null) {
+                l.add(r);
+            }
+        }
+        return l;
+    }
+
+    private List<Integer> missing(Entry e) {
+        List<Integer> l = new ArrayList<>();
+        for (int r = 0; r < size; r++) {
+            if (e.byRank[r] == null && !joined[r]) {
+                l.add(r);
+            }
+        }
+        return l;
+    }
+}

@@ -1,0 +1,144 @@
+package io.kolo.engine;
+
+import io.kolo.DataType;
+import io.kolo.ReduceOp;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * One submitted collective: what to do, on which memory, and whom to tell when it is done. Created by the
+ * public API, owned by the engine until its listener is called (exactly once, from the engine thread).
+ */
+public final class Op {
+
+    /** Allocates the memory a result of the negotiated shape is written to (allgather, alltoall, reducescatter). */
+    @FunctionalInterface
+    public interface Outputs {
+        MemorySegment allocate(long[] shape);
+    }
+
+    /** Completion callback, called exactly once on the engine's thread. */
+    public interface Listener {
+        void completed(Op op);
+
+        void failed(Op op, RuntimeException error);
+    }
+
+    final OpKind kind;
+    String name;
+    final DataType type;
+    final long[] shape;
+    final MemorySegment input;
+    ReduceOp reduceOp = ReduceOp.SUM;
+    double prescale = 1.0;
+    double postscale = 1.0;
+    int root;
+    long[] splits;
+    String group;
+    int groupSize;
+    Outputs outputs;
+    Listener listener;
+    long submittedNanos;
+
+    private long[] resultShape;
+    private MemorySegment result;
+    private long[] receivedSplits;
+    private int lastJoined = -1;
+
+    private Op(OpKind kind, String name, DataType type, long[] shape, MemorySegment input) {
+        this.kind = kind;
+        this.name = name;
+        this.type = type;
+        this.shape = shape.clone();
+        this.input = input;
+    }
+
+    /**
+     * @param name  the op's name, identical on every rank; null to have one generated (then every rank must
+     *              submit its unnamed ops in the same order)
+     * @param input the tensor's memory (heap or native); in-place ops write their result back into it
+     */
+    public static Op of(OpKind kind, String name, DataType type, long[] shape, MemorySegment input) {
+        return new Op(kind, name, type, shape, input);
+    }
+
+    public Op reduce(ReduceOp op, double prescale, double postscale) {
+        this.reduceOp = op;
+        this.prescale = prescale;
+        this.postscale = postscale;
+        return this;
+    }
+
+    public Op root(int root) {
+        this.root = root;
+        return this;
+    }
+
+    public Op splits(long[] splits) {
+        this.splits = splits == null ? null : splits.clone();
+        return this;
+    }
+
+    /** Marks this op as member of a group negotiated and fused as one unit. */
+    public Op group(String group, int groupSize) {
+        this.group = group;
+        this.groupSize = groupSize;
+        return this;
+    }
+
+    public Op outputs(Outputs outputs) {
+        this.outputs = outputs;
+        return this;
+    }
+
+    public Op listener(Listener listener) {
+        this.listener = listener;
+        return this;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public OpKind kind() {
+        return kind;
+    }
+
+    /** Shape of the result (allgather, alltoall, reducescatter); the input shape for in-place ops. */
+    public long[] resultShape() {
+        return resultShape == null ? shape.clone() : resultShape.clone();
+    }
+
+    /** Memory holding the result: the input for in-place ops, else what {@link Outputs} allocated. */
+    public MemorySegment result() {
+        return result == null ? input : result;
+    }
+
+    /** Alltoall: rows received from each rank. */
+    public long[] receivedSplits() {
+        return receivedSplits == null ? null : receivedSplits.clone();
+    }
+
+    /** Join: the last rank to join. */
+    public int lastJoined() {
+        return lastJoined;
+    }
+
+    Request request(int rank) {
+        return new Request(rank, name, kind, type, reduceOp, shape, prescale, postscale, root, splits, group,
+                groupSize);
+    }
+
+    void setResult(long[] shape, MemorySegment memory) {
+        this.resultShape = shape;
+        this.result = memory;
+    }
+
+    void setReceivedSplits(long[] splits) {
+        this.receivedSplits = splits;
+    }
+
+    void setLastJoined(int rank) {
+        this.lastJoined = rank;
+    }
+}

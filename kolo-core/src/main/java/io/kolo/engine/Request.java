@@ -1,0 +1,102 @@
+package io.kolo.engine;
+
+import io.kolo.DataType;
+import io.kolo.ReduceOp;
+
+import java.io.DataInput;
+import java.io.DataOutput;
+import java.io.IOException;
+import java.util.Arrays;
+
+/** One rank's submission of one named op, as sent to the coordinator. */
+record Request(int rank, String name, OpKind kind, DataType type, ReduceOp op, long[] shape,
+               double prescale, double postscale, int root, long[] splits, String group, int groupSize) {
+
+    void write(DataOutput out) throws IOException {
+        out.writeInt(rank);
+        out.writeUTF(name);
+        out.writeByte(kind.ordinal());
+        out.writeByte(type.ordinal());
+        out.writeByte(op.ordinal());
+        writeLongs(out, shape);
+        out.writeDouble(prescale);
+        out.writeDouble(postscale);
+        out.writeInt(root);
+        writeLongs(out, splits);
+        out.writeUTF(group == null ? "" : group);
+        out.writeInt(groupSize);
+    }
+
+    static Request read(DataInput in) throws IOException {
+        int rank = in.readInt();
+        String name = in.readUTF();
+        OpKind kind = OpKind.values()[in.readByte()];
+        DataType type = DataType.values()[in.readByte()];
+        ReduceOp op = ReduceOp.values()[in.readByte()];
+        long[] shape = readLongs(in);
+        double pre = in.readDouble();
+        double post = in.readDouble();
+        int root = in.readInt();
+        long[] splits = readLongs(in);
+        String group = in.readUTF();
+        int groupSize = in.readInt();
+        return new Request(rank, name, kind, type, op, shape, pre, post, root, splits,
+                group.isEmpty() ? null : group, groupSize);
+    }
+
+    /** What this rank submitted, for mismatch messages: "FLOAT32[4, 3] SUM". */
+    String describe() {
+        StringBuilder sb = new StringBuilder();
+        sb.append(type).append(Arrays.toString(shape));
+        switch (kind) {
+            case ALLREDUCE, REDUCESCATTER -> {
+                sb.append(' ').append(op);
+                if (prescale != 1.0) {
+                    sb.append(" prescale=").append(prescale);
+                }
+                if (postscale != 1.0) {
+                    sb.append(" postscale=").append(postscale);
+                }
+            }
+            case BROADCAST -> sb.append(" root=").append(root);
+            case ALLTOALL -> sb.append(" splits=").append(Arrays.toString(splits));
+            default -> { }
+        }
+        return sb.toString();
+    }
+
+    long rowElements() {
+        long n = 1;
+        for (int i = 1; i < shape.length; i++) {
+            n *= shape[i];
+        }
+        return n;
+    }
+
+    long elements() {
+        return Shapes.elements(shape);
+    }
+
+    static void writeLongs(DataOutput out, long[] values) throws IOException {
+        if (values == null) {
+            out.writeInt(-1);
+            return;
+        }
+        out.writeInt(values.length);
+        for (long v : values) {
+            out.writeLong(v);
+        }
+    }
+
+    static long[] readLongs(DataInput in) throws IOException {
+        int n = in.readInt();
+        if (n < 0) {
+            return null;
+        }
+        long[] values = new long[n];
+        for (int i = 0; i < n; i++) {
+            values[i] = in.readLong();
+        }
+        return values;
+    }
+}

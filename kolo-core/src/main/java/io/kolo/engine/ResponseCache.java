@@ -1,0 +1,81 @@
+package io.kolo.engine;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Responses of recently executed single-name ops, by position. Every rank applies the same updates in the
+ * same order (they all execute the same responses), so positions agree across ranks and a bit per position
+ * is enough for ranks to agree that an op is ready everywhere, without a coordinator round trip.
+ * Least-recently executed entries are evicted first; ties go to the lowest position, so eviction is
+ * deterministic too.
+ */
+final class ResponseCache {
+    private final Response[] entries;
+    private final long[] lastUsed;
+    private final Map<String, Integer> positions = new HashMap<>();
+    private long clock;
+
+    ResponseCache(int capacity) {
+        entries = new Response[capacity];
+        lastUsed = new long[capacity];
+    }
+
+    int capacity() {
+        return entries.length;
+    }
+
+    /** Position of the cached response for this name, or -1. */
+    int position(String name) {
+        Integer p = positions.get(name);
+        return p == null ? -1 : p;
+    }
+
+    Response get(int position) {
+        return entries[position];
+    }
+
+    /** Records an executed single-name response, or refreshes it. */
+    void put(Response response) {
+        if (entries.length == 0 || response.isError() || response.names().size() != 1 || !cacheable(response)) {
+            return;
+        }
+        String name = response.names().getFirst();
+        int p = position(name);
+        if (p < 0) {
+            p = freeOrOldest();
+            if (entries[p] != null) {
+                positions.remove(entries[p].names().getFirst());
+            }
+            positions.put(name, p);
+        }
+        entries[p] = response;
+        lastUsed[p] = ++clock;
+    }
+
+    void erase(int position) {
+        if (entries[position] != null) {
+            positions.remove(entries[position].names().getFirst());
+            entries[position] = null;
+        }
+    }
+
+    private static boolean cacheable(Response r) {
+        // Allgather and alltoall answers depend on what the other ranks submit, not only on this rank's request.
+        return (r.kind() == OpKind.ALLREDUCE || r.kind() == OpKind.BROADCAST || r.kind() == OpKind.REDUCESCATTER)
+                && r.joined().length == 0;
+    }
+
+    private int freeOrOldest() {
+        int oldest = 0;
+        for (int i = 0; i < entries.length; i++) {
+            if (entries[i] == null) {
+                return i;
+            }
+            if (lastUsed[i] < lastUsed[oldest]) {
+                oldest = i;
+            }
+        }
+        return oldest;
+    }
+}

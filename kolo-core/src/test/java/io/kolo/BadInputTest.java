@@ -1,0 +1,140 @@
+package io.kolo;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Bad input gives a clear error on every rank, never a hang. */
+class BadInputTest {
+
+    private static void assertEveryRankFails(List<Ranks.Outcome<Object>> outcomes, String... fragments) {
+        for (int r = 0; r < outcomes.size(); r++) {
+            Throwable e = outcomes.get(r).error();
+            assertNotNull(e, "rank " + r + " should have failed");
+            assertInstanceOf(KoloException.class, e, "rank " + r);
+            for (String f : fragments) {
+                assertTrue(e.getMessage().contains(f), "rank " + r + " message lacks '" + f + "': " + e.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void mismatchedShapesNameTheTensorAndEveryRanksSubmission() {
+        var outcomes = Ranks.<Object>outcomes(3, Map.of(), comm -> comm.allreduceAsync("layer1.weight",
+                Tensor.of(new float[comm.rank() == 1 ? 6 : 4]), ReduceOp.SUM).await());
+        assertEveryRankFails(outcomes, "layer1.weight", "rank 0 submitted FLOAT32[4]", "rank 1 submitted FLOAT32[6]");
+    }
+
+    @Test
+    void mismatchedDataTypes() {
+        var outcomes = Ranks.<Object>outcomes(2, Map.of(), comm -> comm.allreduceAsync("x",
+                comm.rank() == 0 ? Tensor.of(new float[4]) : Tensor.of(new double[4]), ReduceOp.SUM).await());
+        assertEveryRankFails(outcomes, "'x'", "FLOAT32", "FLOAT64");
+    }
+
+    @Test
+    void mismatchedOps() {
+        var outcomes = Ranks.<Object>outcomes(2, Map.of(), comm -> comm.allreduceAsync("x",
+                Tensor.of(new float[4]), comm.rank() == 0 ? ReduceOp.SUM : ReduceOp.MAX).await());
+        assertEveryRankFails(outcomes, "'x'", "SUM", "MAX");
+    }
+
+    @Test
+    void mismatchedScaleFactors() {
+        var outcomes = Ranks.<Object>outcomes(2, Map.of(), comm -> comm.allreduceAsync("x",
+                Tensor.of(new float[4]), ReduceOp.SUM, comm.rank() == 0 ? 1.0 : 0.5, 1.0).await());
+        assertEveryRankFails(outcomes, "'x'", "prescale=0.5");
+    }
+
+    @Test
+    void mismatchedBroadcastRoots() {
+        var outcomes = Ranks.<Object>outcomes(3, Map.of(), comm -> comm.broadcastAsync("params",
+                Tensor.of(new float[4]), comm.rank() == 2 ? 1 : 0).await());
+        assertEveryRankFails(outcomes, "'params'", "root=1", "root=0");
+    }
+
+    @Test
+    void broadcastFromANonexistentRoot() {
+        var outcomes = Ranks.<Object>outcomes(2, Map.of(), comm -> comm.broadcastAsync("params",
+                Tensor.of(new float[4]), 5).await());
+        assertEveryRankFails(outcomes, "'params'", "root rank 5", "0..1");
+    }
+
+    @Test
+    void allgatherWithDifferentRowLengths() {
+        var outcomes = Ranks.<Object>outcomes(2, Map.of(), comm -> comm.allgatherAsync("rows",
+                Tensor.of(new float[6], 2, comm.rank() == 0 ? 3 : 2)).await());
+        // rank 1's 2x2 needs only 4 of its 6 floats; the dims still disagree
+        assertEveryRankFails(outcomes, "'rows'", "[2, 3]", "[2, 2]", "all dimensions but the first");
+    }
+
+    @Test
+    void alltoallSplitsThatDoNotAddUp() {
+        var outcomes = Ranks.<Object>outcomes(2, Map.of(), comm -> comm.alltoallAsync("a2a",
+                Tensor.of(new int[4]), comm.rank() == 1 ? new long[]{1, 1} : new long[]{2, 2}).await());
+        assertEveryRankFails(outcomes, "'a2a'", "rank 1", "summing to 2");
+    }
+
+    @Test
+    void mismatchedKinds() {
+        var outcomes = Ranks.<Object>outcomes(2, Map.of(), comm -> comm.rank() == 0
+                ? comm.allreduceAsync("t", Tensor.of(new float[2]), ReduceOp.SUM).await()
+                : comm.broadcastAsync("t", Tensor.of(new float[2]), 0).await());
+        assertEveryRankFails(outcomes, "'t'", "broadcast");
+    }
+
+    @Test
+    void duplicateNameInFlightIsRejectedAndTheFirstStillCompletes() {
+        List<Object> results = Ranks.run(2, comm -> {
+            float[] x = {1};
+            Handle<Tensor> first = null;
+            if (comm.rank() == 0) {
+                first = comm.allreduceAsync("dup", Tensor.of(x), ReduceOp.SUM);
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                        () -> comm.allreduceAsync("dup", Tensor.of(new float[1]), ReduceOp.SUM));
+                assertTrue(e.getMessage().contains("'dup' is already in flight on rank 0"), e.getMessage());
+                first.await();
+            } else {
+                Thread.sleep(200);
+                comm.allreduceAsync("dup", Tensor.of(x), ReduceOp.SUM).await();
+            }
+            return x[0];
+        });
+        assertEquals(List.of(2f, 2f), results);
+    }
+
+    @Test
+    void stalledOpFailsOnTheRanksWaitingForIt() {
+        var outcomes = Ranks.<Object>outcomes(2, Map.of("KOLO_STALL_CHECK_TIME_SECONDS", "1",
+                "KOLO_STALL_SHUTDOWN_TIME_SECONDS", "2"), comm -> {
+            if (comm.rank() == 0) {
+                return comm.allreduceAsync("forgotten", Tensor.of(new float[1]), ReduceOp.SUM).await();
+            }
+            Thread.sleep(5000);
+            return "rank 1 never submitted";
+        });
+        Throwable e = outcomes.get(0).error();
+        assertNotNull(e);
+        assertTrue(e.getMessage().contains("'forgotten'") && e.getMessage().contains("not by ranks [1]"), e.getMessage());
+    }
+
+    @Test
+    void usingKoloBeforeInitSaysToCallInit() {
+        IllegalStateException e = assertThrows(IllegalStateException.class, Kolo::rank);
+        assertTrue(e.getMessage().contains("Kolo.init()"));
+    }
+
+    @Test
+    void badSettingNamesTheVariable() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Communicator.local(2, Map.of("KOLO_FUSION_THRESHOLD", "lots")));
+        assertTrue(e.getMessage().contains("KOLO_FUSION_THRESHOLD"), e.getMessage());
+    }
+}

@@ -1,0 +1,201 @@
+package io.kolo;
+
+import io.kolo.engine.EngineStats;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The engine's agreement: order, fusion, cache, groups, join. */
+class NegotiationTest {
+
+    @Test
+    void ranksSubmittingNamesInDifferentOrdersAllGetCorrectResults() {
+        int n = 4;
+        int tensors = 40;
+        List<float[][]> results = Ranks.run(n, comm -> {
+            List<Integer> order = new ArrayList<>();
+            for (int i = 0; i < tensors; i++) {
+                order.add(i);
+            }
+            Collections.shuffle(order, new Random(comm.rank() * 31L + 7));
+            float[][] data = new float[tensors][];
+            List<Handle<Tensor>> handles = new ArrayList<>();
+            for (int i : order) {
+                data[i] = new float[i + 1];
+                java.util.Arrays.fill(data[i], comm.rank() + i);
+                handles.add(comm.allreduceAsync("grad." + i, Tensor.of(data[i]), ReduceOp.SUM));
+            }
+            for (Handle<Tensor> h : handles) {
+                h.await();
+            }
+            return data;
+        });
+        for (float[][] r : results) {
+            for (int i = 0; i < tensors; i++) {
+                for (float v : r[i]) {
+                    assertEquals(n * i + n * (n - 1) / 2.0, v, 0.0);
+                }
+            }
+        }
+    }
+
+    @Test
+    void threadsRacingOnOneRankStillAgree() {
+        int n = 3;
+        List<Boolean> ok = Ranks.run(n, comm -> {
+            List<Thread> threads = new ArrayList<>();
+            List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
+            for (int t = 0; t < 4; t++) {
+                int id = t;
+                threads.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        for (int step = 0; step < 10; step++) {
+                            long[] x = {id, step, comm.rank()};
+                            comm.allreduceAsync("thread" + id + ".step" + step, Tensor.of(x), ReduceOp.SUM).await();
+                            if (x[0] != (long) id * n || x[1] != (long) step * n || x[2] != n * (n - 1) / 2) {
+                                throw new AssertionError("wrong result " + java.util.Arrays.toString(x));
+                            }
+                        }
+                    } catch (Throwable e) {
+                        errors.add(e);
+                    }
+                }));
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            if (!errors.isEmpty()) {
+                throw new AssertionError(errors.getFirst());
+            }
+            return true;
+        });
+        assertEquals(List.of(true, true, true), ok);
+    }
+
+    @Test
+    void smallTensorsReadyTogetherAreFused() {
+        List<EngineStats> stats = Ranks.run(3, Map.of("KOLO_CYCLE_TIME", "20"), comm -> {
+            List<Handle<Tensor>> handles = new ArrayList<>();
+            for (int i = 0; i < 50; i++) {
+                handles.add(comm.allreduceAsync("small." + i, Tensor.of(new float[]{comm.rank(), i}), ReduceOp.SUM));
+            }
+            for (Handle<Tensor> h : handles) {
+                float[] x = h.await().floats();
+                if (x[0] != 3) {
+                    throw new AssertionError("wrong sum " + x[0]);
+                }
+            }
+            return comm.stats();
+        });
+        for (EngineStats s : stats) {
+            assertTrue(s.fusedBuffers() > 0, "expected fused buffers, got " + s);
+            assertTrue(s.fusedBuffers() < 50, "50 tiny tensors in one cycle should need few buffers: " + s);
+        }
+    }
+
+    @Test
+    void zeroFusionThresholdDisablesFusion() {
+        List<EngineStats> stats = Ranks.run(2, Map.of("KOLO_CYCLE_TIME", "20", "KOLO_FUSION_THRESHOLD", "0"), comm -> {
+            List<Handle<Tensor>> handles = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                handles.add(comm.allreduceAsync("small." + i, Tensor.of(new float[]{1}), ReduceOp.SUM));
+            }
+            for (Handle<Tensor> h : handles) {
+                h.await();
+            }
+            return comm.stats();
+        });
+        assertEquals(0, stats.get(0).fusedBuffers());
+    }
+
+    @Test
+    void repeatedStepsHitTheResponseCacheWithoutCoordinatorRounds() {
+        int steps = 30;
+        List<EngineStats> stats = Ranks.run(3, comm -> {
+            float[] w = new float[100];
+            float[] b = new float[10];
+            for (int step = 0; step < steps; step++) {
+                java.util.Arrays.fill(w, 1);
+                java.util.Arrays.fill(b, 2);
+                Handle<Tensor> hw = comm.allreduceAsync("w", Tensor.of(w), ReduceOp.SUM);
+                Handle<Tensor> hb = comm.allreduceAsync("b", Tensor.of(b), ReduceOp.SUM);
+                hw.await();
+                hb.await();
+                if (w[0] != 3 || b[9] != 6) {
+                    throw new AssertionError("wrong results at step " + step);
+                }
+            }
+            return comm.stats();
+        });
+        for (EngineStats s : stats) {
+            assertTrue(s.cachedOps() >= steps, "most steps should run from the cache: " + s);
+        }
+    }
+
+    @Test
+    void zeroCacheCapacityAlwaysAsksTheCoordinator() {
+        List<EngineStats> stats = Ranks.run(2, Map.of("KOLO_CACHE_CAPACITY", "0"), comm -> {
+            for (int step = 0; step < 10; step++) {
+                comm.allreduceAsync("w", Tensor.of(new float[4]), ReduceOp.SUM).await();
+            }
+            return comm.stats();
+        });
+        assertEquals(0, stats.get(0).cachedOps());
+        assertTrue(stats.get(0).coordinatorRounds() >= 10);
+    }
+
+    @Test
+    void changedShapeUnderACachedNameIsRenegotiated() {
+        List<float[]> results = Ranks.run(2, comm -> {
+            for (int step = 0; step < 5; step++) {
+                comm.allreduceAsync("w", Tensor.of(new float[]{1, 1}), ReduceOp.SUM).await();
+            }
+            float[] bigger = {1, 2, 3};
+            comm.allreduceAsync("w", Tensor.of(bigger), ReduceOp.SUM).await();
+            return bigger;
+        });
+        for (float[] r : results) {
+            assertEquals(List.of(2f, 4f, 6f), List.of(r[0], r[1], r[2]));
+        }
+    }
+
+    @Test
+    void groupedAllreduceCompletesTogether() {
+        List<List<Tensor>> results = Ranks.run(3, comm -> comm.groupedAllreduce(
+                List.of(Tensor.of(new float[]{comm.rank()}), Tensor.of(new double[]{1, 2}), Tensor.of(new float[]{5})),
+                ReduceOp.SUM));
+        for (List<Tensor> r : results) {
+            assertEquals(3.0f, r.get(0).floats()[0]);
+            assertEquals(6.0, r.get(1).doubles()[1]);
+            assertEquals(15.0f, r.get(2).floats()[0]);
+        }
+    }
+
+    @Test
+    void joinedRanksContributeZerosAndJoinReturnsTheLastRank() {
+        int n = 3;
+        List<Object> results = Ranks.run(n, comm -> {
+            // rank r has r + 1 batches; ranks that run out of data join
+            int batches = comm.rank() + 1;
+            float sum = 0;
+            for (int b = 0; b < batches; b++) {
+                float[] x = {1};
+                comm.allreduceAsync("batch." + b, Tensor.of(x), ReduceOp.SUM).await();
+                sum += x[0];
+            }
+            int last = comm.join();
+            return List.of(sum, last);
+        });
+        // batch 0: 3 ranks, batch 1: ranks 1,2, batch 2: rank 2 only
+        assertEquals(List.of(3f, 2), results.get(0));
+        assertEquals(List.of(5f, 2), results.get(1));
+        assertEquals(List.of(6f, 2), results.get(2));
+    }
+}

@@ -1,0 +1,71 @@
+package io.kolo;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+/** Runs one body per rank, each on its own thread over a fresh in-JVM group, and collects what each returned or threw. */
+final class Ranks {
+    interface Body<T> {
+        T run(Communicator comm) throws Exception;
+    }
+
+    /** What one rank ended with. */
+    record Outcome<T>(T value, Throwable error) {
+        T get() {
+            if (error != null) {
+                throw new AssertionError("rank failed: " + error, error);
+            }
+            return value;
+        }
+    }
+
+    private Ranks() {
+    }
+
+    static <T> List<T> run(int size, Body<T> body) {
+        return run(size, Map.of(), body);
+    }
+
+    static <T> List<T> run(int size, Map<String, String> settings, Body<T> body) {
+        List<Outcome<T>> outcomes = outcomes(size, settings, body);
+        List<T> values = new ArrayList<>();
+        for (Outcome<T> o : outcomes) {
+            values.add(o.get());
+        }
+        return values;
+    }
+
+    static <T> List<Outcome<T>> outcomes(int size, Map<String, String> settings, Body<T> body) {
+        List<Communicator> comms = Communicator.local(size, settings);
+        ExecutorService pool = Executors.newFixedThreadPool(size);
+        try {
+            List<Future<T>> futures = new ArrayList<>();
+            for (Communicator c : comms) {
+                futures.add(pool.submit(() -> body.run(c)));
+            }
+            List<Outcome<T>> out = new ArrayList<>();
+            for (Future<T> f : futures) {
+                try {
+                    out.add(new Outcome<>(f.get(120, TimeUnit.SECONDS), null));
+                } catch (java.util.concurrent.ExecutionException e) {
+                    out.add(new Outcome<>(null, e.getCause()));
+                } catch (java.util.concurrent.TimeoutException e) {
+                    throw new AssertionError("a rank hung for 120 s", e);
+                }
+            }
+            return out;
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        } finally {
+            for (Communicator c : comms) {
+                c.close();
+            }
+            pool.shutdownNow();
+        }
+    }
+}

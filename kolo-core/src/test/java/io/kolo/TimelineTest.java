@@ -1,0 +1,53 @@
+package io.kolo;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class TimelineTest {
+
+    @SuppressWarnings("unchecked")
+    private static List<Map<String, Object>> events(Path file) throws Exception {
+        return (List<Map<String, Object>>) Json.parse(Files.readString(file));
+    }
+
+    @Test
+    void timelineIsValidChromeTraceWhileRunningAndAfter(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("timeline.json");
+        Ranks.run(2, Map.of("KOLO_TIMELINE", file.toString()), comm -> {
+            for (int step = 0; step < 3; step++) {
+                comm.allreduceAsync("grad.w", Tensor.of(new float[1000]), ReduceOp.AVERAGE).await();
+                comm.allreduceAsync("grad.b", Tensor.of(new float[10]), ReduceOp.AVERAGE).await();
+            }
+            if (comm.rank() == 0) {
+                // Still running: the file must already be a closed, valid JSON array.
+                Thread.sleep(50);
+                if (events(file).isEmpty()) {
+                    throw new AssertionError("no events while running");
+                }
+            }
+            comm.broadcast(new float[4], 0);
+            return null;
+        });
+        List<Map<String, Object>> events = events(file);
+        Set<String> activities = events.stream().map(e -> (String) e.get("name")).collect(Collectors.toSet());
+        assertTrue(activities.containsAll(Set.of("NEGOTIATE_ALLREDUCE", "ALLREDUCE", "BROADCAST", "process_name")),
+                "activities: " + activities);
+        Set<Object> rows = events.stream().filter(e -> "process_name".equals(e.get("name")))
+                .map(e -> ((Map<?, ?>) e.get("args")).get("name")).collect(Collectors.toSet());
+        assertTrue(rows.containsAll(Set.of("grad.w", "grad.b")), "rows: " + rows);
+        for (Map<String, Object> e : events) {
+            if ("X".equals(e.get("ph"))) {
+                assertTrue(((Double) e.get("dur")) >= 0 && ((Double) e.get("ts")) >= 0, e.toString());
+            }
+        }
+    }
+}
