@@ -7,9 +7,8 @@ import java.nio.channels.SocketChannel;
 
 /**
  * One direction (send or receive) of an in-flight transfer over a non-blocking channel. Reused for every
- * call so the steady-state data path allocates nothing: it keeps the ByteBuffer view of the last segment
- * seen, and a direct staging buffer for segments that have no ByteBuffer view (non-byte[] heap arrays,
- * segments over 2 GiB).
+ * call so the steady-state data path allocates nothing: it keeps the ByteBuffer view of the last native
+ * segment seen, and a direct staging buffer for heap segments and segments over 2 GiB.
  */
 final class TcpTransfer {
     static final int STAGING_BYTES = 1 << 20;
@@ -43,16 +42,25 @@ final class TcpTransfer {
         if (length == 0) {
             return;
         }
-        if (segment != cachedSegment) {
-            cachedSegment = segment;
-            try {
-                cachedView = segment.asByteBuffer();
-            } catch (UnsupportedOperationException e) {
-                cachedView = null;
+        // Heap segments, byte[] ones included, always go through our staging buffer: the JDK would copy a
+        // heap ByteBuffer into a per-thread temporary direct buffer as large as the whole message and keep
+        // it cached, so a 1 GiB byte[] would pin 1 GiB of native memory per thread. Heap segments also
+        // leave the native view cache alone, so alternating heap and native buffers stays allocation-free.
+        ByteBuffer view = null;
+        if (segment.isNative()) {
+            if (segment != cachedSegment) {
+                cachedSegment = segment;
+                try {
+                    cachedView = segment.asByteBuffer();
+                } catch (UnsupportedOperationException e) {
+                    // Over 2 GiB: no ByteBuffer can address it; stage it in chunks instead.
+                    cachedView = null;
+                }
             }
+            view = cachedView;
         }
-        if (cachedView != null) {
-            buffer = cachedView;
+        if (view != null) {
+            buffer = view;
             // Limit before position: the new position may lie beyond the old limit.
             buffer.limit(Math.toIntExact(offset + length));
             buffer.position(Math.toIntExact(offset));

@@ -192,7 +192,12 @@ public final class TcpTransport implements Transport {
                     if (System.nanoTime() - lastProgress >= timeoutNanos) {
                         throw fail(timedOut());
                     }
-                    awaitReady();
+                    try {
+                        awaitReady();
+                    } catch (IOException e) {
+                        throw fail(new KoloException("rank " + rank + ": waiting for the network failed: "
+                                + e.getMessage(), e));
+                    }
                 }
             }
         } catch (TcpPeerIOException e) {
@@ -389,6 +394,7 @@ public final class TcpTransport implements Transport {
                 throw new KoloException("rank " + rank + " was interrupted while connecting to the other ranks", e);
             } finally {
                 if (!ok) {
+                    finished = true;
                     closeAll(channels);
                     for (int peer = 0; peer < size; peer++) {
                         SocketChannel ch = accepted.getAndSet(peer, null);
@@ -547,6 +553,11 @@ public final class TcpTransport implements Transport {
                 }
                 if (!accepted.compareAndSet(peer, null, ch)) {
                     throw new IOException("a second connection claims to be rank " + peer);
+                }
+                if (finished) {
+                    // Setup already gave up; nobody will pick this channel up.
+                    closeQuietly(ch);
+                    return;
                 }
                 DataOutputStream o = new DataOutputStream(ch.socket().getOutputStream());
                 o.writeInt(rank);

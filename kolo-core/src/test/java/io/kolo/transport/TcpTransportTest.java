@@ -180,6 +180,43 @@ class TcpTransportTest {
     }
 
     @Test
+    void steadyStateCallsDoNotAllocate() throws Exception {
+        List<TcpTransport> ts = mesh(2, TIMEOUT);
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        long[] allocated = new long[2];
+        onEveryRank(ts, t -> {
+            int peer = 1 - t.rank();
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment nativeSrc = arena.allocate(256 << 10);
+                MemorySegment nativeDst = arena.allocate(256 << 10);
+                MemorySegment heapSrc = MemorySegment.ofArray(new float[64 << 10]);
+                MemorySegment heapDst = MemorySegment.ofArray(new float[64 << 10]);
+                Runnable round = () -> {
+                    t.sendRecv(peer, nativeSrc, 0, nativeSrc.byteSize(), peer, nativeDst, 0, nativeDst.byteSize());
+                    t.sendRecv(peer, heapSrc, 0, heapSrc.byteSize(), peer, heapDst, 0, heapDst.byteSize());
+                    if (t.rank() == 0) {
+                        t.send(peer, nativeSrc, 8, 100);
+                    } else {
+                        t.recv(peer, nativeDst, 8, 100);
+                    }
+                };
+                for (int i = 0; i < 200; i++) {
+                    round.run();
+                }
+                long before = threads.getCurrentThreadAllocatedBytes();
+                for (int i = 0; i < 200; i++) {
+                    round.run();
+                }
+                allocated[t.rank()] = threads.getCurrentThreadAllocatedBytes() - before;
+            }
+        });
+        // A little slack for one-off JDK internals; per-call allocation would be tens of kilobytes here.
+        assertTrue(allocated[0] < 8192 && allocated[1] < 8192,
+                "allocated " + allocated[0] + " and " + allocated[1] + " bytes in 600 calls");
+    }
+
+    @Test
     void messagesArriveInOrderAcrossManySmallCalls() throws Exception {
         List<TcpTransport> ts = mesh(2, TIMEOUT);
         onEveryRank(ts, t -> {
