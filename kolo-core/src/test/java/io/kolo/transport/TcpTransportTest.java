@@ -340,6 +340,32 @@ class TcpTransportTest {
     }
 
     @Test
+    void startTimeoutNamesHigherRanksThatNeverConnect() {
+        // Rank 1 "published" an address but never connects back to rank 0.
+        store.put("addr/1", "127.0.0.1:9");
+        KoloTimeoutException e = assertThrows(KoloTimeoutException.class, () -> TcpTransport.connect(
+                0, 2, LOOPBACK, store, secret, Duration.ofMillis(300), TIMEOUT));
+        assertTrue(e.getMessage().contains("rank 1 to connect"), e.getMessage());
+        assertTrue(e.getMessage().contains("KOLO_START_TIMEOUT_SECONDS"), e.getMessage());
+    }
+
+    @Test
+    void rankWithAnotherSecretNeverJoins() throws Exception {
+        Duration start = Duration.ofMillis(1500);
+        Future<TcpTransport> rank0 = pool.submit(
+                () -> TcpTransport.connect(0, 2, LOOPBACK, store, secret, start, TIMEOUT));
+        Future<TcpTransport> rank1 = pool.submit(
+                () -> TcpTransport.connect(1, 2, LOOPBACK, store, JobSecret.generate(), start, TIMEOUT));
+        ExecutionException e0 = assertThrows(ExecutionException.class, () -> rank0.get(10, TimeUnit.SECONDS));
+        ExecutionException e1 = assertThrows(ExecutionException.class, () -> rank1.get(10, TimeUnit.SECONDS));
+        assertInstanceOf(KoloTimeoutException.class, e0.getCause());
+        assertTrue(e0.getCause().getMessage().contains("rank 1"), e0.getCause().getMessage());
+        assertInstanceOf(KoloTimeoutException.class, e1.getCause());
+        assertTrue(e1.getCause().getMessage().contains("connecting to rank 0"), e1.getCause().getMessage());
+        assertTrue(e1.getCause().getMessage().contains("job secret"), e1.getCause().getMessage());
+    }
+
+    @Test
     void singleRankNeedsNoNetwork() {
         try (TcpTransport t = TcpTransport.connect(0, 1, LOOPBACK, store, secret, START, TIMEOUT)) {
             assertEquals(0, t.rank());
