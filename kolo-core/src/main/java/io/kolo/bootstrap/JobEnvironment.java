@@ -1,0 +1,287 @@
+package io.kolo.bootstrap;
+
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Where this process sits in the job and how to reach the others, parsed from environment variables.
+ *
+ * <p>Placement comes from {@code KOLO_RANK}, {@code KOLO_SIZE}, {@code KOLO_LOCAL_RANK},
+ * {@code KOLO_LOCAL_SIZE}, {@code KOLO_CROSS_RANK}, {@code KOLO_CROSS_SIZE} (set by {@code kolo run});
+ * without {@code KOLO_RANK} it falls back to Open MPI, then MPICH/Intel MPI, then Slurm variables, and
+ * finally to a single process (rank 0 of 1). Every invalid value fails with an
+ * {@link IllegalArgumentException} naming the variable, the value and what is expected.
+ *
+ * @param rank             this process's rank, 0 &lt;= rank &lt; size
+ * @param size             number of ranks in the job
+ * @param localRank        rank among the processes on this host
+ * @param localSize        number of processes on this host
+ * @param crossRank        index of this host among the hosts (ranks packed host by host unless given)
+ * @param crossSize        number of hosts
+ * @param rendezvousHost   {@code KOLO_RENDEZVOUS_ADDR}, default {@code 127.0.0.1}
+ * @param rendezvousPort   {@code KOLO_RENDEZVOUS_PORT}; 0 when absent (allowed only for a single process)
+ * @param rendezvousServer who serves the rendezvous store ({@code KOLO_RENDEZVOUS_SERVER})
+ * @param secret           {@code KOLO_SECRET}; empty only for a single process without one
+ * @param bindAddress      data-plane address from {@code KOLO_IFACE}, default 127.0.0.1
+ * @param startTimeout     {@code KOLO_START_TIMEOUT_SECONDS}, default 60 s
+ * @param timeout          {@code KOLO_TIMEOUT_SECONDS}, default 300 s
+ * @param env              the raw variables, for settings parsed elsewhere
+ */
+public record JobEnvironment(int rank, int size, int localRank, int localSize, int crossRank, int crossSize,
+                             String rendezvousHost, int rendezvousPort, RendezvousServer rendezvousServer,
+                             Optional<JobSecret> secret, InetAddress bindAddress,
+                             Duration startTimeout, Duration timeout, Map<String, String> env) {
+
+    /** Who serves the rendezvous store. */
+    public enum RendezvousServer {
+        /** {@code kolo run} serves it; ranks are clients. */
+        LAUNCHER,
+        /** Rank 0 serves it itself (no launcher, e.g. under mpirun or srun). */
+        RANK0
+    }
+
+    static final int DEFAULT_START_TIMEOUT_SECONDS = 60;
+    static final int DEFAULT_TIMEOUT_SECONDS = 300;
+    private static final Pattern LEADING_NUMBER = Pattern.compile("^(\\d+)");
+    private static final Pattern IPV4_LITERAL = Pattern.compile("^\\d{1,3}(\\.\\d{1,3}){3}$");
+
+    /** Names of the variables one launcher family uses for placement. */
+    private record Source(String what, String rank, String size, String localRank, String localSize) {
+    }
+
+    private static final Source KOLO = new Source("kolo run",
+            "KOLO_RANK", "KOLO_SIZE", "KOLO_LOCAL_RANK", "KOLO_LOCAL_SIZE");
+    private static final Source OPEN_MPI = new Source("Open MPI",
+            "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+            "OMPI_COMM_WORLD_LOCAL_SIZE");
+    private static final Source MPICH = new Source("MPICH/Intel MPI",
+            "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS");
+    private static final Source SLURM = new Source("Slurm",
+            "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE");
+
+    /** Validates and freezes the components. */
+    public JobEnvironment {
+        Objects.requireNonNull(rendezvousHost, "rendezvousHost");
+        Objects.requireNonNull(rendezvousServer, "rendezvousServer");
+        Objects.requireNonNull(secret, "secret");
+        Objects.requireNonNull(bindAddress, "bindAddress");
+        Objects.requireNonNull(startTimeout, "startTimeout");
+        Objects.requireNonNull(timeout, "timeout");
+        env = Map.copyOf(env);
+    }
+
+    /** Parses the variables of this process ({@link System#getenv()}). */
+    public static JobEnvironment fromSystem() {
+        return from(System.getenv());
+    }
+
+    /**
+     * Parses {@code env}.
+     *
+     * @throws IllegalArgumentException naming the variable, its value and what is expected
+     */
+    public static JobEnvironment from(Map<String, String> env) {
+        Objects.requireNonNull(env, "env");
+        Source source = pickSource(env);
+
+        int rank = 0;
+        int size = 1;
+        int localRank;
+        int localSize;
+        if (source == null) {
+            localRank = 0;
+            localSize = 1;
+        } else {
+            rank = requiredInt(env, source.rank(), 0, source);
+            size = requiredInt(env, source.size(), 1, source);
+            if (rank >= size) {
+                throw bad(source.rank(), env.get(source.rank()),
+                        "a rank below " + source.size() + "=" + size);
+            }
+            localSize = localSize(env, source, size);
+            if (localSize > size) {
+                throw bad(localSizeVar(env, source), String.valueOf(localSize),
+                        "at most the job size " + size);
+            }
+            // Without placement information every rank is assumed to share one host.
+            localRank = optionalInt(env, source.localRank(), 0).orElse(localSize == size ? rank : rank % localSize);
+            if (localRank >= localSize) {
+                throw bad(source.localRank(), env.get(source.localRank()),
+                        "a local rank below the local size " + localSize);
+            }
+        }
+
+        // Ranks are packed host by host; ceilDiv covers a last host with fewer ranks.
+        int crossSize = optionalInt(env, "KOLO_CROSS_SIZE", 1).orElse(Math.ceilDiv(size, localSize));
+        int crossRank = optionalInt(env, "KOLO_CROSS_RANK", 0).orElse(rank / localSize);
+        if (crossSize > size) {
+            throw bad("KOLO_CROSS_SIZE", String.valueOf(crossSize), "at most the job size " + size);
+        }
+        if (crossRank >= crossSize) {
+            throw bad("KOLO_CROSS_RANK", String.valueOf(crossRank),
+                    "a cross rank below the cross size " + crossSize);
+        }
+
+        String host = env.getOrDefault("KOLO_RENDEZVOUS_ADDR", "127.0.0.1").trim();
+        if (host.isEmpty()) {
+            throw bad("KOLO_RENDEZVOUS_ADDR", env.get("KOLO_RENDEZVOUS_ADDR"),
+                    "a host name or IP address of the rendezvous server");
+        }
+        int port = optionalInt(env, "KOLO_RENDEZVOUS_PORT", 1).orElse(0);
+        if (port > 65535) {
+            throw bad("KOLO_RENDEZVOUS_PORT", env.get("KOLO_RENDEZVOUS_PORT"), "a TCP port from 1 to 65535");
+        }
+        if (port == 0 && size > 1) {
+            throw new IllegalArgumentException("KOLO_RENDEZVOUS_PORT is not set but the job has " + size
+                    + " ranks: expected the TCP port of the rendezvous server (kolo run sets it; under mpirun"
+                    + " or srun export the same free port on every rank)");
+        }
+        RendezvousServer server = rendezvousServer(env.get("KOLO_RENDEZVOUS_SERVER"));
+
+        Optional<JobSecret> secret = Optional.empty();
+        String hex = env.get("KOLO_SECRET");
+        if (hex != null) {
+            secret = Optional.of(JobSecret.fromHex(hex));
+        } else if (size > 1) {
+            throw new IllegalArgumentException("KOLO_SECRET is not set but the job has " + size
+                    + " ranks: expected the job's secret in hex (kolo run sets it; otherwise export the same"
+                    + " value on every rank, e.g. KOLO_SECRET=$(openssl rand -hex 32))");
+        }
+
+        InetAddress bind = bindAddress(env.get("KOLO_IFACE"));
+        int startTimeout = optionalInt(env, "KOLO_START_TIMEOUT_SECONDS", 1).orElse(DEFAULT_START_TIMEOUT_SECONDS);
+        int timeout = optionalInt(env, "KOLO_TIMEOUT_SECONDS", 1).orElse(DEFAULT_TIMEOUT_SECONDS);
+
+        return new JobEnvironment(rank, size, localRank, localSize, crossRank, crossSize, host, port, server,
+                secret, bind, Duration.ofSeconds(startTimeout), Duration.ofSeconds(timeout), env);
+    }
+
+    private static Source pickSource(Map<String, String> env) {
+        for (Source s : List.of(KOLO, OPEN_MPI, MPICH, SLURM)) {
+            if (env.containsKey(s.rank())) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    private static int localSize(Map<String, String> env, Source source, int size) {
+        if (source == SLURM && !env.containsKey(source.localSize()) && env.containsKey("SLURM_TASKS_PER_NODE")) {
+            // e.g. "4(x2),3": the first host's count; hosts are packed in order.
+            String raw = env.get("SLURM_TASKS_PER_NODE");
+            Matcher m = LEADING_NUMBER.matcher(raw.trim());
+            if (!m.find()) {
+                throw bad("SLURM_TASKS_PER_NODE", raw, "a task count such as 4 or 4(x2)");
+            }
+            return checkedInt("SLURM_TASKS_PER_NODE", raw, m.group(1), 1);
+        }
+        return optionalInt(env, source.localSize(), 1).orElse(size);
+    }
+
+    private static String localSizeVar(Map<String, String> env, Source source) {
+        return source == SLURM && !env.containsKey(source.localSize()) && env.containsKey("SLURM_TASKS_PER_NODE")
+                ? "SLURM_TASKS_PER_NODE" : source.localSize();
+    }
+
+    private static RendezvousServer rendezvousServer(String raw) {
+        if (raw == null) {
+            return RendezvousServer.RANK0;
+        }
+        return switch (raw.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "launcher" -> RendezvousServer.LAUNCHER;
+            case "rank0" -> RendezvousServer.RANK0;
+            default -> throw bad("KOLO_RENDEZVOUS_SERVER", raw, "'launcher' or 'rank0'");
+        };
+    }
+
+    /** Resolves {@code KOLO_IFACE}: an IP literal, or an interface name mapped to its first IPv4 address. */
+    static InetAddress bindAddress(String raw) {
+        if (raw == null) {
+            return InetAddress.ofLiteral("127.0.0.1");
+        }
+        String v = raw.trim();
+        if (v.isEmpty()) {
+            throw bad("KOLO_IFACE", raw, "a network interface name such as eth0 or an IP address");
+        }
+        // Literals only: never trigger a DNS lookup for a value meant to be an address.
+        if (IPV4_LITERAL.matcher(v).matches() || v.indexOf(':') >= 0) {
+            return ipLiteral("KOLO_IFACE", v);
+        }
+        NetworkInterface nif;
+        try {
+            nif = NetworkInterface.getByName(v);
+        } catch (SocketException e) {
+            throw new IllegalArgumentException("KOLO_IFACE=" + raw + ": cannot list network interfaces ("
+                    + e.getMessage() + "); expected an interface name or an IP address", e);
+        }
+        if (nif == null) {
+            throw bad("KOLO_IFACE", raw, "a network interface name of this host (" + interfaceNames()
+                    + ") or an IP address");
+        }
+        return nif.inetAddresses().filter(a -> a instanceof Inet4Address).findFirst()
+                .orElseThrow(() -> bad("KOLO_IFACE", raw,
+                        "an interface with an IPv4 address (give the IP address itself to use IPv6)"));
+    }
+
+    private static InetAddress ipLiteral(String var, String v) {
+        try {
+            return InetAddress.ofLiteral(v);
+        } catch (IllegalArgumentException e) {
+            throw bad(var, v, "a valid IP address or a network interface name such as eth0");
+        }
+    }
+
+    private static String interfaceNames() {
+        try {
+            List<String> names = new ArrayList<>();
+            NetworkInterface.networkInterfaces().forEach(n -> names.add(n.getName()));
+            return names.isEmpty() ? "none found" : String.join(", ", names);
+        } catch (SocketException e) {
+            return "cannot list: " + e.getMessage();
+        }
+    }
+
+    private static int requiredInt(Map<String, String> env, String var, int min, Source source) {
+        String raw = env.get(var);
+        if (raw == null) {
+            throw new IllegalArgumentException(var + " is not set: expected "
+                    + (min == 0 ? "a non-negative integer" : "a positive integer") + " (the " + source.what()
+                    + " variables " + source.rank() + " and " + source.size() + " go together)");
+        }
+        return checkedInt(var, raw, raw, min);
+    }
+
+    private static Optional<Integer> optionalInt(Map<String, String> env, String var, int min) {
+        String raw = env.get(var);
+        return raw == null ? Optional.empty() : Optional.of(checkedInt(var, raw, raw, min));
+    }
+
+    private static int checkedInt(String var, String raw, String digits, int min) {
+        String expected = min == 0 ? "a non-negative integer" : "a positive integer";
+        int v;
+        try {
+            v = Integer.parseInt(digits.trim());
+        } catch (NumberFormatException e) {
+            throw bad(var, raw, expected);
+        }
+        if (v < min) {
+            throw bad(var, raw, expected);
+        }
+        return v;
+    }
+
+    private static IllegalArgumentException bad(String var, String value, String expected) {
+        return new IllegalArgumentException(var + "=" + (value == null ? "" : "'" + value + "'")
+                + " is invalid: expected " + expected);
+    }
+}
