@@ -2,6 +2,7 @@ package io.kolo;
 
 import io.kolo.bootstrap.InMemoryStore;
 import io.kolo.bootstrap.JobEnvironment;
+import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.RendezvousClient;
 import io.kolo.bootstrap.RendezvousServer;
@@ -80,21 +81,22 @@ public final class Communicator implements AutoCloseable {
             Transport t = LocalTransport.group(1, settings.timeout()).getFirst();
             return assemble(topology, t, store, settings, store);
         }
+        JobSecret secret = job.secret().orElseThrow();
         KeyValueStore store;
         InetSocketAddress rendezvous;
         try {
-            rendezvous = new InetSocketAddress(InetAddress.getByName(job.rendezvousAddr()), job.rendezvousPort());
+            rendezvous = new InetSocketAddress(InetAddress.getByName(job.rendezvousHost()), job.rendezvousPort());
         } catch (UnknownHostException e) {
-            throw new IllegalArgumentException("KOLO_RENDEZVOUS_ADDR=" + job.rendezvousAddr() + " does not resolve", e);
+            throw new IllegalArgumentException("KOLO_RENDEZVOUS_ADDR=" + job.rendezvousHost() + " does not resolve", e);
         }
-        if (job.rank() == 0 && job.rendezvousServedByRank0()) {
-            store = RendezvousServer.start(rendezvous.getAddress(), rendezvous.getPort(), job.secret());
+        if (job.rank() == 0 && job.rendezvousServer() == JobEnvironment.RendezvousServer.RANK0) {
+            store = RendezvousServer.start(rendezvous.getAddress(), rendezvous.getPort(), secret);
         } else {
-            store = RendezvousClient.connect(rendezvous, job.secret(), job.startTimeout());
+            store = RendezvousClient.connect(rendezvous, secret, job.startTimeout());
         }
         Transport transport;
         try {
-            transport = TcpTransport.connect(job.rank(), job.size(), job.bindAddress(), store, job.secret(),
+            transport = TcpTransport.connect(job.rank(), job.size(), job.bindAddress(), store, secret,
                     job.startTimeout(), job.timeout());
         } catch (RuntimeException e) {
             store.close();
