@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -33,6 +34,7 @@ final class Job {
     static final Duration DEFAULT_GRACE = Duration.ofSeconds(5);
     // After the ranks exit, how long to wait for pipes held open by descendants that escaped us.
     private static final Duration DRAIN = Duration.ofSeconds(2);
+    private static final Duration DESCENDANT_POLL = Duration.ofMillis(100);
 
     private final List<RankLaunch> launches;
     private final KeyValueStore store;
@@ -46,6 +48,9 @@ final class Job {
     private final Thread[][] rankPumps;
     private final BlockingQueue<Integer> exits = new LinkedBlockingQueue<>();
     private final Object terminationLock = new Object();
+    // Everything the ranks have started, seen by polling: once a rank exits its children are re-parented
+    // and can no longer be found from it, yet they may still hold its output pipes or the GPU.
+    private final Set<ProcessHandle> descendants = ConcurrentHashMap.newKeySet();
     private volatile boolean stopping;
 
     Job(List<RankLaunch> launches, KeyValueStore store, PrintStream out, PrintStream err, Path outputDir,
@@ -74,6 +79,7 @@ final class Job {
                 return START_FAILED;
             }
         }
+        Thread tracker = Thread.ofPlatform().daemon().name("kolo-descendants").start(this::trackDescendants);
         int remaining = launches.size();
         Integer failure = null;
         while (remaining > 0) {
@@ -91,7 +97,7 @@ final class Job {
                 }
                 // Let the failing rank's last words (usually its stack trace) come out before ours.
                 for (Thread t : rankPumps[rank]) {
-                    t.join(Duration.ofSeconds(1));
+                    t.join(Duration.ofMillis(300));
                 }
                 List<Process> others = running();
                 message("kolo: " + cause + (others.isEmpty() ? ""
@@ -99,6 +105,9 @@ final class Job {
                 terminate(others);
             }
         }
+        tracker.interrupt();
+        // Ranks are done; whatever they left running in the background goes with them.
+        terminate(List.of());
         awaitPumps();
         if (failure != null) {
             return failure;
@@ -154,6 +163,21 @@ final class Job {
         });
     }
 
+    private void trackDescendants() {
+        while (!Thread.currentThread().isInterrupted()) {
+            for (Process p : processes) {
+                if (p != null && p.isAlive()) {
+                    p.descendants().forEach(descendants::add);
+                }
+            }
+            try {
+                Thread.sleep(DESCENDANT_POLL);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
     private List<Process> running() {
         synchronized (terminationLock) {
             List<Process> alive = new ArrayList<>();
@@ -180,6 +204,10 @@ final class Job {
             }
             for (Process p : ranks) {
                 p.descendants().forEach(all::add);
+            }
+            descendants.stream().filter(ProcessHandle::isAlive).forEach(all::add);
+            if (all.isEmpty()) {
+                return;
             }
             for (ProcessHandle h : all) {
                 h.destroy();
