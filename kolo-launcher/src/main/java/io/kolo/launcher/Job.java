@@ -72,6 +72,10 @@ final class Job {
             try {
                 start(launch);
             } catch (IOException e) {
+                if (stopping) {
+                    terminate(running());
+                    return 143;
+                }
                 message("kolo: cannot start rank " + launch.rank() + " (" + String.join(" ", launch.command())
                         + "): " + e.getMessage());
                 terminate(running());
@@ -117,8 +121,11 @@ final class Job {
 
     /** Called from the shutdown hook on Ctrl-C or SIGTERM: stop every rank the same way a failure does. */
     void stop() {
-        stopping = true;
-        List<Process> alive = running();
+        List<Process> alive;
+        synchronized (terminationLock) {
+            stopping = true;
+            alive = running();
+        }
         if (!alive.isEmpty()) {
             message("kolo: interrupted; terminating " + alive.size() + (alive.size() == 1 ? " rank" : " ranks"));
         }

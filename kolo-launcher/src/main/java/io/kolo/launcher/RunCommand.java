@@ -138,8 +138,9 @@ final class RunCommand {
         JobSecret secret = JobSecret.generate();
         RendezvousServer server;
         try {
-            server = RendezvousServer.start(InetAddress.getLoopbackAddress(), 0, secret);
-        } catch (RuntimeException e) {
+            // Ranks are local for now, so nothing off this machine needs to reach the store.
+            server = RendezvousServer.start(InetAddress.getByName("127.0.0.1"), 0, secret);
+        } catch (IOException | RuntimeException e) {
             err.println("kolo: " + e.getMessage());
             return 1;
         }

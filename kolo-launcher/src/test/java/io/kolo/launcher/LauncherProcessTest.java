@@ -143,6 +143,14 @@ class LauncherProcessTest {
     }
 
     @Test
+    void backgroundProcessesLeftBySuccessfulRanksAreStoppedAtTheEnd(@TempDir Path dir) throws Exception {
+        Result r = kolo("run", "-np", "2", "--", "sh", "-c",
+                "sleep 60 > /dev/null 2>&1 & echo $! > " + dir + "/pids.$KOLO_RANK; sleep 0.5; exit 0");
+        assertEquals(0, r.code(), r.err());
+        assertAllGone(pidsIn(dir));
+    }
+
+    @Test
     void outputDirGetsRawLinesPerRank(@TempDir Path dir) throws IOException {
         Path outDir = dir.resolve("logs");
         Result r = kolo("run", "-np", "2", "--output-dir", outDir.toString(), "--",
