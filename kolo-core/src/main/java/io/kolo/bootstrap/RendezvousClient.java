@@ -1,0 +1,220 @@
+package io.kolo.bootstrap;
+
+import io.kolo.KoloException;
+import io.kolo.KoloTimeoutException;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * A rank's connection to the {@link RendezvousServer}. Requests from several threads are serialised on the
+ * one connection, so a thread blocked in {@link #get} holds up the others until its key appears or it
+ * times out; ranks only block on keys they need before doing anything else, so this is fine.
+ */
+public final class RendezvousClient implements KeyValueStore {
+    private static final Duration FIRST_BACKOFF = Duration.ofMillis(20);
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(1);
+    // Slack on top of a GET's own timeout before we decide the server is hung rather than waiting for us.
+    private static final Duration REPLY_GRACE = Duration.ofSeconds(30);
+
+    private final InetSocketAddress server;
+    private final Socket socket;
+    private final DataInputStream in;
+    private final DataOutputStream out;
+    private boolean closed;
+
+    private RendezvousClient(InetSocketAddress server, Socket socket) throws IOException {
+        this.server = server;
+        this.socket = socket;
+        this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+        this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
+    }
+
+    /**
+     * Connects and authenticates, retrying refused connections with backoff until {@code connectTimeout}
+     * has passed, because ranks routinely start before the launcher's (or rank 0's) server is listening.
+     *
+     * @throws KoloTimeoutException when no server accepted within {@code connectTimeout}
+     * @throws KoloException        when the server is there but the handshake failed (wrong secret)
+     */
+    public static RendezvousClient connect(InetSocketAddress server, JobSecret secret, Duration connectTimeout) {
+        long deadline = System.nanoTime() + connectTimeout.toNanos();
+        Duration backoff = FIRST_BACKOFF;
+        IOException last = null;
+        while (true) {
+            long leftMs = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
+            Socket socket = new Socket();
+            try {
+                socket.connect(server, (int) Math.min(Integer.MAX_VALUE, leftMs));
+            } catch (ConnectException | SocketTimeoutException e) {
+                closeQuietly(socket);
+                last = e;
+                if (System.nanoTime() + backoff.toNanos() >= deadline) {
+                    KoloTimeoutException t = new KoloTimeoutException("could not reach the rendezvous server at "
+                            + hostPort(server) + " within " + RendezvousProtocol.describe(connectTimeout)
+                            + " (" + last.getMessage() + "); is the launcher (or rank 0) running?");
+                    t.initCause(last);
+                    throw t;
+                }
+                sleep(backoff);
+                backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
+                continue;
+            } catch (IOException e) {
+                closeQuietly(socket);
+                throw new KoloException("cannot connect to the rendezvous server at " + hostPort(server) + ": "
+                        + e.getMessage(), e);
+            }
+            try {
+                socket.setTcpNoDelay(true);
+                socket.setSoTimeout((int) RendezvousServer.HANDSHAKE_TIMEOUT.toMillis());
+                Handshake.run(socket, secret, RendezvousProtocol.PURPOSE);
+                socket.setSoTimeout(0);
+                return new RendezvousClient(server, socket);
+            } catch (IOException e) {
+                closeQuietly(socket);
+                throw new KoloException("the rendezvous server at " + hostPort(server)
+                        + " did not accept this rank: " + e.getMessage()
+                        + " (KOLO_SECRET must be the one the launcher generated for this job)", e);
+            }
+        }
+    }
+
+    @Override
+    public synchronized void put(String key, String value) {
+        try {
+            setReplyTimeout(Duration.ZERO);
+            out.writeByte(RendezvousProtocol.PUT);
+            RendezvousProtocol.writeString(out, key);
+            RendezvousProtocol.writeString(out, value);
+            out.flush();
+            expect(in.readByte(), RendezvousProtocol.OK);
+        } catch (IOException e) {
+            throw gone(e);
+        }
+    }
+
+    @Override
+    public synchronized boolean putIfAbsent(String key, String value) {
+        try {
+            setReplyTimeout(Duration.ZERO);
+            out.writeByte(RendezvousProtocol.PUT_IF_ABSENT);
+            RendezvousProtocol.writeString(out, key);
+            RendezvousProtocol.writeString(out, value);
+            out.flush();
+            byte reply = in.readByte();
+            if (reply != RendezvousProtocol.STORED && reply != RendezvousProtocol.PRESENT) {
+                throw new IOException("unexpected reply " + reply);
+            }
+            return reply == RendezvousProtocol.STORED;
+        } catch (IOException e) {
+            throw gone(e);
+        }
+    }
+
+    @Override
+    public synchronized Optional<String> tryGet(String key) {
+        try {
+            setReplyTimeout(Duration.ZERO);
+            out.writeByte(RendezvousProtocol.TRY_GET);
+            RendezvousProtocol.writeString(out, key);
+            out.flush();
+            return readResult();
+        } catch (IOException e) {
+            throw gone(e);
+        }
+    }
+
+    @Override
+    public synchronized String get(String key, Duration timeout) {
+        Optional<String> value;
+        try {
+            setReplyTimeout(timeout);
+            out.writeByte(RendezvousProtocol.GET);
+            RendezvousProtocol.writeString(out, key);
+            out.writeLong(Math.max(0, timeout.toMillis()));
+            out.flush();
+            value = readResult();
+        } catch (IOException e) {
+            throw gone(e);
+        }
+        return value.orElseThrow(() -> new KoloTimeoutException("timed out after "
+                + RendezvousProtocol.describe(timeout) + " waiting for key '" + key
+                + "' in the rendezvous store at " + hostPort(server)));
+    }
+
+    private Optional<String> readResult() throws IOException {
+        byte reply = in.readByte();
+        if (reply == RendezvousProtocol.PRESENT) {
+            return Optional.of(RendezvousProtocol.readString(in));
+        }
+        expect(reply, RendezvousProtocol.ABSENT);
+        return Optional.empty();
+    }
+
+    private void setReplyTimeout(Duration wait) throws IOException {
+        if (closed) {
+            throw new KoloException("the rendezvous client for " + hostPort(server) + " is closed");
+        }
+        long ms = wait.plus(REPLY_GRACE).toMillis();
+        socket.setSoTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(1, ms)));
+    }
+
+    private static void expect(byte reply, byte wanted) throws IOException {
+        if (reply != wanted) {
+            throw new IOException("unexpected reply " + reply);
+        }
+    }
+
+    private KoloException gone(IOException e) {
+        closeQuietly(socket);
+        closed = true;
+        return new KoloException("the rendezvous server at " + hostPort(server) + " is gone ("
+                + e.getMessage() + "); the launcher (or rank 0) has probably exited", e);
+    }
+
+    /** The server this client talks to. */
+    public InetSocketAddress server() {
+        return server;
+    }
+
+    @Override
+    public synchronized void close() {
+        closed = true;
+        closeQuietly(socket);
+    }
+
+    private static String hostPort(InetSocketAddress a) {
+        return (a.getAddress() != null ? a.getAddress().getHostAddress() : a.getHostString()) + ":" + a.getPort();
+    }
+
+    private static void sleep(Duration d) {
+        try {
+            Thread.sleep(d);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KoloException("interrupted while connecting to the rendezvous server", e);
+        }
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // Already failing or closing; the original error is what matters.
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RendezvousClient[" + hostPort(server) + "]";
+    }
+}

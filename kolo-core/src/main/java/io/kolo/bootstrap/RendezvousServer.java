@@ -1,0 +1,271 @@
+package io.kolo.bootstrap;
+
+import io.kolo.KoloException;
+import io.kolo.KoloTimeoutException;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The job's rendezvous store served over TCP, run by the launcher (or by rank 0 when there is none). Every
+ * connection must pass the {@link Handshake} before any request is read, so a stranger on the network can
+ * neither read addresses nor plant them. The server is also a {@link KeyValueStore} for the process that
+ * hosts it, which is how the launcher records why a rank died.
+ */
+public final class RendezvousServer implements KeyValueStore {
+    private static final System.Logger LOG = System.getLogger(RendezvousServer.class.getName());
+
+    // Long enough for a loaded machine, short enough that a silent stranger does not pin a thread.
+    static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
+
+    private final ServerSocket serverSocket;
+    private final JobSecret secret;
+    private final Map<String, String> values = new HashMap<>();
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final Set<Socket> connections = ConcurrentHashMap.newKeySet();
+    private final InetSocketAddress address;
+    private volatile boolean closed;
+
+    private RendezvousServer(ServerSocket serverSocket, JobSecret secret) {
+        this.serverSocket = serverSocket;
+        this.secret = secret;
+        this.address = new InetSocketAddress(serverSocket.getInetAddress(), serverSocket.getLocalPort());
+    }
+
+    /**
+     * Binds to {@code bind} only (never the wildcard unless asked for) and starts accepting.
+     *
+     * @param port 0 for an ephemeral port; see {@link #address()}
+     */
+    public static RendezvousServer start(InetAddress bind, int port, JobSecret secret) {
+        try {
+            ServerSocket socket = new ServerSocket();
+            socket.setReuseAddress(true);
+            socket.bind(new InetSocketAddress(bind, port), 128);
+            RendezvousServer server = new RendezvousServer(socket, secret);
+            Thread.ofPlatform().daemon().name("kolo-rendezvous-accept-" + socket.getLocalPort())
+                    .start(server::acceptLoop);
+            return server;
+        } catch (IOException e) {
+            throw new KoloException("cannot start the rendezvous server on " + bind.getHostAddress() + ":" + port
+                    + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The address clients connect to. */
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            Socket socket;
+            try {
+                socket = serverSocket.accept();
+            } catch (IOException e) {
+                if (!closed) {
+                    LOG.log(System.Logger.Level.ERROR, "rendezvous server stopped accepting: " + e.getMessage(), e);
+                }
+                return;
+            }
+            connections.add(socket);
+            if (closed) {
+                closeQuietly(socket);
+                return;
+            }
+            Thread.ofVirtual().name("kolo-rendezvous-" + socket.getRemoteSocketAddress()).start(() -> serve(socket));
+        }
+    }
+
+    private void serve(Socket socket) {
+        try (socket) {
+            socket.setTcpNoDelay(true);
+            socket.setSoTimeout((int) HANDSHAKE_TIMEOUT.toMillis());
+            try {
+                Handshake.run(socket, secret, RendezvousProtocol.PURPOSE);
+            } catch (IOException e) {
+                if (!closed) {
+                    LOG.log(System.Logger.Level.WARNING, "rejected a connection to the rendezvous server from "
+                            + socket.getRemoteSocketAddress() + ": " + e.getMessage());
+                }
+                return;
+            }
+            // A GET legitimately waits as long as its caller asked, so requests have no read timeout.
+            socket.setSoTimeout(0);
+            DataInputStream in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+            DataOutputStream out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
+            while (!closed) {
+                int op = in.read();
+                if (op < 0) {
+                    return;
+                }
+                handle((byte) op, in, out);
+                out.flush();
+            }
+        } catch (EOFException | SocketException e) {
+            // The client went away (a rank finished or died); that is its business, not ours.
+        } catch (IOException e) {
+            if (!closed) {
+                LOG.log(System.Logger.Level.WARNING, "dropping rendezvous connection from "
+                        + socket.getRemoteSocketAddress() + ": " + e.getMessage());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            connections.remove(socket);
+        }
+    }
+
+    private void handle(byte op, DataInputStream in, DataOutputStream out) throws IOException, InterruptedException {
+        switch (op) {
+            case RendezvousProtocol.PUT -> {
+                put(RendezvousProtocol.readString(in), RendezvousProtocol.readString(in));
+                out.writeByte(RendezvousProtocol.OK);
+            }
+            case RendezvousProtocol.PUT_IF_ABSENT -> {
+                boolean stored = putIfAbsent(RendezvousProtocol.readString(in), RendezvousProtocol.readString(in));
+                out.writeByte(stored ? RendezvousProtocol.STORED : RendezvousProtocol.PRESENT);
+            }
+            case RendezvousProtocol.TRY_GET -> writeResult(out, tryGet(RendezvousProtocol.readString(in)));
+            case RendezvousProtocol.GET -> {
+                String key = RendezvousProtocol.readString(in);
+                long timeoutMs = in.readLong();
+                writeResult(out, await(key, Math.max(0, timeoutMs)));
+            }
+            default -> throw new IOException("unknown rendezvous request " + op);
+        }
+    }
+
+    private static void writeResult(DataOutputStream out, Optional<String> value) throws IOException {
+        if (value.isPresent()) {
+            out.writeByte(RendezvousProtocol.PRESENT);
+            RendezvousProtocol.writeString(out, value.get());
+        } else {
+            out.writeByte(RendezvousProtocol.ABSENT);
+        }
+    }
+
+    private Optional<String> await(String key, long timeoutMs) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        lock.lock();
+        try {
+            while (true) {
+                String v = values.get(key);
+                if (v != null || closed) {
+                    return Optional.ofNullable(v);
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return Optional.empty();
+                }
+                changed.awaitNanos(left);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void put(String key, String value) {
+        lock.lock();
+        try {
+            values.put(key, value);
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public boolean putIfAbsent(String key, String value) {
+        lock.lock();
+        try {
+            if (values.containsKey(key)) {
+                return false;
+            }
+            values.put(key, value);
+            changed.signalAll();
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public Optional<String> tryGet(String key) {
+        lock.lock();
+        try {
+            return Optional.ofNullable(values.get(key));
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public String get(String key, Duration timeout) {
+        try {
+            return await(key, timeout.toMillis()).orElseThrow(() -> closed
+                    ? new KoloException("the rendezvous server at " + hostPort() + " was closed while waiting for key '" + key + "'")
+                    : new KoloTimeoutException("timed out after " + RendezvousProtocol.describe(timeout)
+                    + " waiting for key '" + key + "' in the rendezvous store at " + hostPort()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KoloException("interrupted while waiting for key '" + key + "' in the rendezvous store", e);
+        }
+    }
+
+    private String hostPort() {
+        return address.getAddress().getHostAddress() + ":" + address.getPort();
+    }
+
+    /** Stops accepting, drops every connection and releases waiting GETs. Idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        closeQuietly(serverSocket);
+        for (Socket s : connections) {
+            closeQuietly(s);
+        }
+        lock.lock();
+        try {
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // Closing on shutdown; there is nobody left to tell.
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RendezvousServer[" + hostPort() + "]";
+    }
+}

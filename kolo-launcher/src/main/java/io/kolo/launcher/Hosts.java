@@ -1,0 +1,165 @@
+package io.kolo.launcher;
+
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Predicate;
+
+/** Host lists from {@code -H} and hostfiles, in the Open MPI and MPICH syntaxes people already have. */
+final class Hosts {
+
+    record Host(String name, int slots) {
+        @Override
+        public String toString() {
+            return name + ":" + slots;
+        }
+    }
+
+    private Hosts() {
+    }
+
+    /** {@code h1:2,h2:2}; a host without {@code :N} has one slot, as in mpirun. */
+    static List<Host> parseList(String spec) {
+        List<Host> hosts = new ArrayList<>();
+        for (String item : spec.split(",", -1)) {
+            String s = item.strip();
+            if (s.isEmpty()) {
+                throw new UsageException("empty host in -H '" + spec + "' (expected host:slots[,host:slots...])");
+            }
+            hosts.add(parseMpich(s, "-H '" + spec + "'"));
+        }
+        return merge(hosts);
+    }
+
+    /**
+     * Lines of a hostfile: Open MPI ({@code host slots=N [max_slots=M]}) or MPICH ({@code host:N}), with
+     * {@code #} comments and blank lines.
+     */
+    static List<Host> parseHostfile(List<String> lines, String fileName) {
+        List<Host> hosts = new ArrayList<>();
+        for (int i = 0; i < lines.size(); i++) {
+            String where = fileName + ":" + (i + 1);
+            String line = lines.get(i);
+            int hash = line.indexOf('#');
+            if (hash >= 0) {
+                line = line.substring(0, hash);
+            }
+            line = line.strip();
+            if (line.isEmpty()) {
+                continue;
+            }
+            String[] words = line.split("\\s+");
+            if (words.length == 1) {
+                hosts.add(parseMpich(words[0], where));
+                continue;
+            }
+            String name = words[0];
+            checkName(name, where);
+            Integer slots = null;
+            Integer maxSlots = null;
+            for (int w = 1; w < words.length; w++) {
+                String[] kv = words[w].split("=", 2);
+                if (kv.length != 2) {
+                    throw new UsageException(where + ": cannot parse '" + words[w] + "' (expected slots=N or max_slots=N)");
+                }
+                switch (kv[0].toLowerCase(Locale.ROOT)) {
+                    case "slots", "cpu" -> slots = positive(kv[1], where, "slots");
+                    case "max_slots", "max-slots" -> maxSlots = positive(kv[1], where, "max_slots");
+                    default -> throw new UsageException(where + ": unknown hostfile keyword '" + kv[0]
+                            + "' (supported: slots=N, max_slots=M)");
+                }
+            }
+            if (slots == null) {
+                // Open MPI: max_slots alone still gives the host one slot.
+                slots = 1;
+            }
+            if (maxSlots != null && maxSlots < slots) {
+                throw new UsageException(where + ": slots=" + slots + " is more than max_slots=" + maxSlots);
+            }
+            hosts.add(new Host(name, slots));
+        }
+        if (hosts.isEmpty()) {
+            throw new UsageException("hostfile " + fileName + " lists no hosts");
+        }
+        return merge(hosts);
+    }
+
+    private static Host parseMpich(String s, String where) {
+        int colon = s.lastIndexOf(':');
+        if (colon < 0) {
+            checkName(s, where);
+            return new Host(s, 1);
+        }
+        String name = s.substring(0, colon);
+        checkName(name, where);
+        return new Host(name, positive(s.substring(colon + 1), where, "slots for " + name));
+    }
+
+    private static void checkName(String name, String where) {
+        if (name.isEmpty() || name.contains("=") || name.contains(":")) {
+            throw new UsageException(where + ": bad host name '" + name + "'");
+        }
+    }
+
+    private static int positive(String value, String where, String what) {
+        try {
+            int n = Integer.parseInt(value.strip());
+            if (n > 0) {
+                return n;
+            }
+        } catch (NumberFormatException ignored) {
+            // Reported below with the context the user needs.
+        }
+        throw new UsageException(where + ": " + what + " must be a positive integer, got '" + value + "'");
+    }
+
+    // mpirun adds up repeated hosts rather than treating them as separate machines.
+    private static List<Host> merge(List<Host> hosts) {
+        Map<String, Integer> slots = new LinkedHashMap<>();
+        for (Host h : hosts) {
+            slots.merge(h.name(), h.slots(), Integer::sum);
+        }
+        List<Host> merged = new ArrayList<>();
+        slots.forEach((name, n) -> merged.add(new Host(name, n)));
+        return merged;
+    }
+
+    static int totalSlots(List<Host> hosts) {
+        return hosts.stream().mapToInt(Host::slots).sum();
+    }
+
+    /** Fails with a usage error when some host is another machine: only local launches exist so far. */
+    static void requireLocal(List<Host> hosts, Predicate<String> isLocal) {
+        for (Host h : hosts) {
+            if (!isLocal.test(h.name())) {
+                throw new UsageException("remote hosts are not supported yet: " + h.name());
+            }
+        }
+    }
+
+    /** This machine's names; no DNS lookups of the user's hosts, so a typo cannot hang the launcher. */
+    static Predicate<String> localNames() {
+        Set<String> names = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
+        names.add("localhost");
+        names.add("::1");
+        try {
+            InetAddress self = InetAddress.getLocalHost();
+            names.add(self.getHostName());
+            names.add(self.getHostName().split("\\.")[0]);
+            names.add(self.getCanonicalHostName());
+            names.add(self.getHostAddress());
+        } catch (Exception ignored) {
+            // Without a resolvable hostname only localhost and 127.x count as local.
+        }
+        String env = System.getenv("HOSTNAME");
+        if (env != null && !env.isBlank()) {
+            names.add(env);
+        }
+        return host -> names.contains(host) || host.startsWith("127.");
+    }
+}

@@ -1,0 +1,265 @@
+package io.kolo.launcher;
+
+import io.kolo.bootstrap.KeyValueStore;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs the ranks of one job on this machine: starts them, relays their output, and when one fails (or the
+ * launcher is told to stop) takes all the others down with it, descendants included, so that no rank is
+ * left waiting forever on a peer that is gone.
+ */
+final class Job {
+    /** One rank's process: what to run and what to add to the launcher's environment. */
+    record RankLaunch(int rank, List<String> command, Map<String, String> env) {
+    }
+
+    static final int START_FAILED = 127;
+    static final Duration DEFAULT_GRACE = Duration.ofSeconds(5);
+    // After the ranks exit, how long to wait for pipes held open by descendants that escaped us.
+    private static final Duration DRAIN = Duration.ofSeconds(2);
+    private static final Duration DESCENDANT_POLL = Duration.ofMillis(100);
+
+    private final List<RankLaunch> launches;
+    private final KeyValueStore store;
+    private final TaggedOutput out;
+    private final TaggedOutput err;
+    private final PrintStream messages;
+    private final Path outputDir;
+    private final Duration grace;
+    private final Process[] processes;
+    private final List<Thread> pumps = new ArrayList<>();
+    private final Thread[][] rankPumps;
+    private final BlockingQueue<Integer> exits = new LinkedBlockingQueue<>();
+    private final Object terminationLock = new Object();
+    // Everything the ranks have started, seen by polling: once a rank exits its children are re-parented
+    // and can no longer be found from it, yet they may still hold its output pipes or the GPU.
+    private final Set<ProcessHandle> descendants = ConcurrentHashMap.newKeySet();
+    private volatile boolean stopping;
+
+    Job(List<RankLaunch> launches, KeyValueStore store, PrintStream out, PrintStream err, Path outputDir,
+        Duration grace) {
+        this.launches = launches;
+        this.store = store;
+        this.out = new TaggedOutput(out, "stdout");
+        this.err = new TaggedOutput(err, "stderr");
+        this.messages = err;
+        this.outputDir = outputDir;
+        this.grace = grace;
+        this.processes = new Process[launches.size()];
+        this.rankPumps = new Thread[launches.size()][];
+    }
+
+    /** Runs the job to the end; the exit code of the first rank that failed, or 0. */
+    int run() throws InterruptedException {
+        for (RankLaunch launch : launches) {
+            try {
+                start(launch);
+            } catch (IOException e) {
+                if (stopping) {
+                    terminate(running());
+                    return 143;
+                }
+                message("kolo: cannot start rank " + launch.rank() + " (" + String.join(" ", launch.command())
+                        + "): " + e.getMessage());
+                terminate(running());
+                awaitPumps();
+                return START_FAILED;
+            }
+        }
+        Thread tracker = Thread.ofPlatform().daemon().name("kolo-descendants").start(this::trackDescendants);
+        int remaining = launches.size();
+        Integer failure = null;
+        while (remaining > 0) {
+            int rank = exits.take();
+            remaining--;
+            int code = processes[rank].exitValue();
+            if (code != 0 && failure == null && !stopping) {
+                failure = code;
+                // Record before killing anyone, so ranks that notice the failure first can name the cause.
+                String cause = "rank " + rank + " exited with code " + code;
+                try {
+                    store.put("failed/" + rank, cause);
+                } catch (RuntimeException e) {
+                    message("kolo: could not record the failure in the rendezvous store: " + e.getMessage());
+                }
+                // Let the failing rank's last words (usually its stack trace) come out before ours.
+                for (Thread t : rankPumps[rank]) {
+                    t.join(Duration.ofMillis(300));
+                }
+                List<Process> others = running();
+                message("kolo: " + cause + (others.isEmpty() ? ""
+                        : "; terminating the other " + others.size() + (others.size() == 1 ? " rank" : " ranks")));
+                terminate(others);
+            }
+        }
+        tracker.interrupt();
+        // Ranks are done; whatever they left running in the background goes with them.
+        terminate(List.of());
+        awaitPumps();
+        if (failure != null) {
+            return failure;
+        }
+        return stopping ? 143 : 0;
+    }
+
+    /** Called from the shutdown hook on Ctrl-C or SIGTERM: stop every rank the same way a failure does. */
+    void stop() {
+        List<Process> alive;
+        synchronized (terminationLock) {
+            stopping = true;
+            alive = running();
+        }
+        if (!alive.isEmpty()) {
+            message("kolo: interrupted; terminating " + alive.size() + (alive.size() == 1 ? " rank" : " ranks"));
+        }
+        terminate(alive);
+    }
+
+    private void start(RankLaunch launch) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(launch.command());
+        pb.environment().putAll(launch.env());
+        OutputStream outFile = null;
+        OutputStream errFile = null;
+        if (outputDir != null) {
+            Path dir = outputDir.resolve("rank." + launch.rank());
+            Files.createDirectories(dir);
+            outFile = Files.newOutputStream(dir.resolve("stdout"));
+            errFile = Files.newOutputStream(dir.resolve("stderr"));
+        }
+        Process p;
+        // Serialised with termination so a signal arriving mid-start cannot miss a just-started rank.
+        synchronized (terminationLock) {
+            if (stopping) {
+                throw new IOException("the launcher is stopping");
+            }
+            p = pb.start();
+            processes[launch.rank()] = p;
+        }
+        p.getOutputStream().close();
+        rankPumps[launch.rank()] = new Thread[] {
+                pump(launch.rank(), p.getInputStream(), out, outFile, "stdout"),
+                pump(launch.rank(), p.getErrorStream(), err, errFile, "stderr")};
+        pumps.addAll(List.of(rankPumps[launch.rank()]));
+        p.onExit().thenRun(() -> exits.add(launch.rank()));
+    }
+
+    private Thread pump(int rank, InputStream in, TaggedOutput target, OutputStream file, String name) {
+        return Thread.ofPlatform().daemon().name("kolo-rank-" + rank + "-" + name).start(() -> {
+            try (in; OutputStream f = file) {
+                target.pump(rank, in, f);
+            } catch (IOException e) {
+                // The rank was killed mid-write or the pipe closed under us; its exit code tells the story.
+            }
+        });
+    }
+
+    private void trackDescendants() {
+        while (!Thread.currentThread().isInterrupted()) {
+            for (Process p : processes) {
+                if (p != null && p.isAlive()) {
+                    p.descendants().forEach(descendants::add);
+                }
+            }
+            try {
+                Thread.sleep(DESCENDANT_POLL);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    private List<Process> running() {
+        synchronized (terminationLock) {
+            List<Process> alive = new ArrayList<>();
+            for (Process p : processes) {
+                if (p != null && p.isAlive()) {
+                    alive.add(p);
+                }
+            }
+            return alive;
+        }
+    }
+
+    /**
+     * SIGTERM to the ranks and everything they started, a grace period for them to clean up, then SIGKILL.
+     * Descendants are collected before anyone is signalled: once a rank dies its children are re-parented
+     * and can no longer be found from it.
+     */
+    private void terminate(List<Process> ranks) {
+        synchronized (terminationLock) {
+            // Ranks first, so a shell rank dies quietly instead of reporting its killed child.
+            Set<ProcessHandle> all = new LinkedHashSet<>();
+            for (Process p : ranks) {
+                all.add(p.toHandle());
+            }
+            for (Process p : ranks) {
+                p.descendants().forEach(all::add);
+            }
+            descendants.stream().filter(ProcessHandle::isAlive).forEach(all::add);
+            if (all.isEmpty()) {
+                return;
+            }
+            for (ProcessHandle h : all) {
+                h.destroy();
+            }
+            long deadline = System.nanoTime() + grace.toNanos();
+            for (ProcessHandle h : all) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                try {
+                    h.onExit().get(left, TimeUnit.NANOSECONDS);
+                } catch (Exception timeoutOrInterrupt) {
+                    break;
+                }
+            }
+            for (ProcessHandle h : all) {
+                if (h.isAlive()) {
+                    h.descendants().forEach(ProcessHandle::destroyForcibly);
+                    h.destroyForcibly();
+                }
+            }
+            CompletableFuture<?>[] exited = all.stream().map(ProcessHandle::onExit).toArray(CompletableFuture[]::new);
+            try {
+                CompletableFuture.allOf(exited).get(grace.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (Exception e) {
+                message("kolo: some processes did not exit even after SIGKILL");
+            }
+        }
+    }
+
+    private void awaitPumps() throws InterruptedException {
+        long deadline = System.nanoTime() + DRAIN.toNanos();
+        for (Thread t : pumps) {
+            long left = deadline - System.nanoTime();
+            if (left > 0) {
+                t.join(Duration.ofNanos(left));
+            }
+        }
+    }
+
+    private void message(String line) {
+        synchronized (err) {
+            messages.println(line);
+            messages.flush();
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package io.kolo.launcher;
+
+import io.kolo.bootstrap.JobSecret;
+
+import java.net.InetSocketAddress;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/** The variables a rank gets on top of the launcher's environment. */
+final class RankEnvironment {
+    static final String SECRET = "KOLO_SECRET";
+    static final Set<String> LAUNCHER_VARS = Set.of("KOLO_RANK", "KOLO_SIZE", "KOLO_LOCAL_RANK", "KOLO_LOCAL_SIZE",
+            "KOLO_CROSS_RANK", "KOLO_CROSS_SIZE", "KOLO_HOSTNAME", "KOLO_RENDEZVOUS_ADDR", "KOLO_RENDEZVOUS_PORT",
+            "KOLO_RENDEZVOUS_SERVER", SECRET, "KOLO_START_TIMEOUT_SECONDS");
+    private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+    private RankEnvironment() {
+    }
+
+    static Map<String, String> koloVars(Topology.Slot slot, InetSocketAddress rendezvous, JobSecret secret,
+                                        int startTimeoutSeconds) {
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("KOLO_RANK", Integer.toString(slot.rank()));
+        env.put("KOLO_SIZE", Integer.toString(slot.size()));
+        env.put("KOLO_LOCAL_RANK", Integer.toString(slot.localRank()));
+        env.put("KOLO_LOCAL_SIZE", Integer.toString(slot.localSize()));
+        env.put("KOLO_CROSS_RANK", Integer.toString(slot.crossRank()));
+        env.put("KOLO_CROSS_SIZE", Integer.toString(slot.crossSize()));
+        env.put("KOLO_HOSTNAME", slot.host());
+        env.put("KOLO_RENDEZVOUS_ADDR", rendezvous.getAddress().getHostAddress());
+        env.put("KOLO_RENDEZVOUS_PORT", Integer.toString(rendezvous.getPort()));
+        env.put("KOLO_RENDEZVOUS_SERVER", "launcher");
+        env.put(SECRET, secret.toHex());
+        env.put("KOLO_START_TIMEOUT_SECONDS", Integer.toString(startTimeoutSeconds));
+        return env;
+    }
+
+    /**
+     * {@code -x VAR=VALUE} sets a value, {@code -x VAR} forwards the launcher's own (as mpirun does). A
+     * forwarded variable the launcher does not have is skipped with a warning rather than an error, so a
+     * script that forwards an optional variable keeps working.
+     */
+    static Map<String, String> exports(List<String> specs, Map<String, String> launcherEnv, List<String> warnings) {
+        Map<String, String> env = new LinkedHashMap<>();
+        for (String spec : specs) {
+            int eq = spec.indexOf('=');
+            String name = eq < 0 ? spec : spec.substring(0, eq);
+            if (!NAME.matcher(name).matches()) {
+                throw new UsageException("-x " + spec + ": '" + name + "' is not a valid environment variable name");
+            }
+            if (LAUNCHER_VARS.contains(name)) {
+                throw new UsageException("-x " + spec + ": " + name + " is set by kolo run for each rank");
+            }
+            if (eq >= 0) {
+                env.put(name, spec.substring(eq + 1));
+            } else if (launcherEnv.containsKey(name)) {
+                env.put(name, launcherEnv.get(name));
+            } else {
+                warnings.add("kolo: -x " + name + ": not set in the launcher's environment; not forwarded");
+            }
+        }
+        return env;
+    }
+
+    /** What --verbose shows for one rank: never the secret, never -x values (they may be credentials). */
+    static String describe(int rank, List<String> command, Map<String, String> kolo, Set<String> exported) {
+        StringBuilder sb = new StringBuilder("kolo: rank ").append(rank).append(": ").append(shellQuote(command));
+        sb.append("\nkolo: rank ").append(rank).append(" env:");
+        kolo.forEach((k, v) -> {
+            if (!k.equals(SECRET)) {
+                sb.append(' ').append(k).append('=').append(v);
+            }
+        });
+        for (String name : exported) {
+            sb.append(' ').append(name).append("=(from -x)");
+        }
+        return sb.toString();
+    }
+
+    static String shellQuote(List<String> command) {
+        StringBuilder sb = new StringBuilder();
+        for (String arg : command) {
+            if (!sb.isEmpty()) {
+                sb.append(' ');
+            }
+            if (!arg.isEmpty() && arg.matches("[A-Za-z0-9_@%+=:,./-]+")) {
+                sb.append(arg);
+            } else {
+                sb.append('\'').append(arg.replace("'", "'\\''")).append('\'');
+            }
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,223 @@
+package io.kolo.launcher;
+
+import io.kolo.bootstrap.JobSecret;
+import io.kolo.bootstrap.RendezvousServer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Predicate;
+
+@Command(name = "run", sortOptions = false, separator = " ",
+        description = "Start N ranks of a program on this machine, tagged output, all-or-nothing exit.",
+        customSynopsis = {
+                "kolo run -np N [-H HOSTS | --hostfile FILE] [-x VAR[=VALUE]]...",
+                "         [--output-dir DIR] [--start-timeout S] [--verbose] -- COMMAND [ARGS...]",
+                "kolo run -np N [options] -jar APP.jar [ARGS...]",
+                "kolo run -np N [options] -cp CLASSPATH MAIN_CLASS [ARGS...]",
+                "kolo run -np N [options] --example NAME [-- ARGS...]"},
+        footer = {"", "Exit code: 0 when every rank exits 0, else the exit code of the first rank",
+                "that failed; 2 for a usage error."})
+final class RunCommand {
+    static final int DEFAULT_START_TIMEOUT = 60;
+
+    @Option(names = "-np", required = true, paramLabel = "N", description = "Number of ranks to start.")
+    int np;
+
+    @Option(names = {"-H", "--hosts"}, paramLabel = "HOSTS",
+            description = "Hosts and slots, host:N[,host:N...] (default: localhost:N). Only this machine for now.")
+    String hosts;
+
+    @Option(names = "--hostfile", paramLabel = "FILE",
+            description = "Hostfile: 'host slots=N [max_slots=M]' (Open MPI) or 'host:N' (MPICH) per line.")
+    Path hostfile;
+
+    @Option(names = "-x", paramLabel = "VAR[=VALUE]",
+            description = "Set VAR in every rank, or forward the launcher's VAR. Repeatable.")
+    List<String> exports = new ArrayList<>();
+
+    @Option(names = "--output-dir", paramLabel = "DIR",
+            description = "Also write each rank's output to DIR/rank.N/stdout and DIR/rank.N/stderr.")
+    Path outputDir;
+
+    @Option(names = "--start-timeout", paramLabel = "S", defaultValue = "" + DEFAULT_START_TIMEOUT,
+            description = "Seconds ranks may take to find each other (KOLO_START_TIMEOUT_SECONDS, default: ${DEFAULT-VALUE}).")
+    int startTimeoutSeconds = DEFAULT_START_TIMEOUT;
+
+    @Option(names = "--verbose", description = "Print each rank's command line and KOLO_* variables (never the secret).")
+    boolean verbose;
+
+    @Option(names = "-jar", paramLabel = "APP.jar", description = "Run 'java -jar APP.jar ARGS' with this JDK.")
+    String jar;
+
+    @Option(names = {"-cp", "-classpath", "--class-path"}, paramLabel = "CLASSPATH",
+            description = "Run 'java -cp CLASSPATH MAIN_CLASS ARGS' with this JDK.")
+    String classpath;
+
+    @Option(names = "--example", paramLabel = "NAME", description = "Run a bundled example, e.g. allreduce.")
+    String example;
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+    boolean help;
+
+    @Parameters(paramLabel = "COMMAND", description = "The program to run and its arguments (after --).")
+    List<String> command = new ArrayList<>();
+
+    /** Everything validated and resolved, ready to start; built without side effects so it can be tested. */
+    record Plan(int np, List<Topology.Slot> slots, List<String> command, Map<String, String> exports,
+                List<String> warnings, Path outputDir, int startTimeoutSeconds, boolean verbose) {
+    }
+
+    Plan plan(Map<String, String> launcherEnv, Predicate<String> isLocal) {
+        if (np < 1) {
+            throw new UsageException("-np must be at least 1, got " + np);
+        }
+        if (startTimeoutSeconds < 1) {
+            throw new UsageException("--start-timeout must be at least 1 second, got " + startTimeoutSeconds);
+        }
+        if (hosts != null && hostfile != null) {
+            throw new UsageException("use either -H or --hostfile, not both");
+        }
+        List<Hosts.Host> hostList;
+        if (hosts != null) {
+            hostList = Hosts.parseList(hosts);
+        } else if (hostfile != null) {
+            List<String> lines;
+            try {
+                lines = Files.readAllLines(hostfile);
+            } catch (IOException e) {
+                throw new UsageException("cannot read hostfile " + hostfile + ": " + e);
+            }
+            hostList = Hosts.parseHostfile(lines, hostfile.toString());
+        } else {
+            hostList = List.of(new Hosts.Host("localhost", np));
+        }
+        List<Topology.Slot> slots = Topology.assign(hostList, np);
+        Hosts.requireLocal(hostList.stream().filter(h -> slots.stream().anyMatch(s -> s.host().equals(h.name())))
+                .toList(), isLocal);
+        List<String> warnings = new ArrayList<>();
+        Map<String, String> exported = RankEnvironment.exports(exports, launcherEnv, warnings);
+        return new Plan(np, slots, childCommand(launcherEnv), exported, warnings, outputDir, startTimeoutSeconds,
+                verbose);
+    }
+
+    private List<String> childCommand(Map<String, String> launcherEnv) {
+        int forms = (jar != null ? 1 : 0) + (classpath != null ? 1 : 0) + (example != null ? 1 : 0);
+        if (forms > 1) {
+            throw new UsageException("use only one of -jar, -cp and --example");
+        }
+        if (jar != null) {
+            return ChildCommand.forJar(jar, command);
+        }
+        if (classpath != null) {
+            return ChildCommand.forClasspath(classpath, command);
+        }
+        if (example != null) {
+            return ChildCommand.forExample(example, command, ChildCommand.koloHome(launcherEnv));
+        }
+        if (command.isEmpty()) {
+            throw new UsageException("no command to run: kolo run -np N -- COMMAND [ARGS...]");
+        }
+        return List.copyOf(command);
+    }
+
+    /** Starts the job and waits for it; the launcher's exit code. */
+    static int execute(Plan plan, PrintStream out, PrintStream err, boolean installShutdownHook)
+            throws InterruptedException {
+        plan.warnings().forEach(err::println);
+        JobSecret secret = JobSecret.generate();
+        RendezvousServer server;
+        try {
+            // Ranks are local for now, so nothing off this machine needs to reach the store.
+            server = RendezvousServer.start(InetAddress.getByName("127.0.0.1"), 0, secret);
+        } catch (IOException | RuntimeException e) {
+            err.println("kolo: " + e.getMessage());
+            return 1;
+        }
+        try (server) {
+            List<Job.RankLaunch> launches = new ArrayList<>();
+            for (Topology.Slot slot : plan.slots()) {
+                Map<String, String> kolo = RankEnvironment.koloVars(slot, server.address(), secret,
+                        plan.startTimeoutSeconds());
+                Map<String, String> env = new LinkedHashMap<>(plan.exports());
+                env.putAll(kolo);
+                if (plan.verbose()) {
+                    err.println(RankEnvironment.describe(slot.rank(), plan.command(), kolo, plan.exports().keySet()));
+                }
+                launches.add(new Job.RankLaunch(slot.rank(), plan.command(), env));
+            }
+            Job job = new Job(launches, server, out, err, plan.outputDir(), Job.DEFAULT_GRACE);
+            Thread hook = installShutdownHook ? new Thread(job::stop, "kolo-shutdown") : null;
+            if (hook != null) {
+                Runtime.getRuntime().addShutdownHook(hook);
+            }
+            try {
+                return job.run();
+            } finally {
+                if (hook != null) {
+                    try {
+                        Runtime.getRuntime().removeShutdownHook(hook);
+                    } catch (IllegalStateException shuttingDown) {
+                        // The hook is already running and will finish the job off.
+                    }
+                }
+            }
+        }
+    }
+
+    static final Set<String> VALUE_OPTIONS = Set.of("-np", "-H", "--hosts", "--hostfile", "-x", "--output-dir",
+            "--start-timeout", "--example");
+
+    /**
+     * Rewrites mpirun-style arguments so picocli sees the program behind an explicit "--": like mpirun, the
+     * launcher's own options end at the first word that is not one, and after -jar APP or -cp CP MAIN,
+     * so the program's own options (even ones named like ours) always reach the program.
+     */
+    static List<String> normalize(List<String> args) {
+        List<String> result = new ArrayList<>();
+        int i = 0;
+        while (i < args.size()) {
+            String a = args.get(i);
+            if (a.equals("--")) {
+                result.addAll(args.subList(i, args.size()));
+                return result;
+            }
+            if (a.equals("-jar") || a.equals("-cp") || a.equals("-classpath") || a.equals("--class-path")) {
+                result.add(a);
+                if (i + 1 < args.size()) {
+                    result.add(args.get(i + 1));
+                    result.add("--");
+                    result.addAll(args.subList(i + 2, args.size()));
+                }
+                return result;
+            }
+            if (VALUE_OPTIONS.contains(a)) {
+                result.add(a);
+                if (i + 1 < args.size()) {
+                    result.add(args.get(i + 1));
+                }
+                i += 2;
+                continue;
+            }
+            if (a.startsWith("-")) {
+                result.add(a);
+                i++;
+                continue;
+            }
+            result.add("--");
+            result.addAll(args.subList(i, args.size()));
+            return result;
+        }
+        return result;
+    }
+}

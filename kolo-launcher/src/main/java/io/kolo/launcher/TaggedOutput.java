@@ -1,0 +1,76 @@
+package io.kolo.launcher;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * One of the launcher's streams shared by all ranks. Lines are written whole under one lock, so output
+ * from different ranks interleaves only between lines; bytes are passed through untouched, whatever the
+ * ranks' encoding.
+ */
+final class TaggedOutput {
+    // A rank printing without newlines must not make the launcher buffer without bound.
+    static final int MAX_LINE = 64 * 1024;
+
+    private final PrintStream target;
+    private final String streamName;
+
+    TaggedOutput(PrintStream target, String streamName) {
+        this.target = target;
+        this.streamName = streamName;
+    }
+
+    void line(int rank, byte[] buf, int len) {
+        byte[] prefix = ("[" + rank + "]<" + streamName + ">:").getBytes(StandardCharsets.US_ASCII);
+        synchronized (this) {
+            target.write(prefix, 0, prefix.length);
+            target.write(buf, 0, len);
+            target.write('\n');
+            target.flush();
+        }
+    }
+
+    /**
+     * Copies one rank's stream line by line until EOF, to this tagged output and (raw) to {@code file}
+     * when --output-dir is given. Runs on its own thread per stream.
+     */
+    void pump(int rank, InputStream in, OutputStream file) throws IOException {
+        byte[] chunk = new byte[8192];
+        byte[] line = new byte[256];
+        int len = 0;
+        int n;
+        while ((n = in.read(chunk)) >= 0) {
+            for (int i = 0; i < n; i++) {
+                byte b = chunk[i];
+                if (b == '\n' || len == MAX_LINE) {
+                    emit(rank, line, len, file);
+                    len = 0;
+                    if (b == '\n') {
+                        continue;
+                    }
+                }
+                if (len == line.length) {
+                    line = java.util.Arrays.copyOf(line, Math.min(MAX_LINE, line.length * 2));
+                }
+                line[len++] = b;
+            }
+        }
+        if (len > 0) {
+            emit(rank, line, len, file);
+        }
+    }
+
+    private void emit(int rank, byte[] line, int len, OutputStream file) throws IOException {
+        // Strip the CR of CRLF so the tag is not followed by a stray carriage return on screen.
+        int shown = len > 0 && line[len - 1] == '\r' ? len - 1 : len;
+        line(rank, line, shown);
+        if (file != null) {
+            file.write(line, 0, shown);
+            file.write('\n');
+            file.flush();
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package io.kolo.launcher;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class HostsTest {
+
+    @Test
+    void hostList() {
+        assertEquals(List.of(new Hosts.Host("h1", 2), new Hosts.Host("h2", 3)), Hosts.parseList("h1:2,h2:3"));
+        assertEquals(List.of(new Hosts.Host("h1", 1)), Hosts.parseList("h1"));
+        assertEquals(List.of(new Hosts.Host("a", 3), new Hosts.Host("b", 1)), Hosts.parseList("a:1,b:1,a:2"));
+    }
+
+    @Test
+    void hostListErrors() {
+        assertTrue(assertThrows(UsageException.class, () -> Hosts.parseList("h1:0")).getMessage()
+                .contains("positive integer"));
+        assertThrows(UsageException.class, () -> Hosts.parseList("h1:x"));
+        assertThrows(UsageException.class, () -> Hosts.parseList("h1:2,,h2:2"));
+        assertThrows(UsageException.class, () -> Hosts.parseList(":2"));
+    }
+
+    @Test
+    void openMpiHostfileWithCommentsAndBlankLines() {
+        List<String> lines = List.of(
+                "# the cluster",
+                "",
+                "node1 slots=4 max_slots=8",
+                "   node2   slots=2   # the small one",
+                "node3 max_slots=2",
+                "\t");
+        assertEquals(List.of(new Hosts.Host("node1", 4), new Hosts.Host("node2", 2), new Hosts.Host("node3", 1)),
+                Hosts.parseHostfile(lines, "hosts"));
+    }
+
+    @Test
+    void mpichHostfile() {
+        assertEquals(List.of(new Hosts.Host("node1", 2), new Hosts.Host("node2", 1)),
+                Hosts.parseHostfile(List.of("node1:2", "node2  # one slot"), "hosts"));
+    }
+
+    @Test
+    void hostfileErrorsNameTheLine() {
+        UsageException e = assertThrows(UsageException.class,
+                () -> Hosts.parseHostfile(List.of("ok slots=1", "bad slots=two"), "hf"));
+        assertTrue(e.getMessage().startsWith("hf:2: "), e.getMessage());
+        assertTrue(assertThrows(UsageException.class, () -> Hosts.parseHostfile(List.of("n cpus=2"), "hf"))
+                .getMessage().contains("unknown hostfile keyword 'cpus'"));
+        assertTrue(assertThrows(UsageException.class, () -> Hosts.parseHostfile(List.of("n slots=4 max_slots=2"), "hf"))
+                .getMessage().contains("max_slots"));
+        assertTrue(assertThrows(UsageException.class, () -> Hosts.parseHostfile(List.of("# nothing", ""), "hf"))
+                .getMessage().contains("lists no hosts"));
+        assertThrows(UsageException.class, () -> Hosts.parseHostfile(List.of("n slots"), "hf"));
+    }
+
+    @Test
+    void remoteHostsAreRefused() {
+        var local = Hosts.localNames();
+        assertTrue(local.test("localhost"));
+        assertTrue(local.test("127.0.0.1"));
+        assertTrue(local.test("127.0.1.1"));
+        Hosts.requireLocal(List.of(new Hosts.Host("localhost", 2), new Hosts.Host("127.0.0.1", 1)), local);
+        UsageException e = assertThrows(UsageException.class, () -> Hosts.requireLocal(
+                List.of(new Hosts.Host("localhost", 1), new Hosts.Host("gpu-node-17.example", 1)), local));
+        assertEquals("remote hosts are not supported yet: gpu-node-17.example", e.getMessage());
+    }
+}

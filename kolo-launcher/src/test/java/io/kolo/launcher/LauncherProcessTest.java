@@ -1,0 +1,286 @@
+package io.kolo.launcher;
+
+import io.kolo.bootstrap.KeyValueStore;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Real processes (sh, sleep, a launcher JVM), none of the rest of Kolo. */
+@Timeout(60)
+class LauncherProcessTest {
+
+    record Result(int code, String out, String err) {
+    }
+
+    static Result kolo(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code;
+        try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+             PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
+            code = Main.run(args, o, e);
+        }
+        return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void outputIsTaggedPerRankAndStream() {
+        Result r = kolo("run", "-np", "3", "--", "sh", "-c", "echo hello from $KOLO_RANK; echo oops $KOLO_RANK >&2");
+        assertEquals(0, r.code(), r.err());
+        assertEquals(List.of("[0]<stdout>:hello from 0", "[1]<stdout>:hello from 1", "[2]<stdout>:hello from 2"),
+                r.out().lines().sorted().toList());
+        assertEquals(List.of("[0]<stderr>:oops 0", "[1]<stderr>:oops 1", "[2]<stderr>:oops 2"),
+                r.err().lines().sorted().toList());
+    }
+
+    @Test
+    void linesAreNeverSplitAcrossRanks() {
+        // Many long lines from several ranks at once: every launcher line must be one whole rank line.
+        String script = "i=0; while [ $i -lt 200 ]; do echo \"$KOLO_RANK-$(printf '%0300d' $i)\"; i=$((i+1)); done";
+        Result r = kolo("run", "-np", "4", "--", "sh", "-c", script);
+        assertEquals(0, r.code(), r.err());
+        List<String> lines = r.out().lines().toList();
+        assertEquals(800, lines.size());
+        for (String line : lines) {
+            assertTrue(line.matches("\\[(\\d)]<stdout>:\\1-\\d{300}"), line);
+        }
+    }
+
+    @Test
+    void ranksGetTheirEnvironmentIncludingTheSecretButVerboseNeverShowsIt(@TempDir Path dir) throws IOException {
+        Result r = kolo("run", "-np", "2", "--verbose", "-x", "GREETING=hi there", "--start-timeout", "7", "--",
+                "sh", "-c", "env | grep -e ^KOLO_ -e ^GREETING= | sort > " + dir + "/env.$KOLO_RANK");
+        assertEquals(0, r.code(), r.err());
+        List<String> env1 = Files.readAllLines(dir.resolve("env.1"));
+        String secretLine = env1.stream().filter(l -> l.startsWith("KOLO_SECRET=")).findFirst().orElseThrow();
+        String secret = secretLine.substring("KOLO_SECRET=".length());
+        assertTrue(secret.matches("[0-9a-f]{64}"), secret);
+        assertEquals(secretLine, Files.readAllLines(dir.resolve("env.0")).stream()
+                .filter(l -> l.startsWith("KOLO_SECRET=")).findFirst().orElseThrow());
+        assertTrue(env1.containsAll(List.of("GREETING=hi there", "KOLO_RANK=1", "KOLO_SIZE=2", "KOLO_LOCAL_RANK=1",
+                "KOLO_LOCAL_SIZE=2", "KOLO_CROSS_RANK=0", "KOLO_CROSS_SIZE=1", "KOLO_HOSTNAME=localhost",
+                "KOLO_RENDEZVOUS_ADDR=127.0.0.1", "KOLO_RENDEZVOUS_SERVER=launcher",
+                "KOLO_START_TIMEOUT_SECONDS=7")), env1.toString());
+        assertTrue(env1.stream().anyMatch(l -> l.matches("KOLO_RENDEZVOUS_PORT=\\d+")), env1.toString());
+
+        assertTrue(r.err().contains("kolo: rank 1: sh -c "), r.err());
+        assertTrue(r.err().contains("KOLO_RANK=1"), r.err());
+        assertFalse(r.err().contains(secret), r.err());
+        assertFalse(r.out().contains(secret), r.out());
+        assertFalse(r.err().contains("KOLO_SECRET"), r.err());
+        assertFalse(r.err().contains("hi there"), "-x values may be credentials: " + r.err());
+    }
+
+    @Test
+    void aFailingRankTakesTheOthersDownAndItsCodeIsTheExitCode(@TempDir Path dir) throws Exception {
+        // Every rank records its shell and its sleeping child; rank 1 fails once all are recorded.
+        String script = "sleep 60 & echo $$ $! > " + dir + "/pids.$KOLO_RANK; "
+                + "if [ $KOLO_RANK = 1 ]; then "
+                + "  while [ ! -s " + dir + "/pids.0 ] || [ ! -s " + dir + "/pids.2 ]; do sleep 0.05; done; "
+                + "  echo last words >&2; exit 3; fi; wait";
+        long start = System.nanoTime();
+        Result r = kolo("run", "-np", "3", "--", "sh", "-c", script);
+        assertEquals(3, r.code(), r.err());
+        assertTrue(r.err().contains("[1]<stderr>:last words\n"), r.err());
+        assertTrue(r.err().lines().anyMatch("kolo: rank 1 exited with code 3; terminating the other 2 ranks"::equals),
+                r.err());
+        assertTrue(r.err().indexOf("last words") < r.err().indexOf("kolo: rank 1 exited"), r.err());
+        // SIGTERM was enough: no need to sit out the grace period.
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5), "took too long");
+        assertAllGone(pidsIn(dir));
+    }
+
+    @Test
+    void aRankKilledBySignalReports128PlusTheSignal() {
+        Result r = kolo("run", "-np", "2", "--", "sh", "-c", "if [ $KOLO_RANK = 0 ]; then kill -KILL $$; fi; sleep 60");
+        assertEquals(137, r.code(), r.err());
+        assertTrue(r.err().contains("kolo: rank 0 exited with code 137; terminating the other 1 rank"), r.err());
+    }
+
+    @Test
+    void failureIsRecordedInTheStoreBeforeTheOthersAreKilled() throws Exception {
+        MapStore store = new MapStore();
+        PrintStream sink = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+        List<Job.RankLaunch> ranks = List.of(
+                new Job.RankLaunch(0, List.of("sh", "-c", "sleep 60"), Map.of()),
+                new Job.RankLaunch(1, List.of("sh", "-c", "exit 5"), Map.of()));
+        assertEquals(5, new Job(ranks, store, sink, sink, null, Duration.ofSeconds(5)).run());
+        assertEquals(Optional.of("rank 1 exited with code 5"), store.tryGet("failed/1"));
+        assertEquals(Optional.empty(), store.tryGet("failed/0"));
+    }
+
+    @Test
+    void ranksThatIgnoreSigtermAreKilledAfterTheGracePeriod(@TempDir Path dir) throws Exception {
+        PrintStream sink = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+        List<Job.RankLaunch> ranks = List.of(
+                new Job.RankLaunch(0, List.of("sh", "-c", "trap '' TERM; sleep 60 & echo $$ $! > " + dir
+                        + "/pids.0; wait; wait"), Map.of()),
+                new Job.RankLaunch(1, List.of("sh", "-c", "while [ ! -s " + dir + "/pids.0 ]; do sleep 0.05; done; exit 4"),
+                        Map.of()));
+        long start = System.nanoTime();
+        assertEquals(4, new Job(ranks, new MapStore(), sink, sink, null, Duration.ofMillis(500)).run());
+        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
+        assertAllGone(pidsIn(dir));
+    }
+
+    @Test
+    void backgroundProcessesLeftBySuccessfulRanksAreStoppedAtTheEnd(@TempDir Path dir) throws Exception {
+        Result r = kolo("run", "-np", "2", "--", "sh", "-c",
+                "sleep 60 > /dev/null 2>&1 & echo $! > " + dir + "/pids.$KOLO_RANK; sleep 0.5; exit 0");
+        assertEquals(0, r.code(), r.err());
+        assertAllGone(pidsIn(dir));
+    }
+
+    @Test
+    void outputDirGetsRawLinesPerRank(@TempDir Path dir) throws IOException {
+        Path outDir = dir.resolve("logs");
+        Result r = kolo("run", "-np", "2", "--output-dir", outDir.toString(), "--",
+                "sh", "-c", "echo out $KOLO_RANK; echo err $KOLO_RANK >&2; printf 'no newline'");
+        assertEquals(0, r.code(), r.err());
+        for (int rank = 0; rank < 2; rank++) {
+            assertEquals(List.of("out " + rank, "no newline"), Files.readAllLines(outDir.resolve("rank." + rank + "/stdout")));
+            assertEquals(List.of("err " + rank), Files.readAllLines(outDir.resolve("rank." + rank + "/stderr")));
+        }
+        assertTrue(r.out().contains("[1]<stdout>:no newline\n"), r.out());
+    }
+
+    @Test
+    void usageErrorsExit2WithOneLine() {
+        for (String[] args : List.of(
+                new String[] {"run"},
+                new String[] {"run", "-np", "2"},
+                new String[] {"run", "-np", "x", "--", "true"},
+                new String[] {"run", "-np", "2", "--frobnicate", "--", "true"},
+                new String[] {"run", "-np", "4", "-H", "localhost:2", "--", "true"},
+                new String[] {"run", "-np", "2", "-H", "elsewhere.example:2", "--", "true"},
+                new String[] {"bogus"},
+                new String[] {})) {
+            Result r = kolo(args);
+            assertEquals(2, r.code(), String.join(" ", args) + ": " + r.err());
+            assertEquals(1, r.err().lines().count(), String.join(" ", args) + ": " + r.err());
+            assertTrue(r.err().startsWith("kolo: "), r.err());
+            assertEquals("", r.out());
+        }
+        assertEquals("kolo: remote hosts are not supported yet: elsewhere.example\n",
+                kolo("run", "-np", "2", "-H", "elsewhere.example:2", "--", "true").err());
+        assertEquals("kolo: -np 4 needs 4 slots but the hosts provide only 2 (localhost:2)\n",
+                kolo("run", "-np", "4", "-H", "localhost:2", "--", "true").err());
+    }
+
+    @Test
+    void helpExits0() {
+        Result r = kolo("run", "--help");
+        assertEquals(0, r.code());
+        assertTrue(r.out().contains("--start-timeout"), r.out());
+    }
+
+    @Test
+    void aCommandThatCannotStartIsReported() {
+        Result r = kolo("run", "-np", "2", "--", "/nonexistent/kolo-test-binary");
+        assertEquals(127, r.code());
+        assertTrue(r.err().contains("kolo: cannot start rank 0"), r.err());
+    }
+
+    @Test
+    void sigtermToTheLauncherLeavesNoProcessBehind(@TempDir Path dir) throws Exception {
+        String script = "sleep 60 & echo $$ $! > " + dir + "/pids.$KOLO_RANK.tmp; "
+                + "mv " + dir + "/pids.$KOLO_RANK.tmp " + dir + "/pids.$KOLO_RANK; echo started; wait";
+        ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), "-cp",
+                System.getProperty("java.class.path"), Main.class.getName(), "run", "-np", "3", "--", "sh", "-c", script);
+        pb.redirectErrorStream(true);
+        pb.redirectOutput(dir.resolve("launcher.log").toFile());
+        Process launcher = pb.start();
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (pidsIn(dir).size() < 6) {
+                assertTrue(System.nanoTime() < deadline, "ranks did not start: " + Files.readString(dir.resolve("launcher.log")));
+                assertTrue(launcher.isAlive(), "launcher died: " + Files.readString(dir.resolve("launcher.log")));
+                Thread.sleep(50);
+            }
+            launcher.destroy();
+            assertTrue(launcher.waitFor(20, TimeUnit.SECONDS));
+            assertEquals(143, launcher.exitValue());
+            String log = Files.readString(dir.resolve("launcher.log"));
+            assertTrue(log.contains("kolo: interrupted; terminating 3 ranks"), log);
+            assertAllGone(pidsIn(dir));
+        } finally {
+            launcher.destroyForcibly();
+        }
+    }
+
+    private static List<Long> pidsIn(Path dir) throws IOException {
+        List<Long> pids = new ArrayList<>();
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path f : files.filter(p -> p.getFileName().toString().matches("pids\\.\\d+")).toList()) {
+                for (String pid : Files.readString(f).trim().split("\\s+")) {
+                    if (!pid.isEmpty()) {
+                        pids.add(Long.parseLong(pid));
+                    }
+                }
+            }
+        }
+        return pids;
+    }
+
+    /** Polls briefly: a process killed a moment ago may still be a zombie awaiting its reaper. */
+    private static void assertAllGone(List<Long> pids) throws InterruptedException {
+        assertFalse(pids.isEmpty());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        for (long pid : pids) {
+            while (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+                if (System.nanoTime() > deadline) {
+                    ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+                    throw new AssertionError("process " + pid + " outlived the job");
+                }
+                Thread.sleep(20);
+            }
+        }
+    }
+
+    static final class MapStore implements KeyValueStore {
+        private final Map<String, String> map = new ConcurrentHashMap<>();
+
+        @Override
+        public void put(String key, String value) {
+            map.put(key, value);
+        }
+
+        @Override
+        public boolean putIfAbsent(String key, String value) {
+            return map.putIfAbsent(key, value) == null;
+        }
+
+        @Override
+        public Optional<String> tryGet(String key) {
+            return Optional.ofNullable(map.get(key));
+        }
+
+        @Override
+        public String get(String key, Duration timeout) {
+            return map.get(key);
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}

@@ -1,0 +1,57 @@
+package io.kolo.launcher;
+
+import io.kolo.bootstrap.JobSecret;
+import org.junit.jupiter.api.Test;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class RankEnvironmentTest {
+
+    @Test
+    void koloVarsForOneRank() throws Exception {
+        JobSecret secret = JobSecret.generate();
+        Map<String, String> env = RankEnvironment.koloVars(new Topology.Slot(3, 5, 0, 2, 2, 3, "localhost"),
+                new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 4242), secret, 90);
+        assertEquals(Map.ofEntries(
+                Map.entry("KOLO_RANK", "3"), Map.entry("KOLO_SIZE", "5"),
+                Map.entry("KOLO_LOCAL_RANK", "0"), Map.entry("KOLO_LOCAL_SIZE", "2"),
+                Map.entry("KOLO_CROSS_RANK", "2"), Map.entry("KOLO_CROSS_SIZE", "3"),
+                Map.entry("KOLO_HOSTNAME", "localhost"),
+                Map.entry("KOLO_RENDEZVOUS_ADDR", "127.0.0.1"), Map.entry("KOLO_RENDEZVOUS_PORT", "4242"),
+                Map.entry("KOLO_RENDEZVOUS_SERVER", "launcher"),
+                Map.entry("KOLO_SECRET", secret.toHex()),
+                Map.entry("KOLO_START_TIMEOUT_SECONDS", "90")), env);
+        assertEquals(RankEnvironment.LAUNCHER_VARS, env.keySet());
+
+        String verbose = RankEnvironment.describe(3, List.of("java", "-cp", "a b", "Main"), env, Set.of("FOO"));
+        assertFalse(verbose.contains(secret.toHex()), verbose);
+        assertFalse(verbose.contains("KOLO_SECRET"), verbose);
+        assertTrue(verbose.contains("kolo: rank 3: java -cp 'a b' Main"), verbose);
+        assertTrue(verbose.contains("KOLO_RENDEZVOUS_PORT=4242"), verbose);
+        assertTrue(verbose.contains("FOO=(from -x)"), verbose);
+    }
+
+    @Test
+    void exports() {
+        List<String> warnings = new ArrayList<>();
+        Map<String, String> env = RankEnvironment.exports(List.of("A=1", "B", "C=x=y", "MISSING", "EMPTY="),
+                Map.of("B", "from-launcher"), warnings);
+        assertEquals(Map.of("A", "1", "B", "from-launcher", "C", "x=y", "EMPTY", ""), env);
+        assertEquals(List.of("kolo: -x MISSING: not set in the launcher's environment; not forwarded"), warnings);
+        assertThrows(UsageException.class, () -> RankEnvironment.exports(List.of("=1"), Map.of(), warnings));
+        assertThrows(UsageException.class, () -> RankEnvironment.exports(List.of("1A=1"), Map.of(), warnings));
+        assertTrue(assertThrows(UsageException.class,
+                () -> RankEnvironment.exports(List.of("KOLO_RANK=0"), Map.of(), warnings)).getMessage()
+                .contains("set by kolo run"));
+    }
+}

@@ -1,0 +1,119 @@
+package io.kolo.launcher;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class RunCommandTest {
+    private static final String JAVA = ChildCommand.javaExecutable();
+
+    static RunCommand parse(String... args) {
+        RunCommand run = new RunCommand();
+        new CommandLine(run).parseArgs(RunCommand.normalize(List.of(args)).toArray(String[]::new));
+        return run;
+    }
+
+    static RunCommand.Plan plan(String... args) {
+        return parse(args).plan(Map.of("HOME", "/home/me"), h -> h.equals("localhost") || h.startsWith("127."));
+    }
+
+    @Test
+    void normalizeEndsKoloOptionsWhereMpirunWould() {
+        assertEquals(List.of("-np", "2", "--", "python", "-x", "1"),
+                RunCommand.normalize(List.of("-np", "2", "python", "-x", "1")));
+        assertEquals(List.of("-np", "2", "-jar", "app.jar", "--", "-np", "5", "--verbose"),
+                RunCommand.normalize(List.of("-np", "2", "-jar", "app.jar", "-np", "5", "--verbose")));
+        assertEquals(List.of("-cp", "a:b", "--", "Main", "-x"),
+                RunCommand.normalize(List.of("-cp", "a:b", "Main", "-x")));
+        assertEquals(List.of("-np", "2", "-x", "A=1", "--verbose", "--", "sh", "-c", "x"),
+                RunCommand.normalize(List.of("-np", "2", "-x", "A=1", "--verbose", "--", "sh", "-c", "x")));
+        assertEquals(List.of("--example", "allreduce", "--", "--size", "10"),
+                RunCommand.normalize(List.of("--example", "allreduce", "--", "--size", "10")));
+    }
+
+    @Test
+    void defaults() {
+        RunCommand.Plan p = plan("-np", "2", "--", "echo", "hi");
+        assertEquals(2, p.np());
+        assertEquals(List.of("echo", "hi"), p.command());
+        assertEquals(60, p.startTimeoutSeconds());
+        assertFalse(p.verbose());
+        assertNull(p.outputDir());
+        assertEquals(List.of("localhost", "localhost"), p.slots().stream().map(Topology.Slot::host).toList());
+        assertTrue(p.exports().isEmpty());
+    }
+
+    @Test
+    void allOptions(@TempDir Path dir) {
+        RunCommand.Plan p = plan("-np", "3", "-H", "localhost:2,127.0.0.1:2", "-x", "A=1", "-x", "HOME",
+                "--output-dir", dir.toString(), "--start-timeout", "5", "--verbose", "--", "sh", "-c", "true");
+        assertEquals(List.of("localhost", "localhost", "127.0.0.1"),
+                p.slots().stream().map(Topology.Slot::host).toList());
+        assertEquals(Map.of("A", "1", "HOME", "/home/me"), p.exports());
+        assertEquals(dir, p.outputDir());
+        assertEquals(5, p.startTimeoutSeconds());
+        assertTrue(p.verbose());
+        assertEquals(List.of("sh", "-c", "true"), p.command());
+    }
+
+    @Test
+    void javaConveniences() {
+        assertEquals(List.of(JAVA, "--enable-native-access=ALL-UNNAMED", "-jar", "app.jar", "--epochs", "3"),
+                plan("-np", "2", "-jar", "app.jar", "--epochs", "3").command());
+        assertEquals(List.of(JAVA, "--enable-native-access=ALL-UNNAMED", "-cp", "a.jar:b.jar", "com.x.Main", "-np"),
+                plan("-np", "2", "-cp", "a.jar:b.jar", "com.x.Main", "-np").command());
+        assertEquals(List.of(JAVA, "--enable-native-access=ALL-UNNAMED", "-cp", "lib/*", "M"),
+                plan("-np", "1", "-classpath", "lib/*", "M").command());
+        assertTrue(JAVA.endsWith("java"), JAVA);
+    }
+
+    @Test
+    void hostfile(@TempDir Path dir) throws IOException {
+        Path hf = dir.resolve("hosts");
+        Files.write(hf, List.of("# local only", "localhost slots=2", "127.0.0.1:2"));
+        RunCommand.Plan p = plan("-np", "4", "--hostfile", hf.toString(), "--", "true");
+        assertEquals(List.of(0, 1, 0, 1), p.slots().stream().map(Topology.Slot::localRank).toList());
+        assertEquals(List.of(0, 0, 1, 1), p.slots().stream().map(Topology.Slot::crossRank).toList());
+        UsageException tooFew = assertThrows(UsageException.class,
+                () -> plan("-np", "5", "--hostfile", hf.toString(), "--", "true"));
+        assertTrue(tooFew.getMessage().contains("provide only 4 (localhost:2,127.0.0.1:2)"), tooFew.getMessage());
+        assertTrue(assertThrows(UsageException.class,
+                () -> plan("-np", "1", "--hostfile", dir.resolve("nope").toString(), "--", "true"))
+                .getMessage().startsWith("cannot read hostfile"));
+    }
+
+    @Test
+    void semanticUsageErrors() {
+        assertUsage("-np must be at least 1", "-np", "0", "--", "true");
+        assertUsage("no command to run", "-np", "2");
+        assertUsage("use either -H or --hostfile", "-np", "1", "-H", "localhost:1", "--hostfile", "f", "--", "true");
+        assertUsage("remote hosts are not supported yet: far.away", "-np", "2", "-H", "far.away:2", "--", "true");
+        assertUsage("--start-timeout must be at least 1", "-np", "1", "--start-timeout", "0", "--", "true");
+        assertUsage("needs a main class", "-np", "1", "-cp", "x.jar");
+        assertUsage("use only one of -jar, -cp and --example", "-np", "1", "--example", "x", "-jar", "a.jar");
+    }
+
+    @Test
+    void syntaxErrors() {
+        assertThrows(CommandLine.MissingParameterException.class, () -> parse("--", "true"));
+        assertThrows(CommandLine.ParameterException.class, () -> parse("-np", "two", "--", "true"));
+        assertThrows(CommandLine.UnmatchedArgumentException.class, () -> parse("-np", "2", "--bogus", "--", "true"));
+    }
+
+    private static void assertUsage(String expected, String... args) {
+        UsageException e = assertThrows(UsageException.class, () -> plan(args));
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+    }
+}
