@@ -32,6 +32,8 @@ final class Job {
 
     static final int START_FAILED = 127;
     static final Duration DEFAULT_GRACE = Duration.ofSeconds(5);
+    /** How long the other ranks may take to fail on their own after one rank died, before they are terminated. */
+    static final Duration FAIL_FAST_WINDOW = Duration.ofSeconds(2);
     // After the ranks exit, how long to wait for pipes held open by descendants that escaped us.
     private static final Duration DRAIN = Duration.ofSeconds(2);
     private static final Duration DESCENDANT_POLL = Duration.ofMillis(100);
@@ -106,7 +108,10 @@ final class Job {
                 List<Process> others = running();
                 message("kolo: " + cause + (others.isEmpty() ? ""
                         : "; terminating the other " + others.size() + (others.size() == 1 ? " rank" : " ranks")));
-                terminate(others);
+                // Kolo ranks notice a dead peer within moments and exit naming it; give them that moment so
+                // their explanation reaches the user, then stop whatever is still running.
+                awaitExit(others, FAIL_FAST_WINDOW);
+                terminate(running());
             }
         }
         tracker.interrupt();
@@ -117,6 +122,16 @@ final class Job {
             return failure;
         }
         return stopping ? 143 : 0;
+    }
+
+    private static void awaitExit(List<Process> processes, Duration window) throws InterruptedException {
+        long deadline = System.nanoTime() + window.toNanos();
+        for (Process p : processes) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0 || !p.waitFor(left, TimeUnit.NANOSECONDS)) {
+                return;
+            }
+        }
     }
 
     /** Called from the shutdown hook on Ctrl-C or SIGTERM: stop every rank the same way a failure does. */

@@ -1,0 +1,71 @@
+package io.kolo.launcher;
+
+import io.kolo.launcher.workers.Worker;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Real Kolo programs, real processes, real sockets, through kolo run. */
+@Timeout(120)
+class KoloJobTest {
+    private static final String CP = System.getProperty("java.class.path");
+
+    private static LauncherProcessTest.Result job(int np, String mode, Path pids, String... extra) {
+        List<String> args = new java.util.ArrayList<>(List.of("run", "-np", Integer.toString(np)));
+        args.addAll(List.of(extra));
+        args.addAll(List.of("-cp", CP, Worker.class.getName(), mode, pids.toString()));
+        return LauncherProcessTest.kolo(args.toArray(String[]::new));
+    }
+
+    private static void assertNothingLeft(Path pids) throws IOException {
+        try (Stream<Path> files = Files.list(pids)) {
+            for (Path f : files.toList()) {
+                long pid = Long.parseLong(Files.readString(f).trim());
+                assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
+                        f.getFileName() + " (pid " + pid + ") is still running");
+            }
+        }
+    }
+
+    @Test
+    void ranksAllreduceOverTcpThroughKoloRun(@TempDir Path pids) throws IOException {
+        LauncherProcessTest.Result r = job(3, "steady", pids);
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertEquals(List.of("[0]<stdout>:rank 0 ok", "[1]<stdout>:rank 1 ok", "[2]<stdout>:rank 2 ok"),
+                r.out().lines().filter(l -> l.contains(" ok")).sorted().toList());
+        assertNothingLeft(pids);
+    }
+
+    @Test
+    void aRankExitingMidAllreduceFailsTheOthersFastNamingItsCause(@TempDir Path pids) throws IOException {
+        LauncherProcessTest.Result r = job(4, "exit-mid-allreduce", pids);
+        assertEquals(3, r.code(), r.out() + r.err());
+        assertTrue(r.err().contains("kolo: rank 1 exited with code 3; terminating the other 3 ranks"), r.err());
+        List<String> failedFast = r.out().lines().filter(l -> l.contains("failed fast")).toList();
+        assertEquals(3, failedFast.size(), "every other rank reports the failure itself:\n" + r.out() + r.err());
+        for (String line : failedFast) {
+            assertTrue(line.contains("RankFailedException") && line.contains("rank 1 exited with code 3"), line);
+        }
+        assertNothingLeft(pids);
+    }
+
+    @Test
+    void aRankThatNeverStartsIsNamedAtTheStartTimeout(@TempDir Path pids) throws IOException {
+        LauncherProcessTest.Result r = job(3, "never-init-rank-2", pids, "--start-timeout", "3");
+        assertTrue(r.code() != 0, r.out());
+        String failures = String.join("\n", r.out().lines().filter(l -> l.contains("failed fast")).toList());
+        assertTrue(failures.contains("rank 2") || failures.contains("ranks 2"), r.out() + r.err());
+        assertTrue(failures.contains("KOLO_START_TIMEOUT_SECONDS"), failures);
+        assertNothingLeft(pids);
+    }
+}

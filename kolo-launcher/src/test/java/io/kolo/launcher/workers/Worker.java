@@ -1,0 +1,60 @@
+package io.kolo.launcher.workers;
+
+import io.kolo.Kolo;
+import io.kolo.KoloException;
+import io.kolo.ReduceOp;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+
+/**
+ * A real Kolo program for the launcher's process tests. {@code Worker MODE PIDDIR}:
+ * <ul>
+ *   <li>{@code steady}: 20 allreduce steps, checks every result, prints "rank R ok";</li>
+ *   <li>{@code exit-mid-allreduce}: rank 1 calls System.exit(3) at step 5 while the others keep reducing;
+ *       they print "rank R failed fast: MESSAGE" and exit 1;</li>
+ *   <li>{@code never-init-rank-2}: rank 2 never calls Kolo.init(), so the others time out at the start.</li>
+ * </ul>
+ * Each rank writes its PID to PIDDIR so the test can check nothing is left running.
+ */
+public final class Worker {
+    private Worker() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String mode = args[0];
+        Path pids = Path.of(args[1]);
+        int rank = Integer.parseInt(System.getenv("KOLO_RANK"));
+        Files.writeString(pids.resolve("rank." + rank), Long.toString(ProcessHandle.current().pid()));
+        if (mode.equals("never-init-rank-2") && rank == 2) {
+            Thread.sleep(60_000);
+            return;
+        }
+        long start = System.nanoTime();
+        try {
+            Kolo.init();
+            float[] x = new float[100_000];
+            for (int step = 0; step < 1000; step++) {
+                if (mode.equals("exit-mid-allreduce") && rank == 1 && step == 5) {
+                    System.exit(3);
+                }
+                Arrays.fill(x, rank + step);
+                Kolo.allreduce(x, ReduceOp.SUM);
+                float expected = Kolo.size() * (float) step + Kolo.size() * (Kolo.size() - 1) / 2f;
+                if (x[x.length - 1] != expected) {
+                    throw new IllegalStateException("wrong sum " + x[x.length - 1] + " != " + expected);
+                }
+                if (mode.equals("steady") && step == 19) {
+                    break;
+                }
+            }
+            System.out.println("rank " + rank + " ok");
+            Kolo.shutdown();
+        } catch (KoloException e) {
+            System.out.println("rank " + rank + " failed fast after " + (System.nanoTime() - start) / 1_000_000
+                    + " ms: " + e.getClass().getSimpleName() + ": " + e.getMessage());
+            System.exit(1);
+        }
+    }
+}
