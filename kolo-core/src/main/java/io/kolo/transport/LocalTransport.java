@@ -21,6 +21,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link #abort} and {@link #close} act like tearing down a connection: peers blocked on this rank fail
  * promptly with {@link PeerFailedException}.
  *
+ * <p>Because the receiving thread copies straight out of the sender's segment, segments passed to this transport
+ * must be accessible from other threads: heap, global, automatic or shared-arena segments, not confined ones.
+ *
  * <pre>{@code
  * List<Transport> ranks = LocalTransport.group(4, Duration.ofSeconds(30));
  * // hand ranks.get(r) to the thread that plays rank r
