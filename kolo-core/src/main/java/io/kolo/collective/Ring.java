@@ -55,7 +55,8 @@ final class Ring {
             for (long done = 0; done < steps; done += chunkElems) {
                 long sn = Math.clamp(sendCount - done, 0, chunkElems);
                 long rn = Math.clamp(recvCount - done, 0, chunkElems);
-                transport.sendRecv(next, buf, (offsets[sendBlock] + done) * esz, sn * esz,
+                // Past the end of the shorter block its offset is clamped, so an empty transfer stays in bounds.
+                transport.sendRecv(next, buf, (offsets[sendBlock] + Math.min(done, sendCount)) * esz, sn * esz,
                         prev, tmp, 0, rn * esz);
                 if (rn > 0) {
                     Kernels.reduce(buf, (offsets[recvBlock] + done) * esz, tmp, 0, rn, type, op);
@@ -81,8 +82,9 @@ final class Ring {
             for (long done = 0; done < steps; done += chunkUnits) {
                 long sn = Math.clamp(sendCount - done, 0, chunkUnits);
                 long rn = Math.clamp(recvCount - done, 0, chunkUnits);
-                transport.sendRecv(next, buf, (offsets[sendBlock] + done) * unitBytes, sn * unitBytes,
-                        prev, buf, (offsets[recvBlock] + done) * unitBytes, rn * unitBytes);
+                transport.sendRecv(next, buf, (offsets[sendBlock] + Math.min(done, sendCount)) * unitBytes,
+                        sn * unitBytes,
+                        prev, buf, (offsets[recvBlock] + Math.min(done, recvCount)) * unitBytes, rn * unitBytes);
             }
         }
     }

@@ -10,7 +10,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.stream.Stream;
@@ -82,15 +81,16 @@ class AllreduceTest {
                 for (int o = 0; o < ops.size(); o++) {
                     for (int k = 0; k < counts.length; k++) {
                         long count = counts[k];
+                        Reduction op = ops.get(o);
                         MemorySegment buf = Elements.allocate(arena, count + 3, type);
-                        fill(buf, type, ops.get(o), seed(o, k), c.rank(), count);
+                        fill(buf, type, op, seed(o, k), c.rank(), count);
                         for (long i = count; i < count + 3; i++) {
                             Elements.put(buf, type, i, 99);
                         }
-                        c.allreduce(buf, count, type, ops.get(o));
+                        c.allreduce(buf, count, type, op);
                         for (int i = 0; i < count; i++) {
                             assertEquals(expected[o][k][i], Elements.get(buf, type, i),
-                                    () -> "rank " + c.rank() + " " + ops.get(0) + " count " + count);
+                                    () -> "rank " + c.rank() + " " + op + " count " + count);
                         }
                         for (long i = count; i < count + 3; i++) {
                             assertEquals(99, Elements.get(buf, type, i), "wrote past count");
@@ -216,9 +216,5 @@ class AllreduceTest {
 
     static long seed(int op, int sizeIndex) {
         return op * 31L + sizeIndex;
-    }
-
-    static String describe(long[] a) {
-        return Arrays.toString(a);
     }
 }
