@@ -1,0 +1,294 @@
+package io.kolo.collective;
+
+import io.kolo.DataType;
+import io.kolo.KoloException;
+import io.kolo.transport.Transport;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Objects;
+
+/**
+ * The standard {@link CollectiveOps}: picks an algorithm per call from the message size and runs it over any
+ * {@link Transport}.
+ *
+ * <ul>
+ *   <li>allreduce: recursive doubling below the small-message threshold (latency-bound), ring reduce-scatter
+ *       plus ring allgather at or above it (bandwidth-optimal).</li>
+ *   <li>broadcast: binomial tree below the threshold, chunked chain from the root at or above it.</li>
+ *   <li>allgatherv and reducescatter: ring; alltoallv: pairwise exchange; barrier: dissemination.</li>
+ * </ul>
+ *
+ * <p>One instance per rank, used from one thread. Scratch memory is native, grows only when a call needs more
+ * than any earlier one, and is freed by {@link #close()}; the transport stays open (its owner closes it).
+ */
+public final class Collectives implements CollectiveOps {
+
+    /** Default threshold below which allreduce and broadcast use their latency-optimal algorithms. */
+    public static final long DEFAULT_SMALL_MESSAGE_BYTES = 64 * 1024;
+
+    static final long DEFAULT_RING_CHUNK_BYTES = 1024 * 1024;
+    static final long DEFAULT_BROADCAST_CHUNK_BYTES = 256 * 1024;
+
+    private final Transport transport;
+    private final int rank;
+    private final int size;
+    private final long smallMessageBytes;
+    private final Arena controlArena;
+    private final Scratch scratch;
+    private final Ring ring;
+    private final RecursiveDoubling recursiveDoubling;
+    private final Broadcast broadcast;
+    private final PairwiseExchange exchange;
+    private final DisseminationBarrier barrier;
+    /** Reused per call so that block layouts cost no allocation. */
+    private final long[] blockOffsets;
+    private final long[] blockCounts;
+    private boolean closed;
+
+    /** Uses {@link #DEFAULT_SMALL_MESSAGE_BYTES} as the small-message threshold. */
+    public Collectives(Transport transport) {
+        this(transport, DEFAULT_SMALL_MESSAGE_BYTES);
+    }
+
+    /**
+     * @param smallMessageBytes messages shorter than this use the latency-optimal algorithms; every rank must
+     *                          pass the same value, or ranks would run different algorithms and hang
+     */
+    public Collectives(Transport transport, long smallMessageBytes) {
+        this(transport, smallMessageBytes, DEFAULT_RING_CHUNK_BYTES, DEFAULT_BROADCAST_CHUNK_BYTES);
+    }
+
+    /** Chunk sizes are adjustable so that tests can exercise chunking with small buffers. */
+    Collectives(Transport transport, long smallMessageBytes, long ringChunkBytes, long broadcastChunkBytes) {
+        this.transport = Objects.requireNonNull(transport, "transport");
+        if (smallMessageBytes < 0) {
+            throw new IllegalArgumentException("smallMessageBytes must be >= 0, got " + smallMessageBytes);
+        }
+        if (ringChunkBytes < 1 || broadcastChunkBytes < 1) {
+            throw new IllegalArgumentException("chunk sizes must be positive");
+        }
+        this.rank = transport.rank();
+        this.size = transport.size();
+        this.smallMessageBytes = smallMessageBytes;
+        this.controlArena = Arena.ofShared();
+        this.scratch = new Scratch();
+        this.ring = new Ring(transport, scratch, ringChunkBytes);
+        this.recursiveDoubling = new RecursiveDoubling(transport, scratch);
+        this.broadcast = new Broadcast(transport, broadcastChunkBytes);
+        this.exchange = new PairwiseExchange(transport);
+        this.barrier = new DisseminationBarrier(transport, controlArena.allocate(2));
+        this.blockOffsets = new long[size];
+        this.blockCounts = new long[size];
+    }
+
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public void allreduce(MemorySegment buf, long count, DataType type, Reduction op) {
+        checkOpen();
+        checkReduction(type, op);
+        checkRange(buf, 0, count, type.byteSize(), "buf");
+        if (size == 1 || count == 0) {
+            return;
+        }
+        if (count * type.byteSize() < smallMessageBytes) {
+            recursiveDoubling.allreduce(buf, count, type, op);
+            return;
+        }
+        // Even blocks, the remainder spread one element each over the first blocks.
+        long base = count / size;
+        long extra = count % size;
+        long offset = 0;
+        for (int b = 0; b < size; b++) {
+            blockOffsets[b] = offset;
+            blockCounts[b] = base + (b < extra ? 1 : 0);
+            offset += blockCounts[b];
+        }
+        ring.reduceScatter(buf, blockOffsets, blockCounts, type, op, 0);
+        ring.allgather(buf, blockOffsets, blockCounts, type.byteSize(), 1);
+    }
+
+    @Override
+    public void allgatherv(MemorySegment buf, long[] blockBytes) {
+        checkOpen();
+        long total = layout(blockBytes, "blockBytes");
+        checkRange(buf, 0, total, 1, "buf");
+        if (size == 1) {
+            return;
+        }
+        ring.allgather(buf, blockOffsets, blockCounts, 1, 0);
+    }
+
+    @Override
+    public void broadcast(MemorySegment buf, long bytes, int root) {
+        checkOpen();
+        checkRoot(root);
+        checkRange(buf, 0, bytes, 1, "buf");
+        if (size == 1 || bytes == 0) {
+            return;
+        }
+        if (bytes < smallMessageBytes) {
+            broadcast.tree(buf, bytes, root);
+        } else {
+            broadcast.chain(buf, bytes, root);
+        }
+    }
+
+    @Override
+    public void alltoallv(MemorySegment send, long[] sendBytes, MemorySegment recv, long[] recvBytes) {
+        checkOpen();
+        long sendTotal = layout(sendBytes, "sendBytes");
+        long recvTotal = layout(recvBytes, "recvBytes");
+        checkRange(send, 0, sendTotal, 1, "send");
+        checkRange(recv, 0, recvTotal, 1, "recv");
+        if (sendBytes[rank] != recvBytes[rank]) {
+            throw new IllegalArgumentException("rank " + rank + " sends itself " + sendBytes[rank]
+                    + " bytes but expects " + recvBytes[rank]);
+        }
+        exchange.alltoallv(send, sendBytes, recv, recvBytes);
+    }
+
+    @Override
+    public void reducescatter(MemorySegment buf, long[] blockCounts, DataType type, Reduction op) {
+        checkOpen();
+        checkReduction(type, op);
+        long total = layout(blockCounts, "blockCounts");
+        checkRange(buf, 0, total, type.byteSize(), "buf");
+        if (size == 1) {
+            return;
+        }
+        ring.reduceScatter(buf, blockOffsets, this.blockCounts, type, op, -1);
+    }
+
+    @Override
+    public void barrier() {
+        checkOpen();
+        if (size > 1) {
+            barrier.await();
+        }
+    }
+
+    @Override
+    public byte[][] gather(byte[] mine, int root) {
+        checkOpen();
+        Objects.requireNonNull(mine, "mine");
+        checkRoot(root);
+        if (rank != root) {
+            MemorySegment header = MemorySegment.ofArray(new long[] {mine.length});
+            transport.send(root, header, 0, Long.BYTES);
+            transport.send(root, MemorySegment.ofArray(mine), 0, mine.length);
+            return null;
+        }
+        byte[][] all = new byte[size][];
+        all[rank] = mine.clone();
+        MemorySegment header = MemorySegment.ofArray(new long[1]);
+        for (int p = 0; p < size; p++) {
+            if (p == root) {
+                continue;
+            }
+            transport.recv(p, header, 0, Long.BYTES);
+            all[p] = new byte[checkedLength(header.get(ValueLayout.JAVA_LONG, 0), p)];
+            transport.recv(p, MemorySegment.ofArray(all[p]), 0, all[p].length);
+        }
+        return all;
+    }
+
+    @Override
+    public byte[] broadcast(byte[] data, int root) {
+        checkOpen();
+        checkRoot(root);
+        if (rank == root) {
+            Objects.requireNonNull(data, "data");
+        }
+        if (size == 1) {
+            return data.clone();
+        }
+        MemorySegment header = MemorySegment.ofArray(new long[] {rank == root ? data.length : 0});
+        broadcast.tree(header, Long.BYTES, root);
+        byte[] result = rank == root ? data.clone() : new byte[checkedLength(header.get(ValueLayout.JAVA_LONG, 0), root)];
+        broadcast(MemorySegment.ofArray(result), result.length, root);
+        return result;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        scratch.close();
+        controlArena.close();
+    }
+
+    @Override
+    public String toString() {
+        return "Collectives[rank " + rank + " of " + size + ", small < " + smallMessageBytes + " B]";
+    }
+
+    /** Fills {@link #blockOffsets} and {@link #blockCounts} from per-rank sizes and returns their sum. */
+    private long layout(long[] sizes, String name) {
+        Objects.requireNonNull(sizes, name);
+        if (sizes.length != size) {
+            throw new IllegalArgumentException(name + " has " + sizes.length + " entries, expected one per rank ("
+                    + size + ")");
+        }
+        long total = 0;
+        for (int b = 0; b < size; b++) {
+            if (sizes[b] < 0) {
+                throw new IllegalArgumentException(name + "[" + b + "] is negative: " + sizes[b]);
+            }
+            blockOffsets[b] = total;
+            blockCounts[b] = sizes[b];
+            total = Math.addExact(total, sizes[b]);
+        }
+        return total;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("collectives of rank " + rank + " are closed");
+        }
+    }
+
+    private void checkRoot(int root) {
+        if (root < 0 || root >= size) {
+            throw new IllegalArgumentException("root " + root + " out of range [0, " + size + ")");
+        }
+    }
+
+    private static void checkReduction(DataType type, Reduction op) {
+        Objects.requireNonNull(type, "type");
+        Objects.requireNonNull(op, "op");
+        if (!Kernels.isDefined(type, op)) {
+            throw new IllegalArgumentException(op + " is not defined for " + type);
+        }
+    }
+
+    private static void checkRange(MemorySegment seg, long offset, long count, int unitBytes, String name) {
+        Objects.requireNonNull(seg, name);
+        if (count < 0) {
+            throw new IllegalArgumentException(name + ": negative count " + count);
+        }
+        long bytes = Math.multiplyExact(count, (long) unitBytes);
+        if (offset + bytes > seg.byteSize()) {
+            throw new IllegalArgumentException(name + " holds " + seg.byteSize() + " bytes, the call needs " + bytes);
+        }
+    }
+
+    private static int checkedLength(long length, int from) {
+        if (length < 0 || length > Integer.MAX_VALUE - 8) {
+            throw new KoloException("rank " + from + " announced an impossible message length " + length);
+        }
+        return (int) length;
+    }
+}

@@ -1,0 +1,403 @@
+package io.kolo.collective;
+
+import io.kolo.BFloat16;
+import io.kolo.DataType;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_DOUBLE_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
+
+/**
+ * Element-wise kernels over raw memory, used by the collective algorithms and by the engine (AVERAGE is SUM
+ * followed by {@link #scale}).
+ *
+ * <p>Each (type, operation) pair has its own counted loop with the dispatch outside it, so that C2 can
+ * vectorise the loop body. Semantics:
+ * <ul>
+ *   <li>Integer SUM and PRODUCT wrap around as Java arithmetic does; UINT8 MIN/MAX compare unsigned.</li>
+ *   <li>BAND/BOR are defined for integer types only.</li>
+ *   <li>Floating-point MIN/MAX follow {@link Math#min(float, float)}: NaN wins, -0.0 is below +0.0.</li>
+ *   <li>FLOAT16 and BFLOAT16 are widened to float, combined, and rounded back to nearest-even. A float has
+ *       more than twice the precision of either plus two bits, so this double rounding gives the correctly
+ *       rounded result of a single operation.</li>
+ * </ul>
+ * Offsets are in bytes; counts are in elements. Segments may overlap only if they are identical ranges.
+ */
+public final class Kernels {
+
+    private Kernels() {
+    }
+
+    /**
+     * {@code acc[i] = op(acc[i], in[i])} for {@code count} elements of {@code type}.
+     *
+     * @throws IllegalArgumentException if {@code op} is not defined for {@code type} (BAND/BOR on floats)
+     * @throws IndexOutOfBoundsException if a range lies outside its segment
+     */
+    public static void reduce(MemorySegment acc, long accOffset, MemorySegment in, long inOffset, long count,
+                              DataType type, Reduction op) {
+        Objects.requireNonNull(type, "type");
+        Objects.requireNonNull(op, "op");
+        long bytes = Math.multiplyExact(count, (long) type.byteSize());
+        Objects.checkFromIndexSize(accOffset, bytes, acc.byteSize());
+        Objects.checkFromIndexSize(inOffset, bytes, in.byteSize());
+        switch (type) {
+            case INT8 -> reduceInt8(acc, accOffset, in, inOffset, count, op);
+            case UINT8 -> reduceUint8(acc, accOffset, in, inOffset, count, op);
+            case INT16 -> reduceInt16(acc, accOffset, in, inOffset, count, op);
+            case INT32 -> reduceInt32(acc, accOffset, in, inOffset, count, op);
+            case INT64 -> reduceInt64(acc, accOffset, in, inOffset, count, op);
+            case FLOAT16 -> reduceFloat16(acc, accOffset, in, inOffset, count, op);
+            case BFLOAT16 -> reduceBFloat16(acc, accOffset, in, inOffset, count, op);
+            case FLOAT32 -> reduceFloat32(acc, accOffset, in, inOffset, count, op);
+            case FLOAT64 -> reduceFloat64(acc, accOffset, in, inOffset, count, op);
+        }
+    }
+
+    /** True if {@link #reduce} accepts {@code op} for {@code type}. */
+    public static boolean isDefined(DataType type, Reduction op) {
+        return type.isInteger() || (op != Reduction.BAND && op != Reduction.BOR);
+    }
+
+    /**
+     * Multiplies {@code count} elements of {@code type} in place by {@code factor}.
+     *
+     * <p>Every product is computed in double and then converted once: FLOAT32 is rounded to float (so the
+     * factor is not pre-rounded to float, which would add a second error), FLOAT16/BFLOAT16 go through float
+     * to their own precision, and integer types are truncated toward zero and then narrowed to their width
+     * (wrapping, as a Java cast does; NaN becomes 0). INT64 values beyond 2^53 lose low bits in the double.
+     */
+    public static void scale(MemorySegment seg, long offset, long count, DataType type, double factor) {
+        Objects.requireNonNull(type, "type");
+        long bytes = Math.multiplyExact(count, (long) type.byteSize());
+        Objects.checkFromIndexSize(offset, bytes, seg.byteSize());
+        switch (type) {
+            case INT8 -> {
+                for (long i = 0; i < count; i++) {
+                    seg.set(JAVA_BYTE, offset + i, (byte) (long) (seg.get(JAVA_BYTE, offset + i) * factor));
+                }
+            }
+            case UINT8 -> {
+                for (long i = 0; i < count; i++) {
+                    seg.set(JAVA_BYTE, offset + i,
+                            (byte) (long) (Byte.toUnsignedInt(seg.get(JAVA_BYTE, offset + i)) * factor));
+                }
+            }
+            case INT16 -> {
+                for (long i = 0; i < count; i++) {
+                    long p = offset + i * 2;
+                    seg.set(JAVA_SHORT_UNALIGNED, p, (short) (long) (seg.get(JAVA_SHORT_UNALIGNED, p) * factor));
+                }
+            }
+            case INT32 -> {
+                for (long i = 0; i < count; i++) {
+                    long p = offset + i * 4;
+                    seg.set(JAVA_INT_UNALIGNED, p, (int) (long) (seg.get(JAVA_INT_UNALIGNED, p) * factor));
+                }
+            }
+            case INT64 -> {
+                for (long i = 0; i < count; i++) {
+                    long p = offset + i * 8;
+                    seg.set(JAVA_LONG_UNALIGNED, p, (long) (seg.get(JAVA_LONG_UNALIGNED, p) * factor));
+                }
+            }
+            case FLOAT16 -> {
+                for (long i = 0; i < count; i++) {
+                    long p = offset + i * 2;
+                    float v = Float.float16ToFloat(seg.get(JAVA_SHORT_UNALIGNED, p));
+                    seg.set(JAVA_SHORT_UNALIGNED, p, Float.floatToFloat16((float) (v * factor)));
+                }
+            }
+            case BFLOAT16 -> {
+                for (long i = 0; i < count; i++) {
+                    long p = offset + i * 2;
+                    float v = BFloat16.toFloat(seg.get(JAVA_SHORT_UNALIGNED, p));
+                    seg.set(JAVA_SHORT_UNALIGNED, p, BFloat16.fromFloat((float) (v * factor)));
+                }
+            }
+            case FLOAT32 -> {
+                for (long i = 0; i < count; i++) {
+                    long p = offset + i * 4;
+                    seg.set(JAVA_FLOAT_UNALIGNED, p, (float) (seg.get(JAVA_FLOAT_UNALIGNED, p) * factor));
+                }
+            }
+            case FLOAT64 -> {
+                for (long i = 0; i < count; i++) {
+                    long p = offset + i * 8;
+                    seg.set(JAVA_DOUBLE_UNALIGNED, p, seg.get(JAVA_DOUBLE_UNALIGNED, p) * factor);
+                }
+            }
+        }
+    }
+
+    private static IllegalArgumentException undefined(Reduction op, DataType type) {
+        return new IllegalArgumentException(op + " is not defined for " + type + " (bitwise reductions need an integer type)");
+    }
+
+    private static void reduceInt8(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
+        switch (op) {
+            case SUM -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_BYTE, ao + i, (byte) (a.get(JAVA_BYTE, ao + i) + b.get(JAVA_BYTE, bo + i)));
+                }
+            }
+            case PRODUCT -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_BYTE, ao + i, (byte) (a.get(JAVA_BYTE, ao + i) * b.get(JAVA_BYTE, bo + i)));
+                }
+            }
+            case MIN -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_BYTE, ao + i, (byte) (Math.min(a.get(JAVA_BYTE, ao + i), b.get(JAVA_BYTE, bo + i))));
+                }
+            }
+            case MAX -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_BYTE, ao + i, (byte) (Math.max(a.get(JAVA_BYTE, ao + i), b.get(JAVA_BYTE, bo + i))));
+                }
+            }
+            case BAND -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_BYTE, ao + i, (byte) (a.get(JAVA_BYTE, ao + i) & b.get(JAVA_BYTE, bo + i)));
+                }
+            }
+            case BOR -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_BYTE, ao + i, (byte) (a.get(JAVA_BYTE, ao + i) | b.get(JAVA_BYTE, bo + i)));
+                }
+            }
+        }
+    }
+
+    private static void reduceInt16(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
+        switch (op) {
+            case SUM -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (a.get(JAVA_SHORT_UNALIGNED, ao + i * 2) + b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)));
+                }
+            }
+            case PRODUCT -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (a.get(JAVA_SHORT_UNALIGNED, ao + i * 2) * b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)));
+                }
+            }
+            case MIN -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (Math.min(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2), b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
+                }
+            }
+            case MAX -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (Math.max(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2), b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
+                }
+            }
+            case BAND -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (a.get(JAVA_SHORT_UNALIGNED, ao + i * 2) & b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)));
+                }
+            }
+            case BOR -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (a.get(JAVA_SHORT_UNALIGNED, ao + i * 2) | b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)));
+                }
+            }
+        }
+    }
+
+    private static void reduceInt32(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
+        switch (op) {
+            case SUM -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_INT_UNALIGNED, ao + i * 4, a.get(JAVA_INT_UNALIGNED, ao + i * 4) + b.get(JAVA_INT_UNALIGNED, bo + i * 4));
+                }
+            }
+            case PRODUCT -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_INT_UNALIGNED, ao + i * 4, a.get(JAVA_INT_UNALIGNED, ao + i * 4) * b.get(JAVA_INT_UNALIGNED, bo + i * 4));
+                }
+            }
+            case MIN -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_INT_UNALIGNED, ao + i * 4, Math.min(a.get(JAVA_INT_UNALIGNED, ao + i * 4), b.get(JAVA_INT_UNALIGNED, bo + i * 4)));
+                }
+            }
+            case MAX -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_INT_UNALIGNED, ao + i * 4, Math.max(a.get(JAVA_INT_UNALIGNED, ao + i * 4), b.get(JAVA_INT_UNALIGNED, bo + i * 4)));
+                }
+            }
+            case BAND -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_INT_UNALIGNED, ao + i * 4, a.get(JAVA_INT_UNALIGNED, ao + i * 4) & b.get(JAVA_INT_UNALIGNED, bo + i * 4));
+                }
+            }
+            case BOR -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_INT_UNALIGNED, ao + i * 4, a.get(JAVA_INT_UNALIGNED, ao + i * 4) | b.get(JAVA_INT_UNALIGNED, bo + i * 4));
+                }
+            }
+        }
+    }
+
+    private static void reduceInt64(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
+        switch (op) {
+            case SUM -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_LONG_UNALIGNED, ao + i * 8, a.get(JAVA_LONG_UNALIGNED, ao + i * 8) + b.get(JAVA_LONG_UNALIGNED, bo + i * 8));
+                }
+            }
+            case PRODUCT -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_LONG_UNALIGNED, ao + i * 8, a.get(JAVA_LONG_UNALIGNED, ao + i * 8) * b.get(JAVA_LONG_UNALIGNED, bo + i * 8));
+                }
+            }
+            case MIN -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_LONG_UNALIGNED, ao + i * 8, Math.min(a.get(JAVA_LONG_UNALIGNED, ao + i * 8), b.get(JAVA_LONG_UNALIGNED, bo + i * 8)));
+                }
+            }
+            case MAX -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_LONG_UNALIGNED, ao + i * 8, Math.max(a.get(JAVA_LONG_UNALIGNED, ao + i * 8), b.get(JAVA_LONG_UNALIGNED, bo + i * 8)));
+                }
+            }
+            case BAND -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_LONG_UNALIGNED, ao + i * 8, a.get(JAVA_LONG_UNALIGNED, ao + i * 8) & b.get(JAVA_LONG_UNALIGNED, bo + i * 8));
+                }
+            }
+            case BOR -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_LONG_UNALIGNED, ao + i * 8, a.get(JAVA_LONG_UNALIGNED, ao + i * 8) | b.get(JAVA_LONG_UNALIGNED, bo + i * 8));
+                }
+            }
+        }
+    }
+
+    private static void reduceUint8(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
+        switch (op) {
+            case MIN -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_BYTE, ao + i, (byte) (Math.min(Byte.toUnsignedInt(a.get(JAVA_BYTE, ao + i)), Byte.toUnsignedInt(b.get(JAVA_BYTE, bo + i)))));
+                }
+            }
+            case MAX -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_BYTE, ao + i, (byte) (Math.max(Byte.toUnsignedInt(a.get(JAVA_BYTE, ao + i)), Byte.toUnsignedInt(b.get(JAVA_BYTE, bo + i)))));
+                }
+            }
+            // Two's-complement wrap-around makes these bit-for-bit the same as the signed kernels.
+            default -> reduceInt8(a, ao, b, bo, n, op);
+        }
+    }
+
+    private static void reduceFloat32(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
+        switch (op) {
+            case SUM -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_FLOAT_UNALIGNED, ao + i * 4, a.get(JAVA_FLOAT_UNALIGNED, ao + i * 4) + b.get(JAVA_FLOAT_UNALIGNED, bo + i * 4));
+                }
+            }
+            case PRODUCT -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_FLOAT_UNALIGNED, ao + i * 4, a.get(JAVA_FLOAT_UNALIGNED, ao + i * 4) * b.get(JAVA_FLOAT_UNALIGNED, bo + i * 4));
+                }
+            }
+            case MIN -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_FLOAT_UNALIGNED, ao + i * 4, Math.min(a.get(JAVA_FLOAT_UNALIGNED, ao + i * 4), b.get(JAVA_FLOAT_UNALIGNED, bo + i * 4)));
+                }
+            }
+            case MAX -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_FLOAT_UNALIGNED, ao + i * 4, Math.max(a.get(JAVA_FLOAT_UNALIGNED, ao + i * 4), b.get(JAVA_FLOAT_UNALIGNED, bo + i * 4)));
+                }
+            }
+            default -> throw undefined(op, DataType.FLOAT32);
+        }
+    }
+
+    private static void reduceFloat64(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
+        switch (op) {
+            case SUM -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_DOUBLE_UNALIGNED, ao + i * 8, a.get(JAVA_DOUBLE_UNALIGNED, ao + i * 8) + b.get(JAVA_DOUBLE_UNALIGNED, bo + i * 8));
+                }
+            }
+            case PRODUCT -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_DOUBLE_UNALIGNED, ao + i * 8, a.get(JAVA_DOUBLE_UNALIGNED, ao + i * 8) * b.get(JAVA_DOUBLE_UNALIGNED, bo + i * 8));
+                }
+            }
+            case MIN -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_DOUBLE_UNALIGNED, ao + i * 8, Math.min(a.get(JAVA_DOUBLE_UNALIGNED, ao + i * 8), b.get(JAVA_DOUBLE_UNALIGNED, bo + i * 8)));
+                }
+            }
+            case MAX -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_DOUBLE_UNALIGNED, ao + i * 8, Math.max(a.get(JAVA_DOUBLE_UNALIGNED, ao + i * 8), b.get(JAVA_DOUBLE_UNALIGNED, bo + i * 8)));
+                }
+            }
+            default -> throw undefined(op, DataType.FLOAT64);
+        }
+    }
+
+    private static void reduceFloat16(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
+        switch (op) {
+            case SUM -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, Float.floatToFloat16(Float.float16ToFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)) + Float.float16ToFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
+                }
+            }
+            case PRODUCT -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, Float.floatToFloat16(Float.float16ToFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)) * Float.float16ToFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
+                }
+            }
+            case MIN -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, Float.floatToFloat16(Math.min(Float.float16ToFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)), Float.float16ToFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)))));
+                }
+            }
+            case MAX -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, Float.floatToFloat16(Math.max(Float.float16ToFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)), Float.float16ToFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)))));
+                }
+            }
+            default -> throw undefined(op, DataType.FLOAT16);
+        }
+    }
+
+    private static void reduceBFloat16(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
+        switch (op) {
+            case SUM -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, BFloat16.fromFloat(BFloat16.toFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)) + BFloat16.toFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
+                }
+            }
+            case PRODUCT -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, BFloat16.fromFloat(BFloat16.toFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)) * BFloat16.toFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
+                }
+            }
+            case MIN -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, BFloat16.fromFloat(Math.min(BFloat16.toFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)), BFloat16.toFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)))));
+                }
+            }
+            case MAX -> {
+                for (long i = 0; i < n; i++) {
+                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, BFloat16.fromFloat(Math.max(BFloat16.toFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)), BFloat16.toFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)))));
+                }
+            }
+            default -> throw undefined(op, DataType.BFLOAT16);
+        }
+    }
+}

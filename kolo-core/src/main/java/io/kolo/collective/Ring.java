@@ -1,0 +1,91 @@
+package io.kolo.collective;
+
+import io.kolo.DataType;
+import io.kolo.transport.Transport;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Ring reduce-scatter and ring allgather over blocks of a buffer: each step sends one block to rank + 1 while
+ * receiving another from rank - 1, so every link carries the same load and the bandwidth term is independent
+ * of the number of ranks. Blocks are moved in pipeline chunks so that scratch memory stays bounded and large
+ * blocks do not have to arrive whole before they are reduced.
+ *
+ * <p>Block {@code b} starts at element {@code offsets[b]} and has {@code counts[b]} elements (possibly zero).
+ * The {@code shift} argument selects which rank ends up owning which block, so the same loop serves allreduce
+ * (owner of block b is b - 1) and the reduce-scatter collective (owner of block b is b).
+ */
+final class Ring {
+
+    private final Transport transport;
+    private final Scratch scratch;
+    private final long chunkBytes;
+    private final int rank;
+    private final int size;
+
+    Ring(Transport transport, Scratch scratch, long chunkBytes) {
+        this.transport = transport;
+        this.scratch = scratch;
+        this.chunkBytes = chunkBytes;
+        this.rank = transport.rank();
+        this.size = transport.size();
+    }
+
+    /**
+     * After return, rank r holds block {@code (r + shift + 1) mod size} reduced over all ranks; the other
+     * blocks hold partial results.
+     */
+    void reduceScatter(MemorySegment buf, long[] offsets, long[] counts, DataType type, Reduction op, int shift) {
+        int esz = type.byteSize();
+        long chunkElems = Math.max(1, chunkBytes / esz);
+        long largest = 0;
+        for (int b = 0; b < size; b++) {
+            largest = Math.max(largest, counts[b]);
+        }
+        MemorySegment tmp = scratch.get(Math.min(chunkElems, largest) * esz);
+        int next = (rank + 1) % size;
+        int prev = (rank + size - 1) % size;
+        for (int s = 0; s < size - 1; s++) {
+            int sendBlock = Math.floorMod(rank + shift - s, size);
+            int recvBlock = Math.floorMod(rank + shift - s - 1, size);
+            long sendCount = counts[sendBlock];
+            long recvCount = counts[recvBlock];
+            long steps = Math.max(sendCount, recvCount);
+            // Sender and receiver cut a block into the same chunks because both derive them from its count alone.
+            for (long done = 0; done < steps; done += chunkElems) {
+                long sn = Math.clamp(sendCount - done, 0, chunkElems);
+                long rn = Math.clamp(recvCount - done, 0, chunkElems);
+                // Past the end of the shorter block its offset is clamped, so an empty transfer stays in bounds.
+                transport.sendRecv(next, buf, (offsets[sendBlock] + Math.min(done, sendCount)) * esz, sn * esz,
+                        prev, tmp, 0, rn * esz);
+                if (rn > 0) {
+                    Kernels.reduce(buf, (offsets[recvBlock] + done) * esz, tmp, 0, rn, type, op);
+                }
+            }
+        }
+    }
+
+    /**
+     * On entry rank r holds block {@code (r + shift) mod size}; on return every rank holds every block, each an
+     * exact copy of its owner's bytes. Offsets and counts are in units of {@code unitBytes}.
+     */
+    void allgather(MemorySegment buf, long[] offsets, long[] counts, int unitBytes, int shift) {
+        long chunkUnits = Math.max(1, chunkBytes / unitBytes);
+        int next = (rank + 1) % size;
+        int prev = (rank + size - 1) % size;
+        for (int s = 0; s < size - 1; s++) {
+            int sendBlock = Math.floorMod(rank + shift - s, size);
+            int recvBlock = Math.floorMod(rank + shift - s - 1, size);
+            long sendCount = counts[sendBlock];
+            long recvCount = counts[recvBlock];
+            long steps = Math.max(sendCount, recvCount);
+            for (long done = 0; done < steps; done += chunkUnits) {
+                long sn = Math.clamp(sendCount - done, 0, chunkUnits);
+                long rn = Math.clamp(recvCount - done, 0, chunkUnits);
+                transport.sendRecv(next, buf, (offsets[sendBlock] + Math.min(done, sendCount)) * unitBytes,
+                        sn * unitBytes,
+                        prev, buf, (offsets[recvBlock] + Math.min(done, recvCount)) * unitBytes, rn * unitBytes);
+            }
+        }
+    }
+}
