@@ -400,4 +400,49 @@ public final class Kernels {
             default -> throw undefined(op, DataType.BFLOAT16);
         }
     }
+
+    /**
+     * Integer division in place, truncating toward zero: how AVERAGE finishes on integer types, exactly (a
+     * multiplication by {@code 1.0 / divisor} in double would turn 9 / 3 into 2.999... and truncate to 2).
+     * Floating-point types are left to {@link #scale}.
+     */
+    public static void divide(MemorySegment seg, long offset, long count, DataType type, long divisor) {
+        Objects.requireNonNull(type, "type");
+        if (divisor == 0) {
+            throw new IllegalArgumentException("division by zero");
+        }
+        long bytes = Math.multiplyExact(count, (long) type.byteSize());
+        Objects.checkFromIndexSize(offset, bytes, seg.byteSize());
+        switch (type) {
+            case INT8 -> {
+                for (long i = 0; i < count; i++) {
+                    seg.set(JAVA_BYTE, offset + i, (byte) (seg.get(JAVA_BYTE, offset + i) / divisor));
+                }
+            }
+            case UINT8 -> {
+                for (long i = 0; i < count; i++) {
+                    seg.set(JAVA_BYTE, offset + i, (byte) (Byte.toUnsignedInt(seg.get(JAVA_BYTE, offset + i)) / divisor));
+                }
+            }
+            case INT16 -> {
+                for (long i = 0; i < count; i++) {
+                    long p = offset + i * 2;
+                    seg.set(JAVA_SHORT_UNALIGNED, p, (short) (seg.get(JAVA_SHORT_UNALIGNED, p) / divisor));
+                }
+            }
+            case INT32 -> {
+                for (long i = 0; i < count; i++) {
+                    long p = offset + i * 4;
+                    seg.set(JAVA_INT_UNALIGNED, p, (int) (seg.get(JAVA_INT_UNALIGNED, p) / divisor));
+                }
+            }
+            case INT64 -> {
+                for (long i = 0; i < count; i++) {
+                    long p = offset + i * 8;
+                    seg.set(JAVA_LONG_UNALIGNED, p, seg.get(JAVA_LONG_UNALIGNED, p) / divisor);
+                }
+            }
+            default -> throw new IllegalArgumentException("divide is for integer types, not " + type);
+        }
+    }
 }

@@ -480,10 +480,7 @@ public final class Engine implements AutoCloseable {
             Kernels.scale(buf, 0, total, r.type(), r.prescale());
         }
         ops.allreduce(buf, total, r.type(), reduction(r.op()));
-        double post = r.postscale() * (r.op() == ReduceOp.AVERAGE ? 1.0 / size : 1.0);
-        if (post != 1.0) {
-            Kernels.scale(buf, 0, total, r.type(), post);
-        }
+        finishReduction(buf, 0, total, r);
         long t2 = System.nanoTime();
         if (!direct) {
             long off = 0;
@@ -617,10 +614,7 @@ public final class Engine implements AutoCloseable {
             Kernels.scale(buf, 0, total, r.type(), r.prescale());
         }
         ops.reducescatter(buf, counts, r.type(), reduction(r.op()));
-        double post = r.postscale() * (r.op() == ReduceOp.AVERAGE ? 1.0 / size : 1.0);
-        if (post != 1.0) {
-            Kernels.scale(buf, mineAt * es, counts[rank], r.type(), post);
-        }
+        finishReduction(buf, mineAt * es, counts[rank], r);
         long t2 = System.nanoTime();
         long[] outShape = Shapes.withFirstDim(shape, counts[rank] / Math.max(1, rowElems));
         if (rowElems == 0) {
@@ -631,6 +625,21 @@ public final class Engine implements AutoCloseable {
         op.setResult(outShape, out);
         trace(r, negotiated, t0, t1, t2, false);
         finish(r, negotiated, t2);
+    }
+
+    /** AVERAGE's division (exact on integer types) and the postscale factor, after the reduction. */
+    private void finishReduction(MemorySegment buf, long offset, long count, Response r) {
+        double post = r.postscale();
+        if (r.op() == ReduceOp.AVERAGE) {
+            if (r.type().isInteger()) {
+                Kernels.divide(buf, offset, count, r.type(), size);
+            } else {
+                post /= size;
+            }
+        }
+        if (post != 1.0) {
+            Kernels.scale(buf, offset, count, r.type(), post);
+        }
     }
 
     private static Reduction reduction(ReduceOp op) {
