@@ -132,6 +132,10 @@ public final class Engine implements AutoCloseable {
             op.name = op.kind.label() + ".noname." + unnamed.get(op.kind).incrementAndGet();
         }
         checkUsable();
+        if (!op.input.isAccessibleBy(thread)) {
+            throw new IllegalArgumentException("'" + op.name + "': the tensor's memory is confined to one thread and"
+                    + " Kolo's engine thread cannot read it; allocate it from Arena.ofShared(), Arena.ofAuto() or Arena.global()");
+        }
         if (!inFlight.add(op.name)) {
             throw new IllegalArgumentException("a collective named '" + op.name + "' is already in flight on rank "
                     + rank + "; wait for it to finish or give the new one another name");
