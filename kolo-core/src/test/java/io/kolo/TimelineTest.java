@@ -39,7 +39,7 @@ class TimelineTest {
         });
         List<Map<String, Object>> events = events(file);
         Set<String> activities = events.stream().map(e -> (String) e.get("name")).collect(Collectors.toSet());
-        assertTrue(activities.containsAll(Set.of("NEGOTIATE_ALLREDUCE", "ALLREDUCE", "BROADCAST", "process_name")),
+        assertTrue(activities.containsAll(Set.of("QUEUE", "NEGOTIATE_ALLREDUCE", "MEMCPY_IN_FUSION_BUFFER", "ALLREDUCE", "BROADCAST", "process_name")),
                 "activities: " + activities);
         Set<Object> rows = events.stream().filter(e -> "process_name".equals(e.get("name")))
                 .map(e -> ((Map<?, ?>) e.get("args")).get("name")).collect(Collectors.toSet());

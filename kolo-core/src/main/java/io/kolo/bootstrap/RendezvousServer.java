@@ -15,14 +15,9 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The job's rendezvous store served over TCP, run by the launcher (or by rank 0 when there is none). Every
@@ -38,9 +33,8 @@ public final class RendezvousServer implements KeyValueStore {
 
     private final ServerSocket serverSocket;
     private final JobSecret secret;
-    private final Map<String, String> values = new HashMap<>();
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition changed = lock.newCondition();
+    /** The store itself; this class only serves it over authenticated connections. */
+    private final InMemoryStore values = new InMemoryStore();
     private final Set<Socket> connections = ConcurrentHashMap.newKeySet();
     private final InetSocketAddress address;
     private volatile boolean closed;
@@ -128,14 +122,12 @@ public final class RendezvousServer implements KeyValueStore {
                 LOG.log(System.Logger.Level.WARNING, "dropping rendezvous connection from "
                         + socket.getRemoteSocketAddress() + ": " + e.getMessage());
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         } finally {
             connections.remove(socket);
         }
     }
 
-    private void handle(byte op, DataInputStream in, DataOutputStream out) throws IOException, InterruptedException {
+    private void handle(byte op, DataInputStream in, DataOutputStream out) throws IOException {
         switch (op) {
             case RendezvousProtocol.PUT -> {
                 put(RendezvousProtocol.readString(in), RendezvousProtocol.readString(in));
@@ -164,73 +156,36 @@ public final class RendezvousServer implements KeyValueStore {
         }
     }
 
-    private Optional<String> await(String key, long timeoutMs) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        lock.lock();
+    /** The value once present, or empty when the wait ran out or the server is closing. */
+    private Optional<String> await(String key, long timeoutMs) {
         try {
-            while (true) {
-                String v = values.get(key);
-                if (v != null || closed) {
-                    return Optional.ofNullable(v);
-                }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return Optional.empty();
-                }
-                changed.awaitNanos(left);
-            }
-        } finally {
-            lock.unlock();
+            return Optional.of(values.get(key, Duration.ofMillis(timeoutMs)));
+        } catch (KoloTimeoutException | IllegalStateException timedOutOrClosed) {
+            return Optional.empty();
         }
     }
 
     @Override
     public void put(String key, String value) {
-        lock.lock();
-        try {
-            values.put(key, value);
-            changed.signalAll();
-        } finally {
-            lock.unlock();
-        }
+        values.put(key, value);
     }
 
     @Override
     public boolean putIfAbsent(String key, String value) {
-        lock.lock();
-        try {
-            if (values.containsKey(key)) {
-                return false;
-            }
-            values.put(key, value);
-            changed.signalAll();
-            return true;
-        } finally {
-            lock.unlock();
-        }
+        return values.putIfAbsent(key, value);
     }
 
     @Override
     public Optional<String> tryGet(String key) {
-        lock.lock();
-        try {
-            return Optional.ofNullable(values.get(key));
-        } finally {
-            lock.unlock();
-        }
+        return values.tryGet(key);
     }
 
     @Override
     public String get(String key, Duration timeout) {
-        try {
-            return await(key, timeout.toMillis()).orElseThrow(() -> closed
-                    ? new KoloException("the rendezvous server at " + hostPort() + " was closed while waiting for key '" + key + "'")
-                    : new KoloTimeoutException("timed out after " + RendezvousProtocol.describe(timeout)
-                    + " waiting for key '" + key + "' in the rendezvous store at " + hostPort()));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new KoloException("interrupted while waiting for key '" + key + "' in the rendezvous store", e);
-        }
+        return await(key, timeout.toMillis()).orElseThrow(() -> closed
+                ? new KoloException("the rendezvous server at " + hostPort() + " was closed while waiting for key '" + key + "'")
+                : new KoloTimeoutException("timed out after " + RendezvousProtocol.describe(timeout)
+                + " waiting for key '" + key + "' in the rendezvous store at " + hostPort()));
     }
 
     private String hostPort() {
@@ -248,12 +203,7 @@ public final class RendezvousServer implements KeyValueStore {
         for (Socket s : connections) {
             closeQuietly(s);
         }
-        lock.lock();
-        try {
-            changed.signalAll();
-        } finally {
-            lock.unlock();
-        }
+        values.close();
     }
 
     private static void closeQuietly(AutoCloseable c) {

@@ -327,6 +327,7 @@ public final class Engine implements AutoCloseable {
     private void drainQueue() {
         Op op;
         while ((op = queue.poll()) != null) {
+            op.drainedNanos = System.nanoTime();
             if (op.kind == OpKind.JOIN) {
                 joinOp = op;
                 toSend.add(op);
@@ -664,8 +665,12 @@ public final class Engine implements AutoCloseable {
         String args = "\"dtype\":\"" + r.type() + "\",\"bytes\":" + r.totalBytes() + ",\"fused\":" + r.names().size();
         for (String name : r.names()) {
             Op op = pending.get(name);
-            long submitted = op == null ? negotiated : op.submittedNanos;
-            timeline.span(name, "NEGOTIATE_" + kind, timeline.micros(submitted), timeline.micros(negotiated), null);
+            if (op != null) {
+                // QUEUE: waiting for this rank's next engine cycle; NEGOTIATE: waiting for the other ranks to agree.
+                timeline.span(name, "QUEUE", timeline.micros(op.submittedNanos), timeline.micros(op.drainedNanos), null);
+            }
+            long drained = op == null ? negotiated : op.drainedNanos;
+            timeline.span(name, "NEGOTIATE_" + kind, timeline.micros(drained), timeline.micros(negotiated), null);
             if (!direct) {
                 timeline.span(name, "MEMCPY_IN_FUSION_BUFFER", timeline.micros(t0), timeline.micros(t1), null);
             }

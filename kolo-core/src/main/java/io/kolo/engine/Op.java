@@ -39,6 +39,8 @@ public final class Op {
     Outputs outputs;
     Listener listener;
     long submittedNanos;
+    /** When the engine thread picked it up: the end of its QUEUE span, the start of NEGOTIATE in the timeline. */
+    long drainedNanos;
 
     private long[] resultShape;
     private MemorySegment result;

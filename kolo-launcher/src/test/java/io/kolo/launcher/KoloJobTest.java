@@ -47,6 +47,23 @@ class KoloJobTest {
     }
 
     @Test
+    void theBundledAllreduceExampleRunsAsTheReadmeSays() throws IOException {
+        Path examples = ChildCommand.koloHome(System.getenv()).resolve("kolo-examples/target");
+        boolean built;
+        try (Stream<Path> files = Files.exists(examples) ? Files.list(examples) : Stream.empty()) {
+            built = files.anyMatch(f -> f.getFileName().toString().matches("kolo-examples-.*\\.jar"));
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(built,
+                "skipped: kolo-examples is not packaged yet (run the whole build: ./mvnw verify)");
+        LauncherProcessTest.Result r = LauncherProcessTest.kolo("run", "-np", "3", "--example", "allreduce", "--",
+                "--elements", "10000", "--iterations", "3");
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertEquals(3, r.out().lines().filter(l -> l.matches("\\[\\d]<stdout>:allreduce of 10000 floats x 3: every element = 6 \\(correct\\).*")).count(),
+                r.out());
+        assertTrue(r.out().contains("[0]<stdout>:allgather of ranks: [0.0, 1.0, 2.0]"), r.out());
+    }
+
+    @Test
     void aRankExitingMidAllreduceFailsTheOthersFastNamingItsCause(@TempDir Path pids) throws IOException {
         LauncherProcessTest.Result r = job(4, "exit-mid-allreduce", pids);
         assertEquals(3, r.code(), r.out() + r.err());
