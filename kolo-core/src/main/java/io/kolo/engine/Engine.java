@@ -7,6 +7,7 @@ import io.kolo.ReduceOp;
 import io.kolo.collective.CollectiveOps;
 import io.kolo.collective.Kernels;
 import io.kolo.collective.Reduction;
+import io.kolo.collective.Scratch;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -365,18 +366,18 @@ public final class Engine implements AutoCloseable {
             mine.add(op.request(rank));
         }
         toSend.clear();
-        byte[][] all = ops.gather(encodeRequests(mine), 0);
+        byte[][] all = ops.gather(encode(mine, Request::write), 0);
         byte[] answer = null;
         if (rank == 0) {
             List<Response> out = new ArrayList<>();
             for (byte[] b : all) {
-                table.add(decodeRequests(b), out);
+                table.add(decode(b, Request::read), out);
             }
             table.inspectStalls(settings.stallCheckTime().toNanos(), settings.stallShutdownTime().toNanos(), out);
             out.addAll(fuse(table.takeReady()));
-            answer = encodeResponses(out);
+            answer = encode(out, Response::write);
         }
-        return decodeResponses(ops.broadcast(answer, 0));
+        return decode(ops.broadcast(answer, 0), Response::read);
     }
 
     /** Merges consecutive compatible allreduces into buffers of at most the fusion threshold; groups always fuse. */
@@ -752,13 +753,22 @@ public final class Engine implements AutoCloseable {
         return new KoloException(message, e);
     }
 
-    private static byte[] encodeRequests(List<Request> requests) {
+    /** How one control message element is written; lets requests and responses share the framing below. */
+    private interface Writer<T> {
+        void write(T value, DataOutputStream out) throws IOException;
+    }
+
+    private interface Reader<T> {
+        T read(DataInputStream in) throws IOException;
+    }
+
+    private static <T> byte[] encode(List<T> items, Writer<T> writer) {
         try {
             ByteArrayOutputStream bytes = new ByteArrayOutputStream();
             DataOutputStream out = new DataOutputStream(bytes);
-            out.writeInt(requests.size());
-            for (Request r : requests) {
-                r.write(out);
+            out.writeInt(items.size());
+            for (T item : items) {
+                writer.write(item, out);
             }
             out.flush();
             return bytes.toByteArray();
@@ -767,42 +777,13 @@ public final class Engine implements AutoCloseable {
         }
     }
 
-    private static List<Request> decodeRequests(byte[] data) {
+    private static <T> List<T> decode(byte[] data, Reader<T> reader) {
         try {
             DataInputStream in = new DataInputStream(new ByteArrayInputStream(data));
             int n = in.readInt();
-            List<Request> list = new ArrayList<>(n);
+            List<T> list = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
-                list.add(Request.read(in));
-            }
-            return list;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static byte[] encodeResponses(List<Response> responses) {
-        try {
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-            DataOutputStream out = new DataOutputStream(bytes);
-            out.writeInt(responses.size());
-            for (Response r : responses) {
-                r.write(out);
-            }
-            out.flush();
-            return bytes.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static List<Response> decodeResponses(byte[] data) {
-        try {
-            DataInputStream in = new DataInputStream(new ByteArrayInputStream(data));
-            int n = in.readInt();
-            List<Response> list = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                list.add(Response.read(in));
+                list.add(reader.read(in));
             }
             return list;
         } catch (IOException e) {
