@@ -14,7 +14,7 @@ import java.util.Optional;
  */
 final class FailureDiagnosis implements io.kolo.engine.Engine.FailureExplainer {
     private static final System.Logger LOG = System.getLogger(FailureDiagnosis.class.getName());
-    private static final long CAUSE_WAIT_MILLIS = 3000;
+    private static final long CAUSE_WAIT_MILLIS = 2000;
     private final int rank;
     private final KeyValueStore store;
     private final Transport transport;

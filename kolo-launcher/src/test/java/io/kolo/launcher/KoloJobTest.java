@@ -77,6 +77,46 @@ class KoloJobTest {
     }
 
     @Test
+    void ctrlCStopsEveryRankMidAllreduce(@TempDir Path dir) throws Exception {
+        // A process started from a non-interactive background shell inherits SIGINT as ignored; the JVM then
+        // cannot see Ctrl-C at all, so there is nothing to test.
+        String sigIgn = Files.readAllLines(Path.of("/proc/self/status")).stream()
+                .filter(l -> l.startsWith("SigIgn:")).findFirst().orElse("SigIgn: 0").substring(7).trim();
+        org.junit.jupiter.api.Assumptions.assumeTrue((Long.parseLong(sigIgn, 16) & 2) == 0,
+                "skipped: SIGINT is ignored in this process tree (started in the background), so Ctrl-C can't be delivered");
+        Path pids = Files.createDirectory(dir.resolve("pids"));
+        ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), "-cp", CP, Main.class.getName(), "run",
+                "-np", "3", "-cp", CP, Worker.class.getName(), "forever", pids.toString());
+        pb.redirectErrorStream(true);
+        pb.redirectOutput(dir.resolve("launcher.log").toFile());
+        Process launcher = pb.start();
+        try {
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+            while (Files.readString(dir.resolve("launcher.log")).split("reducing", -1).length < 4) {
+                assertTrue(System.nanoTime() < deadline, "ranks did not start: " + Files.readString(dir.resolve("launcher.log")));
+                assertTrue(launcher.isAlive(), "launcher died: " + Files.readString(dir.resolve("launcher.log")));
+                Thread.sleep(50);
+            }
+            new ProcessBuilder("kill", "-INT", Long.toString(launcher.pid())).inheritIO().start().waitFor();
+            assertTrue(launcher.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), "kolo run ignored Ctrl-C");
+            String log = Files.readString(dir.resolve("launcher.log"));
+            assertTrue(log.contains("kolo: interrupted; terminating"), log);
+            long stop = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+            while (System.nanoTime() < stop) {
+                try {
+                    assertNothingLeft(pids);
+                    return;
+                } catch (AssertionError stillDying) {
+                    Thread.sleep(50);
+                }
+            }
+            assertNothingLeft(pids);
+        } finally {
+            launcher.destroyForcibly();
+        }
+    }
+
+    @Test
     void aRankThatNeverStartsIsNamedAtTheStartTimeout(@TempDir Path pids) throws IOException {
         LauncherProcessTest.Result r = job(3, "never-init-rank-2", pids, "--start-timeout", "3");
         assertTrue(r.code() != 0, r.out());

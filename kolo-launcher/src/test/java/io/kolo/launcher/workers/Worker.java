@@ -14,7 +14,8 @@ import java.util.Arrays;
  *   <li>{@code steady}: 20 allreduce steps, checks every result, prints "rank R ok";</li>
  *   <li>{@code exit-mid-allreduce}: rank 1 calls System.exit(3) at step 5 while the others keep reducing;
  *       they print "rank R failed fast: MESSAGE" and exit 1;</li>
- *   <li>{@code never-init-rank-2}: rank 2 never calls Kolo.init(), so the others time out at the start.</li>
+ *   <li>{@code never-init-rank-2}: rank 2 never calls Kolo.init(), so the others time out at the start;</li>
+ *   <li>{@code forever}: prints "rank R reducing" after the first step and keeps reducing until stopped.</li>
  * </ul>
  * Each rank writes its PID to PIDDIR so the test can check nothing is left running.
  */
@@ -47,6 +48,12 @@ public final class Worker {
                 }
                 if (mode.equals("steady") && step == 19) {
                     break;
+                }
+                if (mode.equals("forever")) {
+                    if (step == 0) {
+                        System.out.println("rank " + rank + " reducing");
+                    }
+                    step = 1;
                 }
             }
             System.out.println("rank " + rank + " ok");
