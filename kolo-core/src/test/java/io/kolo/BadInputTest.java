@@ -33,6 +33,17 @@ class BadInputTest {
     }
 
     @Test
+    void mismatchAfterTheNameIsCachedIsStillReportedOnEveryRank() {
+        var outcomes = Ranks.<Object>outcomes(3, Map.of(), comm -> {
+            for (int step = 0; step < 5; step++) {
+                comm.allreduceAsync("w", Tensor.of(new float[4]), ReduceOp.SUM).await();
+            }
+            return comm.allreduceAsync("w", Tensor.of(new float[4]), comm.rank() == 2 ? ReduceOp.MAX : ReduceOp.SUM).await();
+        });
+        assertEveryRankFails(outcomes, "'w'", "rank 2 submitted FLOAT32[4] MAX", "rank 0 submitted FLOAT32[4] SUM");
+    }
+
+    @Test
     void mismatchedDataTypes() {
         var outcomes = Ranks.<Object>outcomes(2, Map.of(), comm -> comm.allreduceAsync("x",
                 comm.rank() == 0 ? Tensor.of(new float[4]) : Tensor.of(new double[4]), ReduceOp.SUM).await());

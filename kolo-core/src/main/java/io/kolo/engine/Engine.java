@@ -417,6 +417,13 @@ public final class Engine implements AutoCloseable {
             for (String name : r.names()) {
                 Op op = pending.remove(name);
                 if (op != null) {
+                    // The op may also be parked on a cache slot or queued for the coordinator; it is over now.
+                    toSend.remove(op);
+                    for (int p = 0; p < cachedAt.length; p++) {
+                        if (cachedAt[p] == op) {
+                            cachedAt[p] = null;
+                        }
+                    }
                     fail(op, new KoloException(r.error()));
                 }
             }
