@@ -84,6 +84,9 @@ public final class Engine implements AutoCloseable {
     private final Scratch scratch = new Scratch();
     private final Timeline timeline;
     private Op joinOp;
+    /** Reused every cycle so that an idle engine cycling every millisecond makes no garbage. */
+    private final List<Response> fromCache = new ArrayList<>();
+    private final List<Response> toExecute = new ArrayList<>();
     private volatile long coordinatorRounds;
     private volatile long cachedOps;
     private volatile long fusedBuffers;
@@ -298,7 +301,8 @@ public final class Engine implements AutoCloseable {
                 }
             }
         }
-        List<Response> fromCache = new ArrayList<>();
+        fromCache.clear();
+        toExecute.clear();
         for (int p = 0; p < cachedAt.length; p++) {
             if (cachedAt[p] == null) {
                 continue;
@@ -314,12 +318,12 @@ public final class Engine implements AutoCloseable {
                 cachedOps++;
             }
         }
-        List<Response> responses = fuse(fromCache);
+        fuse(fromCache, toExecute);
         if (anyNew || anyInvalid || anyJoined || tableBusy) {
-            responses.addAll(coordinate());
+            toExecute.addAll(coordinate());
         }
-        for (Response r : responses) {
-            execute(r);
+        for (int i = 0; i < toExecute.size(); i++) {
+            execute(toExecute.get(i));
         }
         revalidateCached();
         return anyShutdown;
@@ -374,18 +378,21 @@ public final class Engine implements AutoCloseable {
                 table.add(decode(b, Request::read), out);
             }
             table.inspectStalls(settings.stallCheckTime().toNanos(), settings.stallShutdownTime().toNanos(), out);
-            out.addAll(fuse(table.takeReady()));
+            fuse(table.takeReady(), out);
             answer = encode(out, Response::write);
         }
         return decode(ops.broadcast(answer, 0), Response::read);
     }
 
-    /** Merges consecutive compatible allreduces into buffers of at most the fusion threshold; groups always fuse. */
-    private List<Response> fuse(List<Response> singles) {
-        List<Response> out = new ArrayList<>();
+    /**
+     * Appends {@code singles} to {@code out}, merging consecutive compatible allreduces into buffers of at most
+     * the fusion threshold; members of one group always fuse.
+     */
+    private void fuse(List<Response> singles, List<Response> out) {
         Response current = null;
         String currentGroup = null;
-        for (Response r : singles) {
+        for (int i = 0; i < singles.size(); i++) {
+            Response r = singles.get(i);
             String group = groupOf(r);
             boolean sameGroup = group != null && group.equals(currentGroup);
             if (current != null && current.fusableWith(r)
@@ -403,7 +410,6 @@ public final class Engine implements AutoCloseable {
         if (current != null) {
             out.add(current);
         }
-        return out;
     }
 
     private String groupOf(Response r) {
