@@ -448,6 +448,13 @@ public final class TcpTransport implements Transport {
                             + " rendezvous store (they did not start, failed during startup, or cannot reach the"
                             + " rendezvous server); raise KOLO_START_TIMEOUT_SECONDS if they legitimately start"
                             + " this slowly");
+                } catch (KoloException e) {
+                    // Usually the store's host (rank 0) hit its own start timeout first and exited: say what this
+                    // rank was waiting for, not only that the store vanished.
+                    throw new KoloException("rank " + rank + " was waiting for rank " + peer + " to publish its"
+                            + " data-plane address when the rendezvous store went away (" + e.getMessage() + "); rank "
+                            + peer + " did not start in time or failed during startup; raise"
+                            + " KOLO_START_TIMEOUT_SECONDS if it legitimately starts this slowly", e);
                 }
                 addresses[peer] = parse(peer, value);
             }
