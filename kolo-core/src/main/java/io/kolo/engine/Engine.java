@@ -146,6 +146,11 @@ public final class Engine implements AutoCloseable {
         }
         op.submittedNanos = System.nanoTime();
         queue.add(op);
+        // Cut the engine's between-cycle sleep short: otherwise a new op waits out the rest of the cycle
+        // (up to KOLO_CYCLE_TIME) before negotiation even starts, and it waits again on every rank, which
+        // measured as ~0.6 ms of the ~2.4 ms 4 KiB np=2 allreduce latency. Ops submitted while a cycle is
+        // running still queue up and are fused together in the next one.
+        LockSupport.unpark(thread);
         if (terminated) {
             failQueued();
         }
