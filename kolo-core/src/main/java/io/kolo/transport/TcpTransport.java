@@ -427,6 +427,29 @@ public final class TcpTransport implements Transport {
             }
         }
 
+        /**
+         * Ranks that have not published an address. If the store itself is gone by now (its host gave up at the
+         * same moment), every rank from {@code firstUnknown} on is reported as missing.
+         */
+        private List<Integer> missingPeers(int firstUnknown) {
+            List<Integer> missing = new ArrayList<>();
+            for (int r = 0; r < size; r++) {
+                if (r == rank) {
+                    continue;
+                }
+                try {
+                    if (store.tryGet("addr/" + r).isEmpty()) {
+                        missing.add(r);
+                    }
+                } catch (KoloException storeGone) {
+                    if (r >= firstUnknown) {
+                        missing.add(r);
+                    }
+                }
+            }
+            return missing;
+        }
+
         private InetSocketAddress[] lookUpPeers() {
             InetSocketAddress[] addresses = new InetSocketAddress[size];
             for (int peer = 0; peer < size; peer++) {
@@ -437,12 +460,7 @@ public final class TcpTransport implements Transport {
                 try {
                     value = store.get("addr/" + peer, remaining());
                 } catch (KoloTimeoutException e) {
-                    List<Integer> missing = new ArrayList<>();
-                    for (int r = 0; r < size; r++) {
-                        if (r != rank && store.tryGet("addr/" + r).isEmpty()) {
-                            missing.add(r);
-                        }
-                    }
+                    List<Integer> missing = missingPeers(peer);
                     throw new KoloTimeoutException("rank " + rank + " timed out after " + describe(startTimeout)
                             + " waiting for " + ranks(missing) + " to publish a data-plane address in the"
                             + " rendezvous store (they did not start, failed during startup, or cannot reach the"
