@@ -91,11 +91,7 @@ public final class RendezvousClient implements KeyValueStore {
     @Override
     public synchronized void put(String key, String value) {
         try {
-            setReplyTimeout(Duration.ZERO);
-            out.writeByte(RendezvousProtocol.PUT);
-            RendezvousProtocol.writeString(out, key);
-            RendezvousProtocol.writeString(out, value);
-            out.flush();
+            sendKeyValue(RendezvousProtocol.PUT, key, value);
             expect(in.readByte(), RendezvousProtocol.OK);
         } catch (IOException e) {
             throw gone(e);
@@ -105,11 +101,7 @@ public final class RendezvousClient implements KeyValueStore {
     @Override
     public synchronized boolean putIfAbsent(String key, String value) {
         try {
-            setReplyTimeout(Duration.ZERO);
-            out.writeByte(RendezvousProtocol.PUT_IF_ABSENT);
-            RendezvousProtocol.writeString(out, key);
-            RendezvousProtocol.writeString(out, value);
-            out.flush();
+            sendKeyValue(RendezvousProtocol.PUT_IF_ABSENT, key, value);
             byte reply = in.readByte();
             if (reply != RendezvousProtocol.STORED && reply != RendezvousProtocol.PRESENT) {
                 throw new IOException("unexpected reply " + reply);
@@ -149,6 +141,15 @@ public final class RendezvousClient implements KeyValueStore {
         return value.orElseThrow(() -> new KoloTimeoutException("timed out after "
                 + RendezvousProtocol.describe(timeout) + " waiting for key '" + key
                 + "' in the rendezvous store at " + hostPort(server)));
+    }
+
+    /** Sends a request that carries a key and a value (PUT, PUT_IF_ABSENT); the caller reads the reply. */
+    private void sendKeyValue(byte op, String key, String value) throws IOException {
+        setReplyTimeout(Duration.ZERO);
+        out.writeByte(op);
+        RendezvousProtocol.writeString(out, key);
+        RendezvousProtocol.writeString(out, value);
+        out.flush();
     }
 
     private Optional<String> readResult() throws IOException {
