@@ -17,8 +17,11 @@ import java.util.List;
 public final class Main {
     static final int USAGE = 2;
 
-    @Command(name = "kolo", subcommands = RunCommand.class,
-            description = "Kolo: ring-allreduce for the JVM. 'kolo run --help' for the launcher.")
+    @Command(name = "kolo",
+            subcommands = {
+                    RunCommand.class,
+            },
+            description = "Kolo: ring-allreduce for the JVM. 'kolo COMMAND --help' for a command's options.")
     static final class Kolo {
         @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
         boolean help;
@@ -53,14 +56,15 @@ public final class Main {
                 return 0;
             }
             if (!parsed.hasSubcommand()) {
-                return usage(err, "missing command; try 'kolo run --help'");
+                return usage(err, "missing command; try 'kolo --help'");
             }
-            RunCommand run = parsed.subcommand().commandSpec().commandLine().getCommand();
-            RunCommand.Plan plan = run.plan(System.getenv(), Hosts.localNames());
-            return RunCommand.execute(plan, out, err, installShutdownHook);
+            Subcommand command = parsed.subcommand().commandSpec().commandLine().getCommand();
+            return command.call(out, err, installShutdownHook);
         } catch (CommandLine.ParameterException e) {
             String first = e.getMessage() == null ? "bad arguments" : e.getMessage().lines().findFirst().orElse("");
-            return usage(err, first + " (see 'kolo run --help')");
+            String name = e.getCommandLine().getCommandName();
+            String help = name.equals("kolo") ? "kolo --help" : "kolo " + name + " --help";
+            return usage(err, first + " (see '" + help + "')");
         } catch (UsageException e) {
             return usage(err, e.getMessage());
         } catch (InterruptedException e) {

@@ -28,7 +28,7 @@ import java.util.function.Predicate;
                 "kolo run -np N [options] --example NAME [-- ARGS...]"},
         footer = {"", "Exit code: 0 when every rank exits 0, else the exit code of the first rank",
                 "that failed; 2 for a usage error."})
-final class RunCommand {
+final class RunCommand implements Subcommand {
     static final int DEFAULT_START_TIMEOUT = 60;
 
     @Option(names = "-np", required = true, paramLabel = "N", description = "Number of ranks to start.")
@@ -76,6 +76,11 @@ final class RunCommand {
     /** Everything validated and resolved, ready to start; built without side effects so it can be tested. */
     record Plan(int np, List<Topology.Slot> slots, List<String> command, Map<String, String> exports,
                 List<String> warnings, Path outputDir, int startTimeoutSeconds, boolean verbose) {
+    }
+
+    @Override
+    public int call(PrintStream out, PrintStream err, boolean installShutdownHook) throws InterruptedException {
+        return execute(plan(System.getenv(), Hosts.localNames()), out, err, installShutdownHook);
     }
 
     Plan plan(Map<String, String> launcherEnv, Predicate<String> isLocal) {
