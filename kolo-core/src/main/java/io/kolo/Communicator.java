@@ -2,10 +2,8 @@ package io.kolo;
 
 import io.kolo.bootstrap.InMemoryStore;
 import io.kolo.bootstrap.JobEnvironment;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
-import io.kolo.bootstrap.RendezvousClient;
-import io.kolo.bootstrap.RendezvousServer;
+import io.kolo.bootstrap.Rendezvous;
 import io.kolo.collective.Collectives;
 import io.kolo.collective.CollectiveOps;
 import io.kolo.engine.Engine;
@@ -22,9 +20,6 @@ import java.io.IOException;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.io.Serializable;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -81,28 +76,16 @@ public final class Communicator implements AutoCloseable {
             Transport t = LocalTransport.group(1, settings.timeout()).getFirst();
             return assemble(topology, t, store, settings, store);
         }
-        JobSecret secret = job.secret().orElseThrow();
-        KeyValueStore store;
-        InetSocketAddress rendezvous;
-        try {
-            rendezvous = new InetSocketAddress(InetAddress.getByName(job.rendezvousHost()), job.rendezvousPort());
-        } catch (UnknownHostException e) {
-            throw new IllegalArgumentException("KOLO_RENDEZVOUS_ADDR=" + job.rendezvousHost() + " does not resolve", e);
-        }
-        if (job.rank() == 0 && job.rendezvousServer() == JobEnvironment.RendezvousServer.RANK0) {
-            store = RendezvousServer.start(rendezvous.getAddress(), rendezvous.getPort(), secret);
-        } else {
-            store = RendezvousClient.connect(rendezvous, secret, job.startTimeout());
-        }
+        Rendezvous rendezvous = Rendezvous.join(job);
         Transport transport;
         try {
-            transport = TcpTransport.connect(job.rank(), job.size(), job.bindAddress(), store, secret,
-                    job.startTimeout(), job.timeout());
+            transport = TcpTransport.connect(job.rank(), job.size(), job.bindAddress(), rendezvous.store(),
+                    rendezvous.secret(), job.startTimeout(), job.timeout());
         } catch (RuntimeException e) {
-            store.close();
+            rendezvous.close();
             throw e;
         }
-        return assemble(topology, transport, store, settings, store);
+        return assemble(topology, transport, rendezvous.store(), settings, rendezvous);
     }
 
     /** {@code size} ranks as threads of this JVM, with the default settings. */

@@ -29,9 +29,11 @@ import java.util.regex.Pattern;
  * @param crossRank        index of this host among the hosts (ranks packed host by host unless given)
  * @param crossSize        number of hosts
  * @param rendezvousHost   {@code KOLO_RENDEZVOUS_ADDR}, default {@code 127.0.0.1}
- * @param rendezvousPort   {@code KOLO_RENDEZVOUS_PORT}; 0 when absent (allowed only for a single process)
+ * @param rendezvousPort   {@code KOLO_RENDEZVOUS_PORT}; 0 when absent (allowed only for a single process, or
+ *                         under mpirun/mpiexec/srun, where {@link Rendezvous} finds the store)
  * @param rendezvousServer who serves the rendezvous store ({@code KOLO_RENDEZVOUS_SERVER})
- * @param secret           {@code KOLO_SECRET}; empty only for a single process without one
+ * @param secret           {@code KOLO_SECRET}; empty only for a single process without one, or under
+ *                         mpirun/mpiexec/srun (see {@link Rendezvous})
  * @param bindAddress      data-plane address from {@code KOLO_IFACE}, default 127.0.0.1
  * @param startTimeout     {@code KOLO_START_TIMEOUT_SECONDS}, default 60 s
  * @param timeout          {@code KOLO_TIMEOUT_SECONDS}, default 300 s
@@ -141,10 +143,11 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
         if (port > 65535) {
             throw bad("KOLO_RENDEZVOUS_PORT", env.get("KOLO_RENDEZVOUS_PORT"), "a TCP port from 1 to 65535");
         }
-        if (port == 0 && size > 1) {
+        // Under mpirun/mpiexec/srun the ranks can meet without these (see Rendezvous).
+        boolean launched = source != null && source != KOLO;
+        if (port == 0 && size > 1 && !launched) {
             throw new IllegalArgumentException("KOLO_RENDEZVOUS_PORT is not set but the job has " + size
-                    + " ranks: expected the TCP port of the rendezvous server (kolo run sets it; under mpirun"
-                    + " or srun export the same free port on every rank)");
+                    + " ranks: expected the TCP port of the rendezvous server (kolo run sets it)");
         }
         RendezvousServer server = rendezvousServer(env.get("KOLO_RENDEZVOUS_SERVER"));
 
@@ -152,7 +155,7 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
         String hex = env.get("KOLO_SECRET");
         if (hex != null) {
             secret = Optional.of(JobSecret.fromHex(hex));
-        } else if (size > 1) {
+        } else if (size > 1 && !launched) {
             throw new IllegalArgumentException("KOLO_SECRET is not set but the job has " + size
                     + " ranks: expected the job's secret in hex (kolo run sets it; otherwise export the same"
                     + " value on every rank, e.g. KOLO_SECRET=$(openssl rand -hex 32))");

@@ -1,0 +1,170 @@
+package io.kolo.bootstrap;
+
+import io.kolo.KoloException;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.Optional;
+
+/**
+ * How one rank of a job of several joins the rendezvous store, and the secret the job's connections prove.
+ * Four ways, picked from the environment:
+ * <ol>
+ *   <li>{@code KOLO_RENDEZVOUS_PORT} is set ({@code kolo run}, or by hand): the store is at
+ *       {@code KOLO_RENDEZVOUS_ADDR:KOLO_RENDEZVOUS_PORT}, the secret is {@code KOLO_SECRET};</li>
+ *   <li>started by mpirun/mpiexec/srun with every rank on this host: rank 0 serves the store on loopback and
+ *       passes port and a fresh secret to the others through a {@link RendezvousFile} — no variable at all;</li>
+ *   <li>started by mpirun/mpiexec/srun with {@code KOLO_RENDEZVOUS_ADDR} naming rank 0's host: rank 0 serves
+ *       the store there on {@code KOLO_RENDEZVOUS_PORT} (default {@value #DEFAULT_PORT}); the secret is
+ *       {@code KOLO_SECRET} or comes from the user's {@link UserSecret} file;</li>
+ *   <li>started by mpirun/mpiexec/srun on several hosts without {@code KOLO_RENDEZVOUS_ADDR}: an error that
+ *       says what to set.</li>
+ * </ol>
+ */
+public final class Rendezvous implements AutoCloseable {
+    /** Port rank 0 serves on when only {@code KOLO_RENDEZVOUS_ADDR} is given under mpirun or srun. */
+    public static final int DEFAULT_PORT = 29500;
+
+    private final KeyValueStore store;
+    private final JobSecret secret;
+    private final InetSocketAddress address;
+    private final RendezvousFile published;
+
+    private Rendezvous(KeyValueStore store, JobSecret secret, InetSocketAddress address, RendezvousFile published) {
+        this.store = store;
+        this.secret = secret;
+        this.address = address;
+        this.published = published;
+    }
+
+    /**
+     * Joins (rank 0 serving the store where that is its job) and waits at most the start timeout.
+     *
+     * @throws IllegalArgumentException naming the variable to set when the environment is not enough
+     * @throws io.kolo.KoloTimeoutException when rank 0 or the store does not show up in time
+     */
+    public static Rendezvous join(JobEnvironment job) {
+        if (job.size() < 2) {
+            throw new IllegalArgumentException("a job of one rank needs no rendezvous");
+        }
+        Optional<Launch> launch = Launch.detect(job.env());
+        if (launch.isEmpty()) {
+            // JobEnvironment has checked that KOLO_RENDEZVOUS_PORT and KOLO_SECRET are there.
+            return explicit(job, job.secret().orElseThrow(), job.rendezvousPort());
+        }
+        boolean named = job.env().containsKey("KOLO_RENDEZVOUS_ADDR");
+        if (!named && job.localSize() < job.size()) {
+            throw spansHosts(job, launch.get());
+        }
+        if (named || job.rendezvousPort() != 0) {
+            int port = job.rendezvousPort() != 0 ? job.rendezvousPort() : DEFAULT_PORT;
+            return explicit(job, sharedSecret(job, launch.get()), port);
+        }
+        return oneHost(job, launch.get());
+    }
+
+    /** The store; closing this object closes it. */
+    public KeyValueStore store() {
+        return store;
+    }
+
+    /** The secret every data connection of this job proves. */
+    public JobSecret secret() {
+        return secret;
+    }
+
+    /** Where the store is served (the data plane picks its interface by the route there). */
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    @Override
+    public void close() {
+        if (published != null) {
+            published.delete();
+        }
+        store.close();
+    }
+
+    private static Rendezvous explicit(JobEnvironment job, JobSecret secret, int port) {
+        InetSocketAddress at;
+        try {
+            at = new InetSocketAddress(InetAddress.getByName(job.rendezvousHost()), port);
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("KOLO_RENDEZVOUS_ADDR=" + job.rendezvousHost() + " does not resolve", e);
+        }
+        if (job.rank() != 0 || job.rendezvousServer() != JobEnvironment.RendezvousServer.RANK0) {
+            return new Rendezvous(RendezvousClient.connect(at, secret, job.startTimeout()), secret, at, null);
+        }
+        if (at.getAddress().isLoopbackAddress() && job.crossSize() > 1) {
+            throw new IllegalArgumentException("KOLO_RENDEZVOUS_ADDR=" + job.rendezvousHost() + " is "
+                    + at.getAddress().getHostAddress() + " on rank 0's host, which ranks on other hosts cannot reach:"
+                    + " give rank 0's host name as the other hosts know it, or its IP address");
+        }
+        try {
+            return new Rendezvous(RendezvousServer.start(at.getAddress(), port, secret), secret, at, null);
+        } catch (KoloException e) {
+            throw new KoloException(e.getMessage() + " (rank 0 runs on " + hostName() + "; KOLO_RENDEZVOUS_ADDR must"
+                    + " name rank 0's host, and KOLO_RENDEZVOUS_PORT a free port there)", e);
+        }
+    }
+
+    private static Rendezvous oneHost(JobEnvironment job, Launch launch) {
+        String jobId = launch.jobId().orElseThrow(() -> new IllegalArgumentException(launch.launcher()
+                + " gave this process no job id to find rank 0 by: set KOLO_RENDEZVOUS_PORT to a free port and"
+                + " KOLO_SECRET (e.g. $(openssl rand -hex 32)) on every rank"));
+        RendezvousFile file = RendezvousFile.forJob(job.env(), launch.launcher() + ":" + jobId);
+        InetAddress loopback = InetAddress.getLoopbackAddress();
+        if (job.rank() == 0) {
+            JobSecret secret = JobSecret.generate();
+            RendezvousServer server = RendezvousServer.start(loopback, 0, secret);
+            try {
+                file.publish(server.address().getPort(), secret);
+            } catch (RuntimeException e) {
+                server.close();
+                throw e;
+            }
+            return new Rendezvous(server, secret, server.address(), file);
+        }
+        RendezvousFile.Entry e = file.await(job.startTimeout(), "rank " + job.rank() + ": rank 0 of this "
+                + launch.launcher() + " job (" + jobId + ") did not publish its rendezvous address in " + file.path()
+                + " within " + job.startTimeout().toSeconds() + " s (KOLO_START_TIMEOUT_SECONDS); if the ranks run"
+                + " on several hosts, set KOLO_RENDEZVOUS_ADDR to rank 0's host: "
+                + launch.howToSet("KOLO_RENDEZVOUS_ADDR", "node0"));
+        InetSocketAddress at = new InetSocketAddress(loopback, e.port());
+        return new Rendezvous(RendezvousClient.connect(at, e.secret(), job.startTimeout()), e.secret(), at, null);
+    }
+
+    private static JobSecret sharedSecret(JobEnvironment job, Launch launch) {
+        if (job.secret().isPresent()) {
+            return job.secret().get();
+        }
+        JobSecret user = UserSecret.load(job.env()).orElseThrow(() -> new IllegalArgumentException(
+                "ranks on several hosts need a shared secret and neither KOLO_SECRET nor " + UserSecret.path(job.env())
+                        + " exists: create that file once on a home directory every host shares ("
+                        + UserSecret.HOW_TO_CREATE + ") or export KOLO_SECRET=$(openssl rand -hex 32) and pass it on ("
+                        + launch.howToSet("KOLO_SECRET", "...").replace("=...", "") + ")"));
+        String jobId = launch.jobId().orElseThrow(() -> new IllegalArgumentException(launch.launcher()
+                + " gave this process no job id to derive the job's secret from " + UserSecret.path(job.env())
+                + ": set KOLO_SECRET on every rank"));
+        return user.derive(launch.launcher() + ":" + jobId);
+    }
+
+    private static IllegalArgumentException spansHosts(JobEnvironment job, Launch launch) {
+        return new IllegalArgumentException("this " + launch.launcher() + " job spans hosts (" + job.localSize()
+                + " of its " + job.size() + " ranks on this one), so its ranks cannot meet on one host: set"
+                + " KOLO_RENDEZVOUS_ADDR to rank 0's host on every rank, e.g. "
+                + launch.howToSet("KOLO_RENDEZVOUS_ADDR", "node0") + " (rank 0 serves port " + DEFAULT_PORT
+                + " there, or KOLO_RENDEZVOUS_PORT), with a secret in " + UserSecret.path(job.env())
+                + " on a shared home or KOLO_SECRET");
+    }
+
+    private static String hostName() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
+            return "this host";
+        }
+    }
+}

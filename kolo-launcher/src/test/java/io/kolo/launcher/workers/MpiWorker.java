@@ -1,0 +1,44 @@
+package io.kolo.launcher.workers;
+
+import io.kolo.Kolo;
+import io.kolo.ReduceOp;
+
+import java.util.Arrays;
+
+/**
+ * A Kolo program started by someone else's launcher (mpirun, srun): it knows nothing of Kolo variables and
+ * takes its rank from {@link Kolo} alone. {@code MpiWorker MODE}:
+ * <ul>
+ *   <li>{@code collectives}: allreduce, allgather and broadcast; prints one line per rank,
+ *       {@code "rank R of N local L of M: sum=S gathered=[...] broadcast=B"};</li>
+ *   <li>{@code exit-rank-1}: as {@code collectives}, but rank 1 exits with code 3 after joining.</li>
+ * </ul>
+ * A failing init or collective prints {@code "rank ? failed: CLASS: MESSAGE"} and exits 1.
+ */
+public final class MpiWorker {
+    private MpiWorker() {
+    }
+
+    public static void main(String[] args) {
+        String mode = args.length > 0 ? args[0] : "collectives";
+        try {
+            Kolo.init();
+            int rank = Kolo.rank();
+            if (mode.equals("exit-rank-1") && rank == 1) {
+                System.exit(3);
+            }
+            float[] sum = {rank + 1};
+            Kolo.allreduce(sum, ReduceOp.SUM);
+            float[] gathered = Kolo.allgather(new float[] {rank * 10});
+            float[] fromRoot = {rank == 0 ? 4242 : -1};
+            Kolo.broadcast(fromRoot, 0);
+            System.out.println("rank " + rank + " of " + Kolo.size() + " local " + Kolo.localRank() + " of "
+                    + Kolo.localSize() + ": sum=" + (int) sum[0] + " gathered=" + Arrays.toString(gathered)
+                    + " broadcast=" + (int) fromRoot[0]);
+            Kolo.shutdown();
+        } catch (RuntimeException e) {
+            System.out.println("rank ? failed: " + e.getClass().getSimpleName() + ": " + e.getMessage());
+            System.exit(1);
+        }
+    }
+}
