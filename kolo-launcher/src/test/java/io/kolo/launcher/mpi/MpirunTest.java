@@ -1,0 +1,93 @@
+package io.kolo.launcher.mpi;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Kolo programs started by the real Open MPI {@code mpirun} on this host, with no Kolo variable: they take
+ * rank and size from Open MPI and meet through rank 0's rendezvous file. Skipped when mpirun is absent.
+ */
+@Timeout(150)
+class MpirunTest {
+
+    @ParameterizedTest(name = "mpirun -np {0} with no Kolo variable")
+    @ValueSource(ints = {2, 3, 4})
+    void ranksStartedByMpirunJoinWithNoKoloVariable(int np, @TempDir Path tmp) throws Exception {
+        Mpirun.Result r = Mpirun.run(Mpirun.oneHost(np), Map.of("TMPDIR", tmp.toString()));
+        assertEquals(0, r.code(), r.toString());
+        assertEquals(Mpirun.expectedLines(np), r.lines("rank "), r.toString());
+        // Rank 0 deleted its rendezvous file (port and secret) when it shut down.
+        try (Stream<Path> dirs = Files.list(tmp)) {
+            for (Path dir : dirs.toList()) {
+                assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)), dir.toString());
+                try (Stream<Path> files = Files.list(dir)) {
+                    assertEquals(List.of(), files.toList(), "left in " + dir);
+                }
+            }
+        }
+    }
+
+    @Test
+    void aRankThatExitsFailsTheMpirunJob(@TempDir Path tmp) throws Exception {
+        Mpirun.Result r = Mpirun.run(Mpirun.oneHost(3), Map.of("TMPDIR", tmp.toString()), "exit-rank-1");
+        assertNotEquals(0, r.code(), r.toString());
+        assertTrue(r.err().contains("Exit code:    3"), "mpirun names rank 1's exit code:\n" + r);
+    }
+
+    @Test
+    void ranksMeetAtKoloRendezvousAddrWithTheUsersSecretFile(@TempDir Path home, @TempDir Path tmp) throws Exception {
+        Path secret = Files.createDirectory(home.resolve(".kolo")).resolve("secret");
+        Files.writeString(secret, "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
+        Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-------"));
+        Mpirun.Result r = Mpirun.run(Mpirun.oneHost(3, "-x", "KOLO_RENDEZVOUS_ADDR=127.0.0.1",
+                "-x", "KOLO_RENDEZVOUS_PORT=" + freePort()), Map.of("HOME", home.toString(), "TMPDIR", tmp.toString()));
+        assertEquals(0, r.code(), r.toString());
+        assertEquals(Mpirun.expectedLines(3), r.lines("rank "), r.toString());
+    }
+
+    @Test
+    void koloRendezvousAddrWithoutAnySecretFailsOnEveryRankSayingWhatToCreate(@TempDir Path home) throws Exception {
+        Mpirun.Result r = Mpirun.run(Mpirun.oneHost(2, "-x", "KOLO_RENDEZVOUS_ADDR=127.0.0.1"),
+                Map.of("HOME", home.toString()));
+        assertNotEquals(0, r.code(), r.toString());
+        List<String> failed = r.lines("rank ? failed");
+        assertTrue(!failed.isEmpty(), r.toString());
+        for (String line : failed) {
+            assertTrue(line.contains("neither KOLO_SECRET nor " + home.resolve(".kolo/secret") + " exists")
+                    && line.contains("openssl rand -hex 32 > ~/.kolo/secret")
+                    && line.contains("mpirun -x KOLO_SECRET"), line);
+        }
+    }
+
+    @Test
+    void aSecretFileOthersCanReadIsRefused(@TempDir Path home) throws Exception {
+        Path secret = Files.createDirectory(home.resolve(".kolo")).resolve("secret");
+        Files.writeString(secret, "00112233445566778899aabbccddeeff\n");
+        Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-r--r--"));
+        Mpirun.Result r = Mpirun.run(Mpirun.oneHost(2, "-x", "KOLO_RENDEZVOUS_ADDR=127.0.0.1"),
+                Map.of("HOME", home.toString()));
+        assertNotEquals(0, r.code(), r.toString());
+        assertTrue(r.out().contains("can be read by other users: chmod 600 " + secret), r.toString());
+    }
+
+    private static int freePort() throws Exception {
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}
