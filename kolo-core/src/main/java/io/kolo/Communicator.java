@@ -85,6 +85,7 @@ public final class Communicator implements AutoCloseable {
             rendezvous.close();
             throw e;
         }
+        rendezvous.joined();
         return assemble(topology, transport, rendezvous.store(), settings, rendezvous);
     }
 

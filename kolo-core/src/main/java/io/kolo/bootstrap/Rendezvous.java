@@ -79,6 +79,16 @@ public final class Rendezvous implements AutoCloseable {
         return address;
     }
 
+    /**
+     * Every rank has joined (rank 0's data plane is connected to all): the rendezvous file, which holds the
+     * secret, is no longer needed, so it goes now rather than at close, which a crash could skip.
+     */
+    public void joined() {
+        if (published != null) {
+            published.delete();
+        }
+    }
+
     @Override
     public void close() {
         if (published != null) {
