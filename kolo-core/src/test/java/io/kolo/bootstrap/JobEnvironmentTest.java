@@ -47,6 +47,18 @@ class JobEnvironmentTest {
     }
 
     @Test
+    void ranksStartedByMpirunOrSrunNeedNoRendezvousPortOrSecret() {
+        JobEnvironment e = JobEnvironment.from(Map.of("OMPI_COMM_WORLD_RANK", "1", "OMPI_COMM_WORLD_SIZE", "4"));
+        assertEquals(0, e.rendezvousPort());
+        assertTrue(e.secret().isEmpty());
+        assertEquals(3, JobEnvironment.from(Map.of("SLURM_PROCID", "3", "SLURM_NTASKS", "4")).rank());
+        // kolo run's own variables still need both: kolo run always sets them.
+        IllegalArgumentException x = assertThrows(IllegalArgumentException.class,
+                () -> JobEnvironment.from(Map.of("KOLO_RANK", "1", "KOLO_SIZE", "4")));
+        assertTrue(x.getMessage().startsWith("KOLO_RENDEZVOUS_PORT is not set"), x.getMessage());
+    }
+
+    @Test
     void noVariablesMeansASingleProcessWithDefaults() {
         JobEnvironment e = JobEnvironment.from(Map.of());
         assertEquals(0, e.rank());
