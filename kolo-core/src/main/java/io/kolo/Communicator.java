@@ -1,5 +1,6 @@
 package io.kolo;
 
+import io.kolo.bootstrap.AdvertisedAddress;
 import io.kolo.bootstrap.InMemoryStore;
 import io.kolo.bootstrap.JobEnvironment;
 import io.kolo.bootstrap.JobSecret;
@@ -96,7 +97,8 @@ public final class Communicator implements AutoCloseable {
         }
         Transport transport;
         try {
-            transport = TcpTransport.connect(job.rank(), job.size(), job.bindAddress(), store, secret,
+            transport = TcpTransport.connect(job.rank(), job.size(),
+                    AdvertisedAddress.choose(job, rendezvous.getAddress()), store, secret,
                     job.startTimeout(), job.timeout());
         } catch (RuntimeException e) {
             store.close();
