@@ -1,5 +1,6 @@
 package io.kolo;
 
+import io.kolo.bootstrap.AdvertisedAddress;
 import io.kolo.bootstrap.InMemoryStore;
 import io.kolo.bootstrap.JobEnvironment;
 import io.kolo.bootstrap.KeyValueStore;
@@ -79,7 +80,8 @@ public final class Communicator implements AutoCloseable {
         Rendezvous rendezvous = Rendezvous.join(job);
         Transport transport;
         try {
-            transport = TcpTransport.connect(job.rank(), job.size(), job.bindAddress(), rendezvous.store(),
+            transport = TcpTransport.connect(job.rank(), job.size(),
+                    AdvertisedAddress.choose(job, rendezvous.address().getAddress()), rendezvous.store(),
                     rendezvous.secret(), job.startTimeout(), job.timeout());
         } catch (RuntimeException e) {
             rendezvous.close();

@@ -34,7 +34,8 @@ import java.util.regex.Pattern;
  * @param rendezvousServer who serves the rendezvous store ({@code KOLO_RENDEZVOUS_SERVER})
  * @param secret           {@code KOLO_SECRET}; empty only for a single process without one, or under
  *                         mpirun/mpiexec/srun (see {@link Rendezvous})
- * @param bindAddress      data-plane address from {@code KOLO_IFACE}, default 127.0.0.1
+ * @param bindAddress      data-plane address from {@code KOLO_IFACE}, default 127.0.0.1; ranks use
+ *                         {@link AdvertisedAddress#choose} (which routes to the store when it is unset)
  * @param startTimeout     {@code KOLO_START_TIMEOUT_SECONDS}, default 60 s
  * @param timeout          {@code KOLO_TIMEOUT_SECONDS}, default 300 s
  * @param env              the raw variables, for settings parsed elsewhere

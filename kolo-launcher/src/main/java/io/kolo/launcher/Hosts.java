@@ -133,13 +133,23 @@ final class Hosts {
         return hosts.stream().mapToInt(Host::slots).sum();
     }
 
-    /** Fails with a usage error when some host is another machine: only local launches exist so far. */
-    static void requireLocal(List<Host> hosts, Predicate<String> isLocal) {
-        for (Host h : hosts) {
-            if (!isLocal.test(h.name())) {
-                throw new UsageException("remote hosts are not supported yet: " + h.name());
+    /**
+     * Variables naming the default hostfile of the MPI launchers, in the order they are consulted: an
+     * MPIJob launcher pod (Kubeflow mpi-operator) sets the Open MPI one to {@code /etc/mpi/hostfile}, so
+     * {@code kolo run -np 4 -- ...} there needs no host option at all.
+     */
+    static final List<String> DEFAULT_HOSTFILE_VARS = List.of("OMPI_MCA_orte_default_hostfile",
+            "PRTE_MCA_prte_default_hostfile", "I_MPI_HYDRA_HOST_FILE", "HYDRA_HOST_FILE");
+
+    /** The variable and file of the default hostfile named by the environment, or null when there is none. */
+    static Map.Entry<String, String> defaultHostfile(Map<String, String> env) {
+        for (String var : DEFAULT_HOSTFILE_VARS) {
+            String v = env.get(var);
+            if (v != null && !v.isBlank()) {
+                return Map.entry(var, v.strip());
             }
         }
+        return null;
     }
 
     /** This machine's names; no DNS lookups of the user's hosts, so a typo cannot hang the launcher. */

@@ -26,11 +26,26 @@ import java.util.concurrent.TimeUnit;
  * left waiting forever on a peer that is gone.
  */
 final class Job {
-    /** One rank's process: what to run and what to add to the launcher's environment. */
-    record RankLaunch(int rank, List<String> command, Map<String, String> env) {
+    /**
+     * One rank's process: what to run and what to add to the launcher's environment. A remote rank's
+     * process is its ssh client: {@code host} names the host and {@code stdin} is what ssh sends to the
+     * remote wrapper ({@link RemoteRank}); its stdin stays open while the rank should run.
+     */
+    record RankLaunch(int rank, List<String> command, Map<String, String> env, String host, String stdin) {
+        RankLaunch(int rank, List<String> command, Map<String, String> env) {
+            this(rank, command, env, null, null);
+        }
+
+        boolean remote() {
+            return stdin != null;
+        }
     }
 
     static final int START_FAILED = 127;
+    /** ssh's own exit code when the connection failed, as opposed to the remote command's. */
+    static final int SSH_FAILED = 255;
+    // Remote ranks get the remote wrapper's grace period plus this much before their ssh client is killed.
+    private static final Duration REMOTE_SLACK = Duration.ofSeconds(3);
     static final Duration DEFAULT_GRACE = Duration.ofSeconds(5);
     /** How long the other ranks may take to fail on their own after one rank died, before they are terminated. */
     static final Duration FAIL_FAST_WINDOW = Duration.ofSeconds(2);
@@ -46,6 +61,8 @@ final class Job {
     private final Path outputDir;
     private final Duration grace;
     private final Process[] processes;
+    // Remote ranks are stopped by closing their ssh stdin: the remote wrapper then terminates them there.
+    private final Set<Process> remote = ConcurrentHashMap.newKeySet();
     private final List<Thread> pumps = new ArrayList<>();
     private final Thread[][] rankPumps;
     private final BlockingQueue<Integer> exits = new LinkedBlockingQueue<>();
@@ -95,7 +112,10 @@ final class Job {
             if (code != 0 && failure == null && !stopping) {
                 failure = code;
                 // Record before killing anyone, so ranks that notice the failure first can name the cause.
-                String cause = "rank " + rank + " exited with code " + code;
+                RankLaunch failed = launches.get(rank);
+                String cause = "rank " + rank + (failed.remote() ? " on host " + failed.host() : "")
+                        + (failed.remote() && code == SSH_FAILED ? " lost its ssh connection (ssh exited with code "
+                        + code + ")" : " exited with code " + code);
                 try {
                     store.put("failed/" + rank, cause);
                 } catch (RuntimeException e) {
@@ -166,8 +186,17 @@ final class Job {
             }
             p = pb.start();
             processes[launch.rank()] = p;
+            if (launch.remote()) {
+                remote.add(p);
+            }
         }
-        p.getOutputStream().close();
+        if (launch.remote()) {
+            OutputStream stdin = p.getOutputStream();
+            stdin.write(launch.stdin().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            stdin.flush();
+        } else {
+            p.getOutputStream().close();
+        }
         rankPumps[launch.rank()] = new Thread[] {
                 pump(launch.rank(), p.getInputStream(), out, outFile, "stdout"),
                 pump(launch.rank(), p.getErrorStream(), err, errFile, "stderr")};
@@ -221,13 +250,22 @@ final class Job {
         synchronized (terminationLock) {
             // Ranks first, so a shell rank dies quietly instead of reporting its killed child.
             Set<ProcessHandle> all = new LinkedHashSet<>();
+            List<Process> remoteRanks = new ArrayList<>();
             for (Process p : ranks) {
-                all.add(p.toHandle());
+                if (remote.contains(p)) {
+                    remoteRanks.add(p);
+                } else {
+                    all.add(p.toHandle());
+                }
             }
             for (Process p : ranks) {
-                p.descendants().forEach(all::add);
+                if (!remote.contains(p)) {
+                    p.descendants().forEach(all::add);
+                }
             }
-            descendants.stream().filter(ProcessHandle::isAlive).forEach(all::add);
+            descendants.stream().filter(ProcessHandle::isAlive)
+                    .filter(h -> remote.stream().noneMatch(r -> r.pid() == h.pid())).forEach(all::add);
+            stopRemote(remoteRanks);
             if (all.isEmpty()) {
                 return;
             }
@@ -257,6 +295,36 @@ final class Job {
                 CompletableFuture.allOf(exited).get(grace.toMillis(), TimeUnit.MILLISECONDS);
             } catch (Exception e) {
                 message("kolo: some processes did not exit even after SIGKILL");
+            }
+        }
+    }
+
+    /**
+     * Closing a remote rank's ssh stdin makes the wrapper on its host terminate it (TERM, grace, KILL), and ssh
+     * then exits with the rank's code; an ssh client still there after that is killed, which also ends the
+     * remote side, since the wrapper sees the same EOF.
+     */
+    private void stopRemote(List<Process> remoteRanks) {
+        if (remoteRanks.isEmpty()) {
+            return;
+        }
+        for (Process p : remoteRanks) {
+            try {
+                p.getOutputStream().close();
+            } catch (IOException ignored) {
+                // Already closed: the rank is on its way out.
+            }
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(RemoteRank.GRACE_SECONDS).plus(REMOTE_SLACK).toNanos();
+        for (Process p : remoteRanks) {
+            long left = deadline - System.nanoTime();
+            try {
+                if (left <= 0 || !p.waitFor(left, TimeUnit.NANOSECONDS)) {
+                    p.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+                Thread.currentThread().interrupt();
             }
         }
     }

@@ -8,7 +8,7 @@ import picocli.CommandLine.Parameters;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -19,10 +19,12 @@ import java.util.Set;
 import java.util.function.Predicate;
 
 @Command(name = "run", sortOptions = false, separator = " ",
-        description = "Start N ranks of a program on this machine, tagged output, all-or-nothing exit.",
+        description = "Start N ranks of a program on this machine or over ssh on several hosts, tagged output,"
+                + " all-or-nothing exit.",
         customSynopsis = {
                 "kolo run -np N [-H HOSTS | --hostfile FILE] [-x VAR[=VALUE]]...",
-                "         [--output-dir DIR] [--start-timeout S] [--verbose] -- COMMAND [ARGS...]",
+                "         [-p PORT] [-i KEY] [--network-interface IF] [--output-dir DIR] [--start-timeout S]",
+                "         [--verbose] -- COMMAND [ARGS...]",
                 "kolo run -np N [options] -jar APP.jar [ARGS...]",
                 "kolo run -np N [options] -cp CLASSPATH MAIN_CLASS [ARGS...]",
                 "kolo run -np N [options] --example NAME [-- ARGS...]"},
@@ -35,7 +37,8 @@ final class RunCommand implements Subcommand {
     int np;
 
     @Option(names = {"-H", "--hosts"}, paramLabel = "HOSTS",
-            description = "Hosts and slots, host:N[,host:N...] (default: localhost:N). Only this machine for now.")
+            description = "Hosts and slots, host:N[,host:N...] (default: the MPI default hostfile when one is"
+                    + " set, else localhost:N). Other hosts are reached over ssh.")
     String hosts;
 
     @Option(names = "--hostfile", paramLabel = "FILE",
@@ -53,6 +56,25 @@ final class RunCommand implements Subcommand {
     @Option(names = "--start-timeout", paramLabel = "S", defaultValue = "" + DEFAULT_START_TIMEOUT,
             description = "Seconds ranks may take to find each other (KOLO_START_TIMEOUT_SECONDS, default: ${DEFAULT-VALUE}).")
     int startTimeoutSeconds = DEFAULT_START_TIMEOUT;
+
+    @Option(names = {"-p", "--ssh-port"}, paramLabel = "PORT", description = "ssh port of the remote hosts.")
+    int sshPort;
+
+    @Option(names = {"-i", "--ssh-identity-file"}, paramLabel = "KEY", description = "ssh private key file.")
+    Path sshIdentityFile;
+
+    @Option(names = "--ssh-connect-timeout", paramLabel = "S", defaultValue = "10",
+            description = "Seconds per ssh connection attempt (default: ${DEFAULT-VALUE}).")
+    int sshConnectTimeout = 10;
+
+    @Option(names = "--ssh-connection-attempts", paramLabel = "N", defaultValue = "1",
+            description = "Connection attempts per ssh call (default: ${DEFAULT-VALUE}).")
+    int sshConnectionAttempts = 1;
+
+    @Option(names = "--network-interface", paramLabel = "IF",
+            description = "Interface (or this host's address) for the rendezvous server and the data plane"
+                    + " (default: KOLO_IFACE, else the address every host reaches the launcher by).")
+    String networkInterface;
 
     @Option(names = "--verbose", description = "Print each rank's command line and KOLO_* variables (never the secret).")
     boolean verbose;
@@ -75,7 +97,11 @@ final class RunCommand implements Subcommand {
 
     /** Everything validated and resolved, ready to start; built without side effects so it can be tested. */
     record Plan(int np, List<Topology.Slot> slots, List<String> command, Map<String, String> exports,
-                List<String> warnings, Path outputDir, int startTimeoutSeconds, boolean verbose) {
+                List<String> warnings, Path outputDir, int startTimeoutSeconds, boolean verbose,
+                List<String> remoteHosts, Ssh ssh, String networkInterface, String workingDirectory) {
+        Plan {
+            remoteHosts = List.copyOf(remoteHosts);
+        }
     }
 
     @Override
@@ -104,16 +130,36 @@ final class RunCommand implements Subcommand {
                 throw new UsageException("cannot read hostfile " + hostfile + ": " + e);
             }
             hostList = Hosts.parseHostfile(lines, hostfile.toString());
+        } else if (Hosts.defaultHostfile(launcherEnv) != null) {
+            Map.Entry<String, String> def = Hosts.defaultHostfile(launcherEnv);
+            List<String> lines;
+            try {
+                lines = Files.readAllLines(Path.of(def.getValue()));
+            } catch (IOException | RuntimeException e) {
+                throw new UsageException("cannot read the default hostfile " + def.getValue() + " (from "
+                        + def.getKey() + "): " + e + "; unset " + def.getKey() + " or give -H");
+            }
+            hostList = Hosts.parseHostfile(lines, def.getValue());
         } else {
             hostList = List.of(new Hosts.Host("localhost", np));
         }
+        if (sshPort < 0 || sshPort > 65535) {
+            throw new UsageException("--ssh-port must be a TCP port from 1 to 65535, got " + sshPort);
+        }
+        if (sshConnectTimeout < 1 || sshConnectionAttempts < 1) {
+            throw new UsageException("--ssh-connect-timeout and --ssh-connection-attempts must be at least 1");
+        }
         List<Topology.Slot> slots = Topology.assign(hostList, np);
-        Hosts.requireLocal(hostList.stream().filter(h -> slots.stream().anyMatch(s -> s.host().equals(h.name())))
-                .toList(), isLocal);
+        List<String> remoteHosts = slots.stream().map(Topology.Slot::host).distinct()
+                .filter(h -> !isLocal.test(h)).toList();
         List<String> warnings = new ArrayList<>();
         Map<String, String> exported = RankEnvironment.exports(exports, launcherEnv, warnings);
+        String iface = networkInterface != null ? networkInterface : launcherEnv.get("KOLO_IFACE");
+        Ssh ssh = new Ssh(Ssh.clientCommand(launcherEnv), sshPort, sshIdentityFile,
+                Math.min(sshConnectTimeout, startTimeoutSeconds), sshConnectionAttempts);
         return new Plan(np, slots, childCommand(launcherEnv), exported, warnings, outputDir, startTimeoutSeconds,
-                verbose);
+                verbose, remoteHosts, ssh, iface == null || iface.isBlank() ? null : iface.strip(),
+                Path.of("").toAbsolutePath().toString());
     }
 
     private List<String> childCommand(Map<String, String> launcherEnv) {
@@ -140,26 +186,55 @@ final class RunCommand implements Subcommand {
     static int execute(Plan plan, PrintStream out, PrintStream err, boolean installShutdownHook)
             throws InterruptedException {
         plan.warnings().forEach(err::println);
+        Map<String, Preflight.Reachable> reachable = Map.of();
+        if (!plan.remoteHosts().isEmpty()) {
+            try {
+                reachable = Preflight.check(plan.ssh(), plan.remoteHosts(), plan.workingDirectory(),
+                        java.time.Duration.ofSeconds(plan.startTimeoutSeconds()));
+            } catch (Preflight.HostsUnreachable e) {
+                err.println(e.getMessage());
+                err.flush();
+                return Job.START_FAILED;
+            }
+        }
+        RendezvousAddress where;
+        try {
+            where = RendezvousAddress.choose(plan.networkInterface(), reachable);
+        } catch (IllegalArgumentException e) {
+            err.println("kolo: " + e.getMessage());
+            return Main.USAGE;
+        }
         JobSecret secret = JobSecret.generate();
         RendezvousServer server;
         try {
-            // Ranks are local for now, so nothing off this machine needs to reach the store.
-            server = RendezvousServer.start(InetAddress.getByName("127.0.0.1"), 0, secret);
-        } catch (IOException | RuntimeException e) {
+            server = RendezvousServer.start(where.bind(), 0, secret);
+        } catch (RuntimeException e) {
             err.println("kolo: " + e.getMessage());
             return 1;
         }
         try (server) {
+            int port = server.address().getPort();
             List<Job.RankLaunch> launches = new ArrayList<>();
             for (Topology.Slot slot : plan.slots()) {
-                Map<String, String> kolo = RankEnvironment.koloVars(slot, server.address(), secret,
-                        plan.startTimeoutSeconds());
+                boolean remote = reachable.containsKey(slot.host());
+                InetSocketAddress store = new InetSocketAddress(where.forHost(slot.host()), port);
+                Map<String, String> kolo = RankEnvironment.koloVars(slot, store, secret, plan.startTimeoutSeconds());
+                if (plan.networkInterface() != null) {
+                    kolo.put("KOLO_IFACE", plan.networkInterface());
+                }
                 Map<String, String> env = new LinkedHashMap<>(plan.exports());
                 env.putAll(kolo);
                 if (plan.verbose()) {
-                    err.println(RankEnvironment.describe(slot.rank(), plan.command(), kolo, plan.exports().keySet()));
+                    err.println(RankEnvironment.describe(slot.rank(), plan.command(), kolo, plan.exports().keySet())
+                            + (remote ? "\nkolo: rank " + slot.rank() + " runs on " + slot.host() + " over ssh" : ""));
                 }
-                launches.add(new Job.RankLaunch(slot.rank(), plan.command(), env));
+                if (remote) {
+                    launches.add(new Job.RankLaunch(slot.rank(), plan.ssh().argv(slot.host(),
+                            RemoteRank.remoteCommand(plan.workingDirectory(), plan.command())), Map.of(),
+                            slot.host(), RemoteRank.environmentLine(env)));
+                } else {
+                    launches.add(new Job.RankLaunch(slot.rank(), plan.command(), env));
+                }
             }
             Job job = new Job(launches, server, out, err, plan.outputDir(), Job.DEFAULT_GRACE);
             Thread hook = installShutdownHook ? new Thread(job::stop, "kolo-shutdown") : null;
@@ -181,7 +256,8 @@ final class RunCommand implements Subcommand {
     }
 
     static final Set<String> VALUE_OPTIONS = Set.of("-np", "-H", "--hosts", "--hostfile", "-x", "--output-dir",
-            "--start-timeout", "--example");
+            "--start-timeout", "--example", "-p", "--ssh-port", "-i", "--ssh-identity-file", "--ssh-connect-timeout",
+            "--ssh-connection-attempts", "--network-interface");
 
     /**
      * Rewrites mpirun-style arguments so picocli sees the program behind an explicit "--": like mpirun, the

@@ -3,8 +3,11 @@ package io.kolo.launcher;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -60,14 +63,22 @@ class HostsTest {
     }
 
     @Test
-    void remoteHostsAreRefused() {
+    void localNamesAreThisMachineOnly() {
         var local = Hosts.localNames();
         assertTrue(local.test("localhost"));
         assertTrue(local.test("127.0.0.1"));
         assertTrue(local.test("127.0.1.1"));
-        Hosts.requireLocal(List.of(new Hosts.Host("localhost", 2), new Hosts.Host("127.0.0.1", 1)), local);
-        UsageException e = assertThrows(UsageException.class, () -> Hosts.requireLocal(
-                List.of(new Hosts.Host("localhost", 1), new Hosts.Host("gpu-node-17.example", 1)), local));
-        assertEquals("remote hosts are not supported yet: gpu-node-17.example", e.getMessage());
+        assertFalse(local.test("gpu-node-17.example"));
+    }
+
+    @Test
+    void defaultHostfileComesFromTheMpiLaunchersVariables() {
+        assertNull(Hosts.defaultHostfile(Map.of("HOME", "/root")));
+        assertEquals(Map.entry("OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile"),
+                Hosts.defaultHostfile(Map.of("OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile",
+                        "HYDRA_HOST_FILE", "/other")));
+        assertEquals(Map.entry("I_MPI_HYDRA_HOST_FILE", "/a"),
+                Hosts.defaultHostfile(Map.of("I_MPI_HYDRA_HOST_FILE", "/a", "HYDRA_HOST_FILE", "/b")));
+        assertEquals(Map.entry("HYDRA_HOST_FILE", "/b"), Hosts.defaultHostfile(Map.of("HYDRA_HOST_FILE", "/b")));
     }
 }

@@ -99,7 +99,6 @@ class RunCommandTest {
         assertUsage("-np must be at least 1", "-np", "0", "--", "true");
         assertUsage("no command to run", "-np", "2");
         assertUsage("use either -H or --hostfile", "-np", "1", "-H", "localhost:1", "--hostfile", "f", "--", "true");
-        assertUsage("remote hosts are not supported yet: far.away", "-np", "2", "-H", "far.away:2", "--", "true");
         assertUsage("--start-timeout must be at least 1", "-np", "1", "--start-timeout", "0", "--", "true");
         assertUsage("needs a main class", "-np", "1", "-cp", "x.jar");
         assertUsage("use only one of -jar, -cp and --example", "-np", "1", "--example", "x", "-jar", "a.jar");

@@ -58,7 +58,14 @@ final class Mpirun {
      * {@code KOLO_*} variable, plus {@code env}.
      */
     static Result run(List<String> mpirunArgs, Map<String, String> env, String... workerArgs) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(require().toString()));
+        return run(List.of(), mpirunArgs, env, workerArgs);
+    }
+
+    /** As {@link #run(List, Map, String...)}, with {@code wrapper} (e.g. {@code ip netns exec NS}) before mpirun. */
+    static Result run(List<String> wrapper, List<String> mpirunArgs, Map<String, String> env, String... workerArgs)
+            throws Exception {
+        List<String> cmd = new ArrayList<>(wrapper);
+        cmd.add(require().toString());
         cmd.addAll(mpirunArgs);
         cmd.addAll(List.of(JAVA, "-cp", CP, MpiWorker.class.getName()));
         cmd.addAll(List.of(workerArgs));

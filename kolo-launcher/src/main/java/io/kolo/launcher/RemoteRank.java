@@ -1,0 +1,65 @@
+package io.kolo.launcher;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What runs a rank on another host: a small POSIX shell wrapper, sent as the ssh command, that reads the
+ * rank's environment from its stdin (so the job secret never appears in a process list or in ssh's
+ * logs), changes to the launcher's working directory, starts the rank, and watches stdin: when it closes
+ * (the launcher stopped the rank, exited, or was killed, or the connection broke) it terminates the rank's
+ * process group, TERM then KILL after a grace period, so no rank is left behind on a remote host.
+ */
+final class RemoteRank {
+    /** Seconds between TERM and KILL on the remote side. */
+    static final int GRACE_SECONDS = 5;
+
+    // $1 = working directory, the rest is the rank's command. Background jobs of a non-interactive shell
+    // get /dev/null as stdin unless redirected, hence the explicit <&3 for the watcher. The wrapper ignores
+    // TERM only after starting the rank, so the rank itself keeps the default TERM behaviour.
+    static final String WRAPPER = String.join("\n",
+            "nl='",
+            "'",
+            "IFS= read -r kolo_env || { echo \"kolo: $(hostname): no environment arrived on stdin\" >&2; exit 126; }",
+            "eval \"$kolo_env\"",
+            "unset kolo_env",
+            "cd \"$1\" || { echo \"kolo: $(hostname): cannot change to $1 (kolo run expects the same paths on every"
+                    + " host)\" >&2; exit 126; }",
+            "shift",
+            "exec 3<&0",
+            "\"$@\" </dev/null 3<&- &",
+            "kolo_rank=$!",
+            "trap '' TERM",
+            "( while IFS= read -r kolo_line; do :; done; kill -TERM 0; sleep " + GRACE_SECONDS + "; kill -KILL 0 )"
+                    + " <&3 >/dev/null 2>&1 &",
+            "kolo_watch=$!",
+            "exec 3<&- </dev/null",
+            "wait $kolo_rank",
+            "kolo_code=$?",
+            "kill -KILL $kolo_watch 2>/dev/null",
+            // Whatever the rank left running in the background goes with it, as on the launcher's own host.
+            "kill -TERM 0 2>/dev/null",
+            "exit $kolo_code");
+
+    private RemoteRank() {
+    }
+
+    /** The ssh command line: the login shell execs sh, so the wrapper leads the session's process group. */
+    static String remoteCommand(String workingDirectory, List<String> rankCommand) {
+        List<String> words = new ArrayList<>(List.of("exec", "sh", "-c", WRAPPER, "kolo-rank", workingDirectory));
+        words.addAll(rankCommand);
+        return RankEnvironment.shellQuote(words);
+    }
+
+    /**
+     * The one line sent on ssh's stdin: {@code export NAME='value' ...}, evaluated by the wrapper. Newlines in
+     * values travel as {@code $nl} so the line stays one line.
+     */
+    static String environmentLine(Map<String, String> env) {
+        StringBuilder sb = new StringBuilder("export");
+        env.forEach((name, value) -> sb.append(' ').append(name).append("='")
+                .append(value.replace("'", "'\\''").replace("\n", "'\"$nl\"'")).append('\''));
+        return sb.append('\n').toString();
+    }
+}

@@ -1,0 +1,283 @@
+package io.kolo.launcher.cluster;
+
+import io.kolo.launcher.workers.Worker;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code kolo run} across real hosts: network namespaces with real sshd, reached by name through a hostfile
+ * in the MPI Operator's format. Skipped (reason printed) where namespaces or OpenSSH are not available.
+ */
+@Timeout(180)
+class MultiHostTest {
+    static final String CP = System.getProperty("java.class.path");
+    static final String JAVA = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+
+    @TempDir
+    static Path dir;
+    static NetnsCluster cluster;
+
+    @BeforeAll
+    static void startCluster() {
+        // Hosts 0 and 1 run jobs; 2 is the one whose name resolves late; 3 is the one that is down.
+        cluster = NetnsCluster.start(4, dir.resolve("cluster"));
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    record Result(int code, String out, String err) {
+    }
+
+    /** Runs the launcher in the launcher namespace (where the hosts' names resolve) to completion. */
+    static Result kolo(Map<String, String> env, String... args) throws IOException, InterruptedException {
+        Process p = start(env, args);
+        return finish(p);
+    }
+
+    static Process start(Map<String, String> env, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(JAVA, "--enable-native-access=ALL-UNNAMED", "-cp", CP,
+                "io.kolo.launcher.Main"));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cluster.inLauncherNs(cmd));
+        pb.environment().putAll(cluster.launcherEnv());
+        pb.environment().putAll(env);
+        pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        return pb.start();
+    }
+
+    static Result finish(Process p) throws InterruptedException {
+        StringBuilder out = new StringBuilder();
+        StringBuilder err = new StringBuilder();
+        Thread o = Thread.ofVirtual().start(() -> collect(p.getInputStream(), out));
+        Thread e = Thread.ofVirtual().start(() -> collect(p.getErrorStream(), err));
+        if (!p.waitFor(150, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+        }
+        o.join();
+        e.join();
+        return new Result(p.exitValue(), out.toString(), err.toString());
+    }
+
+    static void collect(java.io.InputStream in, StringBuilder sink) {
+        try (var r = new java.io.BufferedReader(new java.io.InputStreamReader(in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                synchronized (sink) {
+                    sink.append(line).append('\n');
+                }
+            }
+        } catch (IOException ignored) {
+            // The process is gone; what arrived is what the test checks.
+        }
+    }
+
+    @Test
+    void twoHostsTwoSlotsEachFromAnOperatorHostfile() throws Exception {
+        Path hostfile = cluster.hostfile(2, 2);
+        Path secretHits = dir.resolve("secret-hits");
+        // Each rank reports its placement and the address of the namespace it runs in; rank 0 also counts
+        // the processes on the machine whose command line contains the job secret (it must be none).
+        String script = "echo \"$KOLO_RANK $KOLO_LOCAL_RANK/$KOLO_LOCAL_SIZE $KOLO_CROSS_RANK/$KOLO_CROSS_SIZE"
+                + " $KOLO_HOSTNAME $(ip -4 -o addr show dev eth0 | awk '{print $4}') $(pwd)\";"
+                + " if [ $KOLO_RANK = 0 ]; then printf %s \"$KOLO_SECRET\" > " + dir + "/secret;"
+                + " for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f 2>/dev/null; echo; done"
+                + " | grep -c -F -f " + dir + "/secret > " + secretHits + "; rm " + dir + "/secret; fi";
+        Result r = kolo(Map.of(), "run", "-np", "4", "--hostfile", hostfile.toString(), "--", "sh", "-c", script);
+        assertEquals(0, r.code(), r.out() + r.err());
+        String cwd = Path.of("").toAbsolutePath().toString();
+        assertEquals(List.of(
+                        "[0]<stdout>:0 0/2 0/2 " + cluster.hostName(0) + " " + cluster.address(0) + "/24 " + cwd,
+                        "[1]<stdout>:1 1/2 0/2 " + cluster.hostName(0) + " " + cluster.address(0) + "/24 " + cwd,
+                        "[2]<stdout>:2 0/2 1/2 " + cluster.hostName(1) + " " + cluster.address(1) + "/24 " + cwd,
+                        "[3]<stdout>:3 1/2 1/2 " + cluster.hostName(1) + " " + cluster.address(1) + "/24 " + cwd),
+                r.out().lines().sorted().toList());
+        assertEquals("0", Files.readString(secretHits).strip(), "processes showing the secret in their arguments");
+        assertNothingLeftOnHosts();
+    }
+
+    @Test
+    void kolo_workersAllreduceAcrossHosts() throws Exception {
+        Path pids = Files.createDirectories(dir.resolve("pids-allreduce"));
+        Result r = kolo(Map.of(), "run", "-np", "4", "-H", cluster.hostName(0) + ":2," + cluster.hostName(1) + ":2",
+                "-cp", CP, Worker.class.getName(), "steady", pids.toString());
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertEquals(List.of("[0]<stdout>:rank 0 ok", "[1]<stdout>:rank 1 ok", "[2]<stdout>:rank 2 ok",
+                "[3]<stdout>:rank 3 ok"), r.out().lines().filter(l -> l.contains(" ok")).sorted().toList());
+        assertNothingLeftOnHosts();
+    }
+
+    @Test
+    void unreachableHostsAreEachNamedWithSshsOwnMessageAndNoRankStarts() throws Exception {
+        cluster.stopSshd(3);
+        Path marks = Files.createDirectories(dir.resolve("marks-down"));
+        Result r = kolo(Map.of(), "run", "-np", "4", "-H", cluster.hostName(0) + ":2," + cluster.hostName(3)
+                        + ":1,job-worker-9.job.ns.svc:1", "--start-timeout", "4", "--",
+                "sh", "-c", "touch " + marks + "/$KOLO_RANK");
+        assertEquals(127, r.code(), r.out() + r.err());
+        List<String> lines = r.err().lines().toList();
+        assertEquals(2, lines.size(), r.err());
+        assertTrue(lines.get(0).startsWith("kolo: host " + cluster.hostName(3) + " is not reachable over ssh"
+                + " (retried for "), lines.get(0));
+        assertTrue(lines.get(0).endsWith("Connection refused"), lines.get(0));
+        assertTrue(lines.get(1).startsWith("kolo: host job-worker-9.job.ns.svc is not reachable over ssh"),
+                lines.get(1));
+        assertTrue(lines.get(1).contains("Could not resolve hostname job-worker-9.job.ns.svc"), lines.get(1));
+        assertEquals("", r.out());
+        try (var files = Files.list(marks)) {
+            assertEquals(List.of(), files.toList(), "ranks started although a host was unreachable");
+        }
+    }
+
+    @Test
+    void aHostWhoseNameResolvesLateJoinsOnceItDoes() throws Exception {
+        String late = cluster.hostName(2);
+        cluster.hideName(2);
+        try {
+            NetnsCluster.ExecResult lookup = NetnsCluster.exec(cluster.inLauncherNs(List.of("getent", "hosts", late)));
+            assertTrue(lookup.code() != 0, "the name should not resolve yet: " + lookup.output());
+            Process p = start(Map.of(), "run", "-np", "2", "-H", cluster.hostName(0) + ":1," + late + ":1",
+                    "--start-timeout", "60", "--", "sh", "-c", "echo $KOLO_RANK on $KOLO_HOSTNAME");
+            // The job cannot finish while the name does not resolve; the launcher keeps trying meanwhile.
+            assertTrue(!p.waitFor(3, TimeUnit.SECONDS), "the launcher gave up before the name resolved");
+            cluster.revealName(2);
+            Result r = finish(p);
+            assertEquals(0, r.code(), r.out() + r.err());
+            assertEquals(List.of("[0]<stdout>:0 on " + cluster.hostName(0), "[1]<stdout>:1 on " + late),
+                    r.out().lines().sorted().toList());
+        } finally {
+            cluster.revealName(2);
+        }
+    }
+
+    @Test
+    void aRankKilledOnARemoteHostFailsTheJobNamingHostAndRank() throws Exception {
+        Path pids = Files.createDirectories(dir.resolve("pids-killed"));
+        Process p = start(Map.of(), "run", "-np", "4", "--hostfile", cluster.hostfile(2, 2).toString(),
+                "-cp", CP, Worker.class.getName(), "forever", pids.toString());
+        StringBuilder out = new StringBuilder();
+        StringBuilder err = new StringBuilder();
+        Thread o = Thread.ofVirtual().start(() -> collect(p.getInputStream(), out));
+        Thread e = Thread.ofVirtual().start(() -> collect(p.getErrorStream(), err));
+        awaitLines(out, "reducing", 4, p, err);
+        long victim = Long.parseLong(Files.readString(pids.resolve("rank.3")).strip());
+        assertTrue(cluster.pidsIn(1).contains(victim), "rank 3 should run in host 1's namespace");
+        NetnsCluster.exec(List.of("kill", "-KILL", Long.toString(victim)));
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the launcher did not finish after a rank died");
+        o.join();
+        e.join();
+        assertEquals(137, p.exitValue(), out + "" + err);
+        assertTrue(err.toString().contains("kolo: rank 3 on host " + cluster.hostName(1)
+                + " exited with code 137; terminating the other 3 ranks"), err.toString());
+        assertNothingLeftOnHosts();
+    }
+
+    @Test
+    void interruptingTheLauncherLeavesNoProcessOnAnyHost() throws Exception {
+        Path pids = Files.createDirectories(dir.resolve("pids-interrupted"));
+        Process p = start(Map.of(), "run", "-np", "4", "--hostfile", cluster.hostfile(2, 2).toString(),
+                "-cp", CP, Worker.class.getName(), "forever", pids.toString());
+        StringBuilder out = new StringBuilder();
+        StringBuilder err = new StringBuilder();
+        Thread o = Thread.ofVirtual().start(() -> collect(p.getInputStream(), out));
+        Thread e = Thread.ofVirtual().start(() -> collect(p.getErrorStream(), err));
+        awaitLines(out, "reducing", 4, p, err);
+        // Ctrl-C is SIGINT, unless this process tree was started in the background with SIGINT ignored
+        // (the JVM could not see it then); SIGTERM takes the same path in the launcher.
+        boolean sigintIgnored = (Long.parseLong(Files.readAllLines(Path.of("/proc/self/status")).stream()
+                .filter(l -> l.startsWith("SigIgn:")).findFirst().orElse("SigIgn: 0").substring(7).trim(), 16)
+                & 2) != 0;
+        NetnsCluster.exec(List.of("kill", sigintIgnored ? "-TERM" : "-INT", Long.toString(p.pid())));
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the launcher did not stop after the signal");
+        o.join();
+        e.join();
+        assertEquals(sigintIgnored ? 143 : 130, p.exitValue(), out + "" + err);
+        assertTrue(err.toString().contains("kolo: interrupted; terminating 4 ranks"), err.toString());
+        assertNothingLeftOnHosts();
+        assertTrue(launcherNsProcesses().isEmpty(), "left in the launcher namespace: "
+                + describe(launcherNsProcesses()));
+    }
+
+    @Test
+    void killingTheLauncherOutrightStillTakesTheRemoteRanksDown() throws Exception {
+        Path pids = Files.createDirectories(dir.resolve("pids-killed-launcher"));
+        Process p = start(Map.of(), "run", "-np", "4", "--hostfile", cluster.hostfile(2, 2).toString(),
+                "-cp", CP, Worker.class.getName(), "forever", pids.toString());
+        StringBuilder out = new StringBuilder();
+        StringBuilder err = new StringBuilder();
+        Thread o = Thread.ofVirtual().start(() -> collect(p.getInputStream(), out));
+        Thread e = Thread.ofVirtual().start(() -> collect(p.getErrorStream(), err));
+        awaitLines(out, "reducing", 4, p, err);
+        // No shutdown hook runs: only the closing of ssh's stdin tells the remote side.
+        p.destroyForcibly();
+        p.waitFor(30, TimeUnit.SECONDS);
+        o.join(java.time.Duration.ofSeconds(30));
+        e.join(java.time.Duration.ofSeconds(30));
+        assertNothingLeftOnHosts();
+        for (int attempt = 0; attempt < 100 && !launcherNsProcesses().isEmpty(); attempt++) {
+            Thread.sleep(100);
+        }
+        assertTrue(launcherNsProcesses().isEmpty(), "left in the launcher namespace: "
+                + describe(launcherNsProcesses()));
+    }
+
+    static List<Long> launcherNsProcesses() {
+        NetnsCluster.ExecResult r = NetnsCluster.exec(List.of("ip", "netns", "pids", cluster.launcherNs()));
+        return r.output().lines().map(String::strip).filter(l -> l.matches("\\d+")).map(Long::parseLong).toList();
+    }
+
+    static void awaitLines(StringBuilder out, String word, int count, Process p, StringBuilder err)
+            throws InterruptedException {
+        for (int attempt = 0; attempt < 600; attempt++) {
+            synchronized (out) {
+                if (out.toString().lines().filter(l -> l.contains(word)).count() >= count) {
+                    return;
+                }
+            }
+            if (!p.isAlive()) {
+                break;
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("ranks did not all report '" + word + "': " + out + err);
+    }
+
+    static void assertNothingLeftOnHosts() throws InterruptedException {
+        // The ssh sessions end as the ranks exit; give sshd a moment to reap its per-session processes.
+        for (int i = 0; i < cluster.hosts(); i++) {
+            List<Long> left = cluster.jobPidsIn(i);
+            for (int attempt = 0; attempt < 100 && !left.isEmpty(); attempt++) {
+                Thread.sleep(100);
+                left = cluster.jobPidsIn(i);
+            }
+            assertTrue(left.isEmpty(), "left running on host " + i + ": " + describe(left));
+        }
+    }
+
+    static String describe(List<Long> pids) {
+        List<String> s = new ArrayList<>();
+        for (long pid : pids) {
+            s.add(pid + " " + ProcessHandle.of(pid).flatMap(h -> h.info().commandLine()).orElse("?"));
+        }
+        return s.toString();
+    }
+}

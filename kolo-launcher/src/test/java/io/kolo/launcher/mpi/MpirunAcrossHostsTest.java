@@ -1,0 +1,94 @@
+package io.kolo.launcher.mpi;
+
+import io.kolo.launcher.cluster.NetnsCluster;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Kolo programs started by the real Open MPI {@code mpirun} on two hosts (network namespaces with real
+ * sshd; mpirun starts its daemons there over ssh), meeting at {@code KOLO_RENDEZVOUS_ADDR}. Skipped where
+ * namespaces, OpenSSH or mpirun are not available.
+ */
+@Timeout(180)
+class MpirunAcrossHostsTest {
+    @TempDir
+    static Path dir;
+    static NetnsCluster cluster;
+
+    @BeforeAll
+    static void startCluster() {
+        Mpirun.require();
+        cluster = NetnsCluster.start(2, dir.resolve("cluster"));
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    /** mpirun in the launcher namespace, 2 ranks on each of the 2 hosts, with {@code more} mpirun options. */
+    private static Mpirun.Result mpirun(Map<String, String> env, String... more) throws Exception {
+        List<String> args = new ArrayList<>(List.of("--mca", "plm_rsh_agent", cluster.sshCommandLine(),
+                "--mca", "oob_tcp_if_include", NetnsCluster.SUBNET + "0/24",
+                "--host", cluster.hostName(0) + ":2," + cluster.hostName(1) + ":2", "-np", "4"));
+        args.addAll(List.of(more));
+        return Mpirun.run(cluster.inLauncherNs(List.of()), args, env);
+    }
+
+    private static List<String> expectedLines() {
+        List<String> lines = new ArrayList<>();
+        for (int r = 0; r < 4; r++) {
+            lines.add("rank " + r + " of 4 local " + r % 2 + " of 2: sum=10 gathered=[0.0, 10.0, 20.0, 30.0]"
+                    + " broadcast=4242");
+        }
+        return lines;
+    }
+
+    @Test
+    void oneVariableAndASecretFileOnASharedHomeAreEnough() throws Exception {
+        Path home = Files.createDirectories(dir.resolve("home/.kolo")).getParent();
+        Path secret = Files.writeString(home.resolve(".kolo/secret"),
+                "8899aabbccddeeff00112233445566778899aabbccddeeff0011223344556677\n");
+        Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-------"));
+        // -x HOME stands for the home directory every host of a real cluster shares.
+        Mpirun.Result r = mpirun(Map.of(), "-x", "HOME=" + home, "-x", "KOLO_RENDEZVOUS_ADDR=" + cluster.address(0));
+        assertEquals(0, r.code(), r.toString());
+        assertEquals(expectedLines(), r.lines("rank "), r.toString());
+    }
+
+    @Test
+    void koloSecretPassedOnByMpirunWorksToo() throws Exception {
+        Mpirun.Result r = mpirun(Map.of("KOLO_SECRET", "0123456789abcdef0123456789abcdef"),
+                "-x", "KOLO_SECRET", "-x", "KOLO_RENDEZVOUS_ADDR=" + cluster.address(0));
+        assertEquals(0, r.code(), r.toString());
+        assertEquals(expectedLines(), r.lines("rank "), r.toString());
+    }
+
+    @Test
+    void withoutTheVariableEveryRankSaysWhichOneToSet() throws Exception {
+        Mpirun.Result r = mpirun(Map.of());
+        assertNotEquals(0, r.code(), r.toString());
+        List<String> failed = r.lines("rank ? failed");
+        assertTrue(!failed.isEmpty(), r.toString());
+        for (String line : failed) {
+            assertTrue(line.contains("this Open MPI job spans hosts (2 of its 4 ranks on this one)")
+                    && line.contains("mpirun -x KOLO_RENDEZVOUS_ADDR=node0 ..."), line);
+        }
+    }
+}
