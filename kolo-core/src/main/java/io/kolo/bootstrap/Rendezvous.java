@@ -2,10 +2,16 @@ package io.kolo.bootstrap;
 
 import io.kolo.KoloException;
 
+import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
 import java.net.UnknownHostException;
+import java.util.Collections;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * How one rank of a job of several joins the rendezvous store, and the secret the job's connections prove.
@@ -25,6 +31,8 @@ import java.util.Optional;
 public final class Rendezvous implements AutoCloseable {
     /** Port rank 0 serves on when only {@code KOLO_RENDEZVOUS_ADDR} is given under mpirun or srun. */
     public static final int DEFAULT_PORT = 29500;
+    /** mpirun's own address in Open MPI's {@code OMPI_MCA_orte_hnp_uri} ("1.0;tcp://10.0.0.1:4500;..."). */
+    private static final Pattern HNP_TCP = Pattern.compile("tcp://(\\d{1,3}(?:\\.\\d{1,3}){3}):");
 
     private final KeyValueStore store;
     private final JobSecret secret;
@@ -55,6 +63,9 @@ public final class Rendezvous implements AutoCloseable {
         }
         boolean named = job.env().containsKey("KOLO_RENDEZVOUS_ADDR");
         if (!named && job.localSize() < job.size()) {
+            if (Pmix.offered(job.env())) {
+                return viaPmix(job);
+            }
             throw spansHosts(job, launch.get());
         }
         if (named || job.rendezvousPort() != 0) {
@@ -144,6 +155,61 @@ public final class Rendezvous implements AutoCloseable {
                 + launch.howToSet("KOLO_RENDEZVOUS_ADDR", "node0"));
         InetSocketAddress at = new InetSocketAddress(loopback, e.port());
         return new Rendezvous(RendezvousClient.connect(at, e.secret(), job.startTimeout()), e.secret(), at, null);
+    }
+
+    /** Ranks on several hosts with a PMIx server: rank 0 passes its address and a fresh secret through it. */
+    private static Rendezvous viaPmix(JobEnvironment job) {
+        if (job.rank() == 0) {
+            JobSecret secret = JobSecret.generate();
+            RendezvousServer server = RendezvousServer.start(rank0Address(job), job.rendezvousPort(), secret);
+            try {
+                Pmix.shareFromRank0(0, server.address().getAddress().getHostAddress() + " "
+                        + server.address().getPort() + " " + secret.toHex(), job.startTimeout());
+            } catch (RuntimeException e) {
+                server.close();
+                throw e;
+            }
+            return new Rendezvous(server, secret, server.address(), null);
+        }
+        String[] shared = Pmix.shareFromRank0(job.rank(), null, job.startTimeout()).split(" ");
+        if (shared.length != 3) {
+            throw new KoloException("rank 0's rendezvous address from PMIx is malformed (" + shared.length + " fields)");
+        }
+        InetSocketAddress at = new InetSocketAddress(InetAddress.ofLiteral(shared[0]), Integer.parseInt(shared[1]));
+        JobSecret secret = JobSecret.fromHex(shared[2]);
+        return new Rendezvous(RendezvousClient.connect(at, secret, job.startTimeout()), secret, at, null);
+    }
+
+    /**
+     * Where rank 0 serves the store for ranks on other hosts: KOLO_IFACE if given; else the address it
+     * reaches mpirun by (the network Open MPI's own daemons use); else its first non-loopback IPv4 address.
+     */
+    private static InetAddress rank0Address(JobEnvironment job) {
+        if (job.env().containsKey("KOLO_IFACE")) {
+            return job.bindAddress();
+        }
+        Matcher m = HNP_TCP.matcher(job.env().getOrDefault("OMPI_MCA_orte_hnp_uri", ""));
+        if (m.find()) {
+            InetAddress local = AdvertisedAddress.routeTo(InetAddress.ofLiteral(m.group(1)));
+            if (local != null && !local.isLoopbackAddress()) {
+                return local;
+            }
+        }
+        try {
+            for (NetworkInterface nif : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+                if (nif.isUp() && !nif.isLoopback()) {
+                    for (InetAddress a : Collections.list(nif.getInetAddresses())) {
+                        if (a instanceof java.net.Inet4Address) {
+                            return a;
+                        }
+                    }
+                }
+            }
+        } catch (SocketException e) {
+            // Reported below.
+        }
+        throw new IllegalArgumentException("rank 0 found no network address for ranks on other hosts to reach it:"
+                + " set KOLO_IFACE to the interface (or address) they reach it by");
     }
 
     private static JobSecret sharedSecret(JobEnvironment job, Launch launch) {

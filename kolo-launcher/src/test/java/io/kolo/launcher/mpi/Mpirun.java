@@ -64,10 +64,18 @@ final class Mpirun {
     /** As {@link #run(List, Map, String...)}, with {@code wrapper} (e.g. {@code ip netns exec NS}) before mpirun. */
     static Result run(List<String> wrapper, List<String> mpirunArgs, Map<String, String> env, String... workerArgs)
             throws Exception {
+        return run(wrapper, mpirunArgs, env, List.of(), workerArgs);
+    }
+
+    /** As above, with {@code beforeJava} (e.g. {@code env -u VAR}) between mpirun's arguments and java. */
+    static Result run(List<String> wrapper, List<String> mpirunArgs, Map<String, String> env, List<String> beforeJava,
+                      String... workerArgs) throws Exception {
         List<String> cmd = new ArrayList<>(wrapper);
         cmd.add(require().toString());
         cmd.addAll(mpirunArgs);
-        cmd.addAll(List.of(JAVA, "-cp", CP, MpiWorker.class.getName()));
+        cmd.addAll(beforeJava);
+        // Native access for the PMIx calls, as the docs tell users to run it.
+        cmd.addAll(List.of(JAVA, "--enable-native-access=ALL-UNNAMED", "-cp", CP, MpiWorker.class.getName()));
         cmd.addAll(List.of(workerArgs));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().keySet().removeIf(k -> k.startsWith("KOLO_"));

@@ -20,7 +20,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Kolo programs started by the real Open MPI {@code mpirun} on two hosts (network namespaces with real
- * sshd; mpirun starts its daemons there over ssh), meeting at {@code KOLO_RENDEZVOUS_ADDR}. Skipped where
+ * sshd; mpirun starts its daemons there over ssh), meeting through Open MPI's PMIx server with no variable,
+ * or at {@code KOLO_RENDEZVOUS_ADDR}. Skipped where
  * namespaces, OpenSSH or mpirun are not available.
  */
 @Timeout(180)
@@ -44,11 +45,16 @@ class MpirunAcrossHostsTest {
 
     /** mpirun in the launcher namespace, 2 ranks on each of the 2 hosts, with {@code more} mpirun options. */
     private static Mpirun.Result mpirun(Map<String, String> env, String... more) throws Exception {
+        return mpirun(env, List.of(), more);
+    }
+
+    private static Mpirun.Result mpirun(Map<String, String> env, List<String> beforeJava, String... more)
+            throws Exception {
         List<String> args = new ArrayList<>(List.of("--mca", "plm_rsh_agent", cluster.sshCommandLine(),
                 "--mca", "oob_tcp_if_include", NetnsCluster.SUBNET + "0/24",
                 "--host", cluster.hostName(0) + ":2," + cluster.hostName(1) + ":2", "-np", "4"));
         args.addAll(List.of(more));
-        return Mpirun.run(cluster.inLauncherNs(List.of()), args, env);
+        return Mpirun.run(cluster.inLauncherNs(List.of()), args, env, beforeJava);
     }
 
     private static List<String> expectedLines() {
@@ -81,8 +87,18 @@ class MpirunAcrossHostsTest {
     }
 
     @Test
-    void withoutTheVariableEveryRankSaysWhichOneToSet() throws Exception {
-        Mpirun.Result r = mpirun(Map.of());
+    void withNoVariableAtAllRanksMeetThroughOpenMpisPmixServer(@TempDir Path emptyHome) throws Exception {
+        // No KOLO_* variable, and no secret file: rank 0's address and a fresh secret travel through PMIx.
+        Mpirun.Result r = mpirun(Map.of(), "-x", "HOME=" + emptyHome);
+        assertEquals(0, r.code(), r.toString());
+        assertEquals(expectedLines(), r.lines("rank "), r.toString());
+        assertTrue(!r.err().contains("exiting improperly"), "PMIx was finalised:\n" + r);
+    }
+
+    @Test
+    void withoutPmixOrTheVariableEveryRankSaysWhichOneToSet() throws Exception {
+        // As under a launcher without PMIx: the ranks do not see Open MPI's PMIx server.
+        Mpirun.Result r = mpirun(Map.of(), List.of("env", "-u", "PMIX_NAMESPACE"));
         assertNotEquals(0, r.code(), r.toString());
         List<String> failed = r.lines("rank ? failed");
         assertTrue(!failed.isEmpty(), r.toString());
