@@ -55,7 +55,7 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
 
     static final int DEFAULT_START_TIMEOUT_SECONDS = 60;
     static final int DEFAULT_TIMEOUT_SECONDS = 300;
-    private static final Pattern LEADING_NUMBER = Pattern.compile("^(\\d+)");
+    private static final Pattern TASKS_PER_NODE = Pattern.compile("(\\d+)(?:\\(x(\\d+)\\))?");
     private static final Pattern IPV4_LITERAL = Pattern.compile("^\\d{1,3}(\\.\\d{1,3}){3}$");
 
     /** Names of the variables one launcher family uses for placement. */
@@ -180,21 +180,48 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
     }
 
     private static int localSize(Map<String, String> env, Source source, int size) {
-        if (source == SLURM && !env.containsKey(source.localSize()) && env.containsKey("SLURM_TASKS_PER_NODE")) {
-            // e.g. "4(x2),3": the first host's count; hosts are packed in order.
-            String raw = env.get("SLURM_TASKS_PER_NODE");
-            Matcher m = LEADING_NUMBER.matcher(raw.trim());
-            if (!m.find()) {
-                throw bad("SLURM_TASKS_PER_NODE", raw, "a task count such as 4 or 4(x2)");
+        String perNode = slurmTasksPerNodeVar(env, source);
+        if (perNode != null) {
+            // e.g. "4(x2),3": tasks on each node of the step in node order; this node is SLURM_NODEID.
+            String raw = env.get(perNode);
+            List<Integer> counts = new ArrayList<>();
+            for (String part : raw.trim().split(",")) {
+                Matcher m = TASKS_PER_NODE.matcher(part.trim());
+                if (!m.matches()) {
+                    throw bad(perNode, raw, "a task count such as 4 or 4(x2),3");
+                }
+                int count = checkedInt(perNode, raw, m.group(1), 1);
+                int times = m.group(2) == null ? 1 : checkedInt(perNode, raw, m.group(2), 1);
+                for (int i = 0; i < times && counts.size() <= size; i++) {
+                    counts.add(count);
+                }
             }
-            return checkedInt("SLURM_TASKS_PER_NODE", raw, m.group(1), 1);
+            int node = optionalInt(env, "SLURM_NODEID", 0).orElse(0);
+            if (node >= counts.size()) {
+                throw bad("SLURM_NODEID", env.get("SLURM_NODEID"), "a node index below the " + counts.size()
+                        + " nodes of " + perNode + "=" + raw);
+            }
+            return counts.get(node);
         }
         return optionalInt(env, source.localSize(), 1).orElse(size);
     }
 
     private static String localSizeVar(Map<String, String> env, Source source) {
-        return source == SLURM && !env.containsKey(source.localSize()) && env.containsKey("SLURM_TASKS_PER_NODE")
-                ? "SLURM_TASKS_PER_NODE" : source.localSize();
+        String perNode = slurmTasksPerNodeVar(env, source);
+        return perNode != null ? perNode : source.localSize();
+    }
+
+    /** The step's own count (srun inside a larger allocation) before the allocation's. */
+    private static String slurmTasksPerNodeVar(Map<String, String> env, Source source) {
+        if (source != SLURM || env.containsKey(source.localSize())) {
+            return null;
+        }
+        for (String v : List.of("SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE")) {
+            if (env.containsKey(v)) {
+                return v;
+            }
+        }
+        return null;
     }
 
     private static RendezvousServer rendezvousServer(String raw) {

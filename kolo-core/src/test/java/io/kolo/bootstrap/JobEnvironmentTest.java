@@ -149,6 +149,21 @@ class JobEnvironmentTest {
     }
 
     @Test
+    void slurmLocalSizeIsThisNodesCountInTheStepsTasksPerNode() {
+        JobEnvironment e = JobEnvironment.from(withRendezvous("SLURM_PROCID", "4", "SLURM_NTASKS", "5",
+                "SLURM_LOCALID", "1", "SLURM_NODEID", "1", "SLURM_STEP_TASKS_PER_NODE", "3,2",
+                "SLURM_TASKS_PER_NODE", "8(x2)"));
+        assertEquals(2, e.localSize());
+        assertEquals(1, e.localRank());
+        assertEquals(3, JobEnvironment.from(withRendezvous("SLURM_PROCID", "0", "SLURM_NTASKS", "5",
+                "SLURM_NODEID", "0", "SLURM_TASKS_PER_NODE", "3,2")).localSize());
+        IllegalArgumentException x = assertThrows(IllegalArgumentException.class, () -> JobEnvironment.from(
+                withRendezvous("SLURM_PROCID", "0", "SLURM_NTASKS", "4", "SLURM_NODEID", "2",
+                        "SLURM_TASKS_PER_NODE", "2(x2)")));
+        assertTrue(x.getMessage().startsWith("SLURM_NODEID='2' is invalid"), x.getMessage());
+    }
+
+    @Test
     void slurmWithTasksPerNodeCount() {
         JobEnvironment e = JobEnvironment.from(withRendezvous("SLURM_PROCID", "3", "SLURM_NTASKS", "4",
                 "SLURM_LOCALID", "1", "SLURM_NTASKS_PER_NODE", "2", "SLURM_TASKS_PER_NODE", "9(x9)"));
