@@ -141,6 +141,11 @@ final class SlurmCluster implements AutoCloseable {
         if (Files.exists(dir.resolve("munge/munge.socket"))) {
             exec(List.of("/usr/sbin/munged", "--stop", "--socket=" + dir.resolve("munge/munge.socket")));
         }
+        try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
+            for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(f);
+            }
+        }
     }
 
     private static String exec(List<String> command) throws IOException, InterruptedException {
