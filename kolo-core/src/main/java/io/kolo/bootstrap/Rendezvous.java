@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
 
 /**
  * How one rank of a job of several joins the rendezvous store, and the secret the job's connections prove.
- * Four ways, picked from the environment:
+ * Picked from the environment:
  * <ol>
  *   <li>{@code KOLO_RENDEZVOUS_PORT} is set ({@code kolo run}, or by hand): the store is at
  *       {@code KOLO_RENDEZVOUS_ADDR:KOLO_RENDEZVOUS_PORT}, the secret is {@code KOLO_SECRET};</li>
@@ -24,8 +24,10 @@ import java.util.regex.Pattern;
  *   <li>started by mpirun/mpiexec/srun with {@code KOLO_RENDEZVOUS_ADDR} naming rank 0's host: rank 0 serves
  *       the store there on {@code KOLO_RENDEZVOUS_PORT} (default {@value #DEFAULT_PORT}); the secret is
  *       {@code KOLO_SECRET} or comes from the user's {@link UserSecret} file;</li>
- *   <li>started by mpirun/mpiexec/srun on several hosts without {@code KOLO_RENDEZVOUS_ADDR}: an error that
- *       says what to set.</li>
+ *   <li>started by mpirun (or srun with PMIx) on several hosts without {@code KOLO_RENDEZVOUS_ADDR}: rank 0
+ *       passes its address and a fresh secret to the others through the launcher's PMIx server
+ *       ({@link Pmix});</li>
+ *   <li>on several hosts with neither: an error that says what to set.</li>
  * </ol>
  */
 public final class Rendezvous implements AutoCloseable {
