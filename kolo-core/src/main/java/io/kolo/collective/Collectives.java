@@ -35,6 +35,9 @@ public final class Collectives implements CollectiveOps {
     private final int rank;
     private final int size;
     private final long smallMessageBytes;
+    /** Kept so that sub-group collectives built over this one's transport chunk the same way. */
+    final long ringChunkBytes;
+    final long broadcastChunkBytes;
     private final Arena controlArena;
     private final Scratch scratch;
     private final Ring ring;
@@ -72,6 +75,8 @@ public final class Collectives implements CollectiveOps {
         this.rank = transport.rank();
         this.size = transport.size();
         this.smallMessageBytes = smallMessageBytes;
+        this.ringChunkBytes = ringChunkBytes;
+        this.broadcastChunkBytes = broadcastChunkBytes;
         this.controlArena = Arena.ofShared();
         this.scratch = new Scratch();
         this.ring = new Ring(transport, scratch, ringChunkBytes);
@@ -98,17 +103,27 @@ public final class Collectives implements CollectiveOps {
         checkOpen();
         checkReduction(type, op);
         checkRange(buf, 0, count, type.byteSize(), "buf");
+        allreduceAt(buf, 0, count, type, op);
+    }
+
+    /**
+     * Allreduce of the {@code count} elements starting at element {@code first} of {@code buf}, for callers that
+     * reduce one block of a larger buffer (the hierarchical algorithm) without slicing it. Arguments are checked
+     * by the caller.
+     */
+    void allreduceAt(MemorySegment buf, long first, long count, DataType type, Reduction op) {
+        checkOpen();
         if (size == 1 || count == 0) {
             return;
         }
         if (count * type.byteSize() < smallMessageBytes) {
-            recursiveDoubling.allreduce(buf, count, type, op);
+            recursiveDoubling.allreduce(buf, first * type.byteSize(), count, type, op);
             return;
         }
         // Even blocks, the remainder spread one element each over the first blocks.
         long base = count / size;
         long extra = count % size;
-        long offset = 0;
+        long offset = first;
         for (int b = 0; b < size; b++) {
             blockOffsets[b] = offset;
             blockCounts[b] = base + (b < extra ? 1 : 0);
@@ -127,6 +142,22 @@ public final class Collectives implements CollectiveOps {
             return;
         }
         ring.allgather(buf, blockOffsets, blockCounts, 1, 0);
+    }
+
+    /**
+     * Ring allgather of blocks at arbitrary byte offsets (block {@code r} is this group's rank {@code r}'s), for
+     * callers whose blocks are not laid out back to back (the hierarchical allgather). Checked by the caller.
+     */
+    void allgatherAt(MemorySegment buf, long[] offsets, long[] bytes) {
+        checkOpen();
+        if (size > 1) {
+            ring.allgather(buf, offsets, bytes, 1, 0);
+        }
+    }
+
+    /** The small-message threshold this instance was built with. */
+    long smallMessageBytes() {
+        return smallMessageBytes;
     }
 
     @Override
