@@ -8,6 +8,7 @@ import io.kolo.bootstrap.RendezvousClient;
 import io.kolo.bootstrap.RendezvousServer;
 import io.kolo.collective.Collectives;
 import io.kolo.collective.CollectiveOps;
+import io.kolo.collective.Hierarchy;
 import io.kolo.engine.Engine;
 import io.kolo.engine.EngineSettings;
 import io.kolo.engine.Op;
@@ -118,20 +119,63 @@ public final class Communicator implements AutoCloseable {
         if (size < 1) {
             throw new IllegalArgumentException("a job needs at least one rank, not " + size);
         }
-        EngineSettings engineSettings = EngineSettings.fromEnvironment(settings);
+        return localHosts(1, size, EngineSettings.fromEnvironment(settings));
+    }
+
+    /**
+     * {@code hosts * perHost} ranks as threads of this JVM that believe they run {@code perHost} to a host, packed
+     * host by host, so that tests exercise the hierarchical collectives without several machines.
+     */
+    static List<Communicator> localHosts(int hosts, int perHost, Map<String, String> settings) {
+        if (hosts < 1 || perHost < 1) {
+            throw new IllegalArgumentException("a job needs at least one host and one rank per host, not "
+                    + hosts + " x " + perHost);
+        }
+        return localHosts(hosts, perHost, EngineSettings.fromEnvironment(settings));
+    }
+
+    private static List<Communicator> localHosts(int hosts, int perHost, EngineSettings engineSettings) {
+        int size = hosts * perHost;
         InMemoryStore store = new InMemoryStore();
         List<Transport> transports = LocalTransport.group(size, engineSettings.timeout());
+        List<Topology> everyRank = new ArrayList<>(size);
+        for (int r = 0; r < size; r++) {
+            everyRank.add(new Topology(r, size, r % perHost, perHost, r / perHost, hosts));
+        }
         List<Communicator> comms = new ArrayList<>(size);
         for (int r = 0; r < size; r++) {
-            Topology topology = new Topology(r, size, r, size, 0, 1);
-            comms.add(assemble(topology, transports.get(r), store, engineSettings));
+            comms.add(assemble(everyRank.get(r), transports.get(r), everyRank, store, engineSettings));
         }
         return List.copyOf(comms);
     }
 
+    /** Every rank's topology is exchanged over {@code transport} first: all ranks must call this together. */
     private static Communicator assemble(Topology topology, Transport transport, KeyValueStore store,
                                          EngineSettings settings, AutoCloseable... owned) {
-        CollectiveOps ops = new Collectives(transport, settings.smallMessageBytes());
+        return assemble(topology, transport, null, store, settings, owned);
+    }
+
+    /** @param everyRank every rank's topology, or null to exchange them over the transport */
+    private static Communicator assemble(Topology topology, Transport transport, List<Topology> everyRank,
+                                         KeyValueStore store, EngineSettings settings, AutoCloseable... owned) {
+        Collectives flat = new Collectives(transport, settings.smallMessageBytes());
+        CollectiveOps ops;
+        try {
+            List<Topology> all = everyRank != null ? everyRank
+                    : topology.size() == 1 ? List.of(topology) : Hierarchy.agree(flat, topology, settings.algorithms());
+            ops = Hierarchy.select(flat, transport, all, settings.algorithms());
+        } catch (RuntimeException e) {
+            flat.close();
+            transport.close();
+            for (AutoCloseable c : owned) {
+                try {
+                    c.close();
+                } catch (Exception suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw e;
+        }
         Engine engine = new Engine(ops, settings, new FailureDiagnosis(topology.rank(), store, transport));
         AutoCloseable[] all = new AutoCloseable[owned.length + 1];
         all[0] = ops;

@@ -1,5 +1,7 @@
 package io.kolo.engine;
 
+import io.kolo.collective.AlgorithmSettings;
+
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -15,10 +17,11 @@ import java.util.Map;
  * @param stallShutdownTime    {@code KOLO_STALL_SHUTDOWN_TIME_SECONDS}: when such ops fail on every rank; zero = never
  * @param timeout              {@code KOLO_TIMEOUT_SECONDS}: default wait for a handle
  * @param smallMessageBytes    {@code KOLO_SMALL_ALLREDUCE_BYTES}: below this, allreduce uses the latency-optimal algorithm
+ * @param algorithms           {@code KOLO_HIERARCHICAL_ALLREDUCE} and {@code KOLO_HIERARCHICAL_ALLGATHER}
  */
 public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int cacheCapacity, Path timeline,
                              Duration stallCheckTime, Duration stallShutdownTime, Duration timeout,
-                             long smallMessageBytes) {
+                             long smallMessageBytes, AlgorithmSettings algorithms) {
 
     public static final long DEFAULT_FUSION_THRESHOLD = 128L << 20;
 
@@ -45,7 +48,8 @@ public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int 
         }
         long small = number(env, "KOLO_SMALL_ALLREDUCE_BYTES", 64 * 1024, "bytes");
         return new EngineSettings(fusion, Duration.ofNanos((long) (cycleMs * 1_000_000)), (int) cache, timeline,
-                Duration.ofSeconds(stallCheck), Duration.ofSeconds(stallShutdown), Duration.ofSeconds(timeout), small);
+                Duration.ofSeconds(stallCheck), Duration.ofSeconds(stallShutdown), Duration.ofSeconds(timeout), small,
+                AlgorithmSettings.fromEnvironment(env));
     }
 
     private static long number(Map<String, String> env, String name, long fallback, String unit) {
