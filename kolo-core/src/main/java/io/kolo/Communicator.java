@@ -23,6 +23,7 @@ import java.io.IOException;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.io.Serializable;
+import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -223,21 +224,79 @@ public final class Communicator implements AutoCloseable {
         return allreduceAsync(null, tensor, op).await();
     }
 
+    /**
+     * In place, with float tensors sent and reduced as 16-bit floats; see {@link Compression} for the trade-off.
+     *
+     * <pre>{@code
+     * comm.allreduce(Tensor.of(gradient), ReduceOp.AVERAGE, Compression.FP16);
+     * }</pre>
+     */
+    public Tensor allreduce(Tensor tensor, ReduceOp op, Compression compression) {
+        return allreduceAsync(null, tensor, op, 1.0, 1.0, compression).await();
+    }
+
     public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op) {
         return allreduceAsync(name, tensor, op, 1.0, 1.0);
     }
 
+    public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, Compression compression) {
+        return allreduceAsync(name, tensor, op, 1.0, 1.0, compression);
+    }
+
     /**
      * In place, asynchronously, with factors applied before ({@code prescale}) and after ({@code postscale})
-     * the reduction, as Horovod does for gradient pre-division.
+     * the reduction, as Horovod does for gradient pre-division. Compressed as {@code KOLO_COMPRESSION} says.
      */
     public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, double prescale, double postscale) {
+        return allreduceAsync(name, tensor, op, prescale, postscale, engine.settings().compression());
+    }
+
+    /**
+     * In place, asynchronously, with pre/post factors and {@code compression} (ignored for integer and 16-bit
+     * tensors). Every rank must pass the same compression for the same op.
+     */
+    public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, double prescale, double postscale,
+                                         Compression compression) {
+        Allreduce a = allreduceOp(name, tensor, op, prescale, postscale, compression);
+        return submit(a.op(), x -> a.finish(tensor));
+    }
+
+    /** An allreduce's engine op and what to do to the caller's tensor once it completes. */
+    private record Allreduce(Op op, Runnable widen) {
+        Tensor finish(Tensor tensor) {
+            if (widen != null) {
+                widen.run();
+            }
+            return tensor;
+        }
+    }
+
+    /**
+     * The engine op for an allreduce. A compressed one reduces a 16-bit copy: AVERAGE and prescale are applied
+     * while narrowing (so sums grow no larger than the inputs), postscale while widening into the tensor when the
+     * op completes. The engine's negotiation then sees the 16-bit type, so ranks that disagree on compression get
+     * a type-mismatch error naming both types.
+     */
+    private Allreduce allreduceOp(String name, Tensor tensor, ReduceOp op, double prescale, double postscale,
+                           Compression compression) {
         Objects.requireNonNull(op, "op");
+        Objects.requireNonNull(compression, "compression");
         checkScale(prescale, "prescale");
         checkScale(postscale, "postscale");
-        Op o = Op.of(OpKind.ALLREDUCE, name, tensor.dataType(), tensor.shape(), tensor.segment())
-                .reduce(op, prescale, postscale);
-        return submit(o, x -> tensor);
+        DataType type = tensor.dataType();
+        DataType wire = compression.wireType(type);
+        if (wire == null) {
+            return new Allreduce(Op.of(OpKind.ALLREDUCE, name, type, tensor.shape(), tensor.segment())
+                    .reduce(op, prescale, postscale), null);
+        }
+        long n = tensor.elements();
+        MemorySegment packed = n <= Integer.MAX_VALUE - 8 ? MemorySegment.ofArray(new short[(int) n])
+                : java.lang.foreign.Arena.ofAuto().allocate(n * 2, 64);
+        double pre = op == ReduceOp.AVERAGE ? prescale / size() : prescale;
+        Compressor.compress(tensor.segment(), type, n, pre, packed, wire);
+        ReduceOp wireOp = op == ReduceOp.AVERAGE ? ReduceOp.SUM : op;
+        return new Allreduce(Op.of(OpKind.ALLREDUCE, name, wire, tensor.shape(), packed).reduce(wireOp, 1.0, 1.0),
+                () -> Compressor.decompress(packed, wire, n, postscale, tensor.segment(), type));
     }
 
     public float[] allreduce(float[] data, ReduceOp op) {
@@ -247,6 +306,17 @@ public final class Communicator implements AutoCloseable {
 
     public double[] allreduce(double[] data, ReduceOp op) {
         allreduce(Tensor.of(data), op);
+        return data;
+    }
+
+    /** In place, sent and reduced as 16-bit floats (see {@link Compression}). */
+    public float[] allreduce(float[] data, ReduceOp op, Compression compression) {
+        allreduce(Tensor.of(data), op, compression);
+        return data;
+    }
+
+    public double[] allreduce(double[] data, ReduceOp op, Compression compression) {
+        allreduce(Tensor.of(data), op, compression);
         return data;
     }
 
@@ -265,6 +335,12 @@ public final class Communicator implements AutoCloseable {
      * allreduce). Members are named {@code name.0}, {@code name.1}, ...
      */
     public Handle<List<Tensor>> groupedAllreduceAsync(String name, List<Tensor> tensors, ReduceOp op) {
+        return groupedAllreduceAsync(name, tensors, op, engine.settings().compression());
+    }
+
+    /** Grouped allreduce with {@code compression} of the float members (see {@link Compression}). */
+    public Handle<List<Tensor>> groupedAllreduceAsync(String name, List<Tensor> tensors, ReduceOp op,
+                                                      Compression compression) {
         if (tensors.isEmpty()) {
             throw new IllegalArgumentException("grouped allreduce needs at least one tensor");
         }
@@ -272,9 +348,8 @@ public final class Communicator implements AutoCloseable {
         List<Handle<Tensor>> handles = new ArrayList<>();
         for (int i = 0; i < tensors.size(); i++) {
             Tensor t = tensors.get(i);
-            Op o = Op.of(OpKind.ALLREDUCE, group + "." + i, t.dataType(), t.shape(), t.segment())
-                    .reduce(op, 1.0, 1.0).group(group, tensors.size());
-            handles.add(submit(o, x -> t));
+            Allreduce a = allreduceOp(group + "." + i, t, op, 1.0, 1.0, compression);
+            handles.add(submit(a.op().group(group, tensors.size()), x -> a.finish(t)));
         }
         Handle<List<Tensor>> all = new Handle<>(group, engine.settings().timeout());
         Thread.ofVirtual().start(() -> {
@@ -293,6 +368,10 @@ public final class Communicator implements AutoCloseable {
 
     public List<Tensor> groupedAllreduce(List<Tensor> tensors, ReduceOp op) {
         return groupedAllreduceAsync(null, tensors, op).await();
+    }
+
+    public List<Tensor> groupedAllreduce(List<Tensor> tensors, ReduceOp op, Compression compression) {
+        return groupedAllreduceAsync(null, tensors, op, compression).await();
     }
 
     private final java.util.concurrent.atomic.AtomicLong groupCounter = new java.util.concurrent.atomic.AtomicLong();

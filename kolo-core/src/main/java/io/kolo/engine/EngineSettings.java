@@ -1,5 +1,6 @@
 package io.kolo.engine;
 
+import io.kolo.Compression;
 import io.kolo.collective.AlgorithmSettings;
 
 import java.nio.file.Path;
@@ -18,10 +19,12 @@ import java.util.Map;
  * @param timeout              {@code KOLO_TIMEOUT_SECONDS}: default wait for a handle
  * @param smallMessageBytes    {@code KOLO_SMALL_ALLREDUCE_BYTES}: below this, allreduce uses the latency-optimal algorithm
  * @param algorithms           {@code KOLO_HIERARCHICAL_ALLREDUCE} and {@code KOLO_HIERARCHICAL_ALLGATHER}
+ * @param compression          {@code KOLO_COMPRESSION}: compression of allreduces that name none
  */
 public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int cacheCapacity, Path timeline,
                              Duration stallCheckTime, Duration stallShutdownTime, Duration timeout,
-                             long smallMessageBytes, AlgorithmSettings algorithms) {
+                             long smallMessageBytes, AlgorithmSettings algorithms,
+                             Compression compression) {
 
     public static final long DEFAULT_FUSION_THRESHOLD = 128L << 20;
 
@@ -49,7 +52,7 @@ public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int 
         long small = number(env, "KOLO_SMALL_ALLREDUCE_BYTES", 64 * 1024, "bytes");
         return new EngineSettings(fusion, Duration.ofNanos((long) (cycleMs * 1_000_000)), (int) cache, timeline,
                 Duration.ofSeconds(stallCheck), Duration.ofSeconds(stallShutdown), Duration.ofSeconds(timeout), small,
-                AlgorithmSettings.fromEnvironment(env));
+                AlgorithmSettings.fromEnvironment(env), Compression.fromEnvironment(env));
     }
 
     private static long number(Map<String, String> env, String name, long fallback, String unit) {
