@@ -69,7 +69,7 @@ final class HierarchicalCollectives implements CollectiveOps {
         for (int h = 0; h < crossSize; h++) {
             sameLocalRank[h] = h * localSize + localRank;
         }
-        long small = flat.smallMessageBytes();
+        long small = flat.autoThreshold ? Collectives.AUTO : flat.smallMessageBytes();
         this.local = new Collectives(new SubgroupTransport(transport, hostMates), small, flat.ringChunkBytes,
                 flat.broadcastChunkBytes);
         this.cross = new Collectives(new SubgroupTransport(transport, sameLocalRank), small, flat.ringChunkBytes,

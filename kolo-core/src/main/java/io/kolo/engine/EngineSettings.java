@@ -2,6 +2,7 @@ package io.kolo.engine;
 
 import io.kolo.Compression;
 import io.kolo.collective.AlgorithmSettings;
+import io.kolo.collective.Collectives;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,7 +18,8 @@ import java.util.Map;
  * @param stallCheckTime       {@code KOLO_STALL_CHECK_TIME_SECONDS}: when rank 0 warns about ops some ranks never submitted
  * @param stallShutdownTime    {@code KOLO_STALL_SHUTDOWN_TIME_SECONDS}: when such ops fail on every rank; zero = never
  * @param timeout              {@code KOLO_TIMEOUT_SECONDS}: default wait for a handle
- * @param smallMessageBytes    {@code KOLO_SMALL_ALLREDUCE_BYTES}: below this, allreduce uses the latency-optimal algorithm
+ * @param smallMessageBytes    {@code KOLO_SMALL_ALLREDUCE_BYTES}: below this, allreduce uses the latency-optimal algorithm;
+ *                             {@link Collectives#AUTO} (unset) scales it with the number of ranks
  * @param algorithms           {@code KOLO_HIERARCHICAL_ALLREDUCE} and {@code KOLO_HIERARCHICAL_ALLGATHER}
  * @param compression          {@code KOLO_COMPRESSION}: compression of allreduces that name none
  */
@@ -49,7 +51,7 @@ public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int 
         if (timeout == 0) {
             throw new IllegalArgumentException("KOLO_TIMEOUT_SECONDS=0 is not allowed: every wait needs a timeout (seconds > 0)");
         }
-        long small = number(env, "KOLO_SMALL_ALLREDUCE_BYTES", 64 * 1024, "bytes");
+        long small = number(env, "KOLO_SMALL_ALLREDUCE_BYTES", Collectives.AUTO, "bytes");
         return new EngineSettings(fusion, Duration.ofNanos((long) (cycleMs * 1_000_000)), (int) cache, timeline,
                 Duration.ofSeconds(stallCheck), Duration.ofSeconds(stallShutdown), Duration.ofSeconds(timeout), small,
                 AlgorithmSettings.fromEnvironment(env), Compression.fromEnvironment(env));

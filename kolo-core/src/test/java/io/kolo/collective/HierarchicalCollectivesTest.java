@@ -253,6 +253,21 @@ class HierarchicalCollectivesTest {
     }
 
     @Test
+    void defaultThresholdGrowsWithTheGroupSize() {
+        assertEquals(64 << 10, Collectives.defaultSmallMessageBytes(1));
+        assertEquals(64 << 10, Collectives.defaultSmallMessageBytes(2));
+        assertEquals(256 << 10, Collectives.defaultSmallMessageBytes(8));
+        assertEquals(1 << 20, Collectives.defaultSmallMessageBytes(1000));
+        List<Transport> four = LocalTransport.group(4, Duration.ofSeconds(5));
+        try (Collectives auto = new Collectives(four.getFirst()); Collectives fixed = new Collectives(four.get(1), 7)) {
+            assertEquals(128 << 10, auto.smallMessageBytes());
+            assertEquals(7, fixed.smallMessageBytes());
+        }
+        assertEquals(Collectives.AUTO, io.kolo.engine.EngineSettings.defaults().smallMessageBytes());
+        four.forEach(Transport::close);
+    }
+
+    @Test
     void settingsAreReadFromTheEnvironment() {
         assertEquals(AlgorithmSettings.defaults(), AlgorithmSettings.fromEnvironment(java.util.Map.of()));
         assertEquals(new AlgorithmSettings(AlgorithmSettings.Mode.OFF, AlgorithmSettings.Mode.ON),
