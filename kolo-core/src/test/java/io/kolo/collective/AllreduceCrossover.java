@@ -25,6 +25,7 @@ import java.util.concurrent.Future;
  * <pre>
  * ./mvnw -o -q -pl kolo-core -am test-compile
  * java -cp kolo-core/target/classes:kolo-core/target/test-classes io.kolo.collective.AllreduceCrossover [tcp|local] [ranks...]
+ * java -cp ... io.kolo.collective.AllreduceCrossover hier HOSTS PER_HOST     # flat vs hierarchical over TCP
  * </pre>
  *
  * Prints, per size, the median microseconds per float32 SUM allreduce with each algorithm over one transport,
@@ -40,6 +41,10 @@ public final class AllreduceCrossover {
 
     public static void main(String[] args) throws Exception {
         String kind = args.length > 0 ? args[0] : "tcp";
+        if (kind.equals("hier")) {
+            hierarchical(args.length > 1 ? Integer.parseInt(args[1]) : 2, args.length > 2 ? Integer.parseInt(args[2]) : 2);
+            return;
+        }
         int[] ranks = args.length > 1 ? Arrays.stream(args, 1, args.length).mapToInt(Integer::parseInt).toArray()
                 : new int[] {2, 4};
         System.out.printf("transport=%s cpus=%d%n", kind, Runtime.getRuntime().availableProcessors());
@@ -53,8 +58,27 @@ public final class AllreduceCrossover {
         }
     }
 
-    /** Median microseconds per allreduce on rank 0 (every rank runs the same loop in lock step). */
+    /** Flat vs hierarchical allreduce over TCP loopback, ranks told they run {@code perHost} to a host. */
+    private static void hierarchical(int hosts, int perHost) throws Exception {
+        int n = hosts * perHost;
+        System.out.printf("transport=tcp hosts=%d perHost=%d cpus=%d%n", hosts, perHost,
+                Runtime.getRuntime().availableProcessors());
+        System.out.println("bytes flat_us hierarchical_us");
+        for (long bytes : SIZES) {
+            double flat = measure("tcp", n, bytes, t -> new Collectives(t));
+            double hier = measure("tcp", n, bytes, t -> new HierarchicalCollectives(new Collectives(t), t, perHost,
+                    hosts, true, false));
+            System.out.printf("%d %.1f %.1f%n", bytes, flat, hier);
+        }
+    }
+
     private static double measure(String kind, int n, long bytes, long threshold) throws Exception {
+        return measure(kind, n, bytes, t -> new Collectives(t, threshold));
+    }
+
+    /** Median microseconds per allreduce on rank 0 (every rank runs the same loop in lock step). */
+    private static double measure(String kind, int n, long bytes,
+                                  java.util.function.Function<Transport, CollectiveOps> factory) throws Exception {
         List<Transport> transports = transports(kind, n);
         int iterations = (int) Math.max(20, Math.min(2000, (64L << 20) / (bytes * n)));
         ExecutorService pool = Executors.newFixedThreadPool(n);
@@ -62,7 +86,7 @@ public final class AllreduceCrossover {
             List<Future<double[]>> futures = new ArrayList<>();
             for (Transport t : transports) {
                 futures.add(pool.submit(() -> {
-                    try (Collectives c = new Collectives(t, threshold); Arena arena = Arena.ofShared()) {
+                    try (CollectiveOps c = factory.apply(t); Arena arena = Arena.ofShared()) {
                         MemorySegment buf = arena.allocate(bytes, 64);
                         long count = bytes / 4;
                         for (int w = 0; w < Math.max(5, iterations / 10); w++) {
