@@ -261,6 +261,8 @@ public final class Communicator implements AutoCloseable {
         return submit(a.op(), x -> a.finish(tensor));
     }
 
+    private final CompressionBuffers compressionBuffers = new CompressionBuffers();
+
     /** An allreduce's engine op and what to do to the caller's tensor once it completes. */
     private record Allreduce(Op op, Runnable widen) {
         Tensor finish(Tensor tensor) {
@@ -290,13 +292,19 @@ public final class Communicator implements AutoCloseable {
                     .reduce(op, prescale, postscale), null);
         }
         long n = tensor.elements();
-        MemorySegment packed = n <= Integer.MAX_VALUE - 8 ? MemorySegment.ofArray(new short[(int) n])
+        short[] pooled = n <= Integer.MAX_VALUE - 8 ? compressionBuffers.take((int) n) : null;
+        MemorySegment packed = pooled != null ? MemorySegment.ofArray(pooled)
                 : java.lang.foreign.Arena.ofAuto().allocate(n * 2, 64);
         double pre = op == ReduceOp.AVERAGE ? prescale / size() : prescale;
         Compressor.compress(tensor.segment(), type, n, pre, packed, wire);
         ReduceOp wireOp = op == ReduceOp.AVERAGE ? ReduceOp.SUM : op;
         return new Allreduce(Op.of(OpKind.ALLREDUCE, name, wire, tensor.shape(), packed).reduce(wireOp, 1.0, 1.0),
-                () -> Compressor.decompress(packed, wire, n, postscale, tensor.segment(), type));
+                () -> {
+                    Compressor.decompress(packed, wire, n, postscale, tensor.segment(), type);
+                    if (pooled != null) {
+                        compressionBuffers.give(pooled);
+                    }
+                });
     }
 
     public float[] allreduce(float[] data, ReduceOp op) {

@@ -92,6 +92,29 @@ class CompressionTest {
         assertEquals(240_000f, bf.get(0)[0], 240_000f * 0x1p-7);
     }
 
+    /** Steps of a training loop reuse the pooled 16-bit copies; each step's result must be its own. */
+    @Test
+    void repeatedStepsReuseBuffersWithoutMixingResults() {
+        List<float[]> out = Ranks.run(RANKS, comm -> {
+            float[] last = null;
+            for (int step = 1; step <= 6; step++) {
+                float[] a = new float[33];
+                float[] b = new float[33];
+                java.util.Arrays.fill(a, step);
+                java.util.Arrays.fill(b, -step);
+                Handle<Tensor> ha = comm.allreduceAsync("a", Tensor.of(a), ReduceOp.SUM, Compression.FP16);
+                Handle<Tensor> hb = comm.allreduceAsync("b", Tensor.of(b), ReduceOp.SUM, Compression.FP16);
+                ha.await();
+                hb.await();
+                assertEquals(RANKS * step, a[32]);
+                assertEquals(-RANKS * step, b[0]);
+                last = a;
+            }
+            return last;
+        });
+        assertEquals(RANKS * 6, out.get(0)[0]);
+    }
+
     @Test
     void doublesPrescaleAndPostscaleAreHonoured() {
         List<double[]> out = Ranks.run(RANKS, comm -> {
