@@ -239,6 +239,7 @@ public final class Communicator implements AutoCloseable {
         return allreduceAsync(name, tensor, op, 1.0, 1.0);
     }
 
+    /** In place, asynchronously, compressed (see {@link Compression}); every rank passes the same compression. */
     public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, Compression compression) {
         return allreduceAsync(name, tensor, op, 1.0, 1.0, compression);
     }
@@ -323,6 +324,7 @@ public final class Communicator implements AutoCloseable {
         return data;
     }
 
+    /** In place, sent and reduced as 16-bit floats (see {@link Compression}). */
     public double[] allreduce(double[] data, ReduceOp op, Compression compression) {
         allreduce(Tensor.of(data), op, compression);
         return data;
@@ -378,6 +380,7 @@ public final class Communicator implements AutoCloseable {
         return groupedAllreduceAsync(null, tensors, op).await();
     }
 
+    /** Grouped allreduce, float members compressed (see {@link Compression}). */
     public List<Tensor> groupedAllreduce(List<Tensor> tensors, ReduceOp op, Compression compression) {
         return groupedAllreduceAsync(null, tensors, op, compression).await();
     }
