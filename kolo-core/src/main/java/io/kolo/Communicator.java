@@ -7,6 +7,7 @@ import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.Rendezvous;
 import io.kolo.collective.Collectives;
 import io.kolo.collective.CollectiveOps;
+import io.kolo.collective.Hierarchy;
 import io.kolo.engine.Engine;
 import io.kolo.engine.EngineSettings;
 import io.kolo.engine.Op;
@@ -21,6 +22,7 @@ import java.io.IOException;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.io.Serializable;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -104,20 +106,63 @@ public final class Communicator implements AutoCloseable {
         if (size < 1) {
             throw new IllegalArgumentException("a job needs at least one rank, not " + size);
         }
-        EngineSettings engineSettings = EngineSettings.fromEnvironment(settings);
+        return localHosts(1, size, EngineSettings.fromEnvironment(settings));
+    }
+
+    /**
+     * {@code hosts * perHost} ranks as threads of this JVM that believe they run {@code perHost} to a host, packed
+     * host by host, so that tests exercise the hierarchical collectives without several machines.
+     */
+    static List<Communicator> localHosts(int hosts, int perHost, Map<String, String> settings) {
+        if (hosts < 1 || perHost < 1) {
+            throw new IllegalArgumentException("a job needs at least one host and one rank per host, not "
+                    + hosts + " x " + perHost);
+        }
+        return localHosts(hosts, perHost, EngineSettings.fromEnvironment(settings));
+    }
+
+    private static List<Communicator> localHosts(int hosts, int perHost, EngineSettings engineSettings) {
+        int size = hosts * perHost;
         InMemoryStore store = new InMemoryStore();
         List<Transport> transports = LocalTransport.group(size, engineSettings.timeout());
+        List<Topology> everyRank = new ArrayList<>(size);
+        for (int r = 0; r < size; r++) {
+            everyRank.add(new Topology(r, size, r % perHost, perHost, r / perHost, hosts));
+        }
         List<Communicator> comms = new ArrayList<>(size);
         for (int r = 0; r < size; r++) {
-            Topology topology = new Topology(r, size, r, size, 0, 1);
-            comms.add(assemble(topology, transports.get(r), store, engineSettings));
+            comms.add(assemble(everyRank.get(r), transports.get(r), everyRank, store, engineSettings));
         }
         return List.copyOf(comms);
     }
 
+    /** Every rank's topology is exchanged over {@code transport} first: all ranks must call this together. */
     private static Communicator assemble(Topology topology, Transport transport, KeyValueStore store,
                                          EngineSettings settings, AutoCloseable... owned) {
-        CollectiveOps ops = new Collectives(transport, settings.smallMessageBytes());
+        return assemble(topology, transport, null, store, settings, owned);
+    }
+
+    /** @param everyRank every rank's topology, or null to exchange them over the transport */
+    private static Communicator assemble(Topology topology, Transport transport, List<Topology> everyRank,
+                                         KeyValueStore store, EngineSettings settings, AutoCloseable... owned) {
+        Collectives flat = new Collectives(transport, settings.smallMessageBytes());
+        CollectiveOps ops;
+        try {
+            List<Topology> all = everyRank != null ? everyRank
+                    : topology.size() == 1 ? List.of(topology) : Hierarchy.agree(flat, topology, settings.algorithms());
+            ops = Hierarchy.select(flat, transport, all, settings.algorithms());
+        } catch (RuntimeException e) {
+            flat.close();
+            transport.close();
+            for (AutoCloseable c : owned) {
+                try {
+                    c.close();
+                } catch (Exception suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw e;
+        }
         Engine engine = new Engine(ops, settings, new FailureDiagnosis(topology.rank(), store, transport));
         AutoCloseable[] all = new AutoCloseable[owned.length + 1];
         all[0] = ops;
@@ -165,21 +210,88 @@ public final class Communicator implements AutoCloseable {
         return allreduceAsync(null, tensor, op).await();
     }
 
+    /**
+     * In place, with float tensors sent and reduced as 16-bit floats; see {@link Compression} for the trade-off.
+     *
+     * <pre>{@code
+     * comm.allreduce(Tensor.of(gradient), ReduceOp.AVERAGE, Compression.FP16);
+     * }</pre>
+     */
+    public Tensor allreduce(Tensor tensor, ReduceOp op, Compression compression) {
+        return allreduceAsync(null, tensor, op, 1.0, 1.0, compression).await();
+    }
+
     public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op) {
         return allreduceAsync(name, tensor, op, 1.0, 1.0);
     }
 
+    /** In place, asynchronously, compressed (see {@link Compression}); every rank passes the same compression. */
+    public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, Compression compression) {
+        return allreduceAsync(name, tensor, op, 1.0, 1.0, compression);
+    }
+
     /**
      * In place, asynchronously, with factors applied before ({@code prescale}) and after ({@code postscale})
-     * the reduction, as Horovod does for gradient pre-division.
+     * the reduction, as Horovod does for gradient pre-division. Compressed as {@code KOLO_COMPRESSION} says.
      */
     public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, double prescale, double postscale) {
+        return allreduceAsync(name, tensor, op, prescale, postscale, engine.settings().compression());
+    }
+
+    /**
+     * In place, asynchronously, with pre/post factors and {@code compression} (ignored for integer and 16-bit
+     * tensors). Every rank must pass the same compression for the same op.
+     */
+    public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, double prescale, double postscale,
+                                         Compression compression) {
+        Allreduce a = allreduceOp(name, tensor, op, prescale, postscale, compression);
+        return submit(a.op(), x -> a.finish(tensor));
+    }
+
+    private final CompressionBuffers compressionBuffers = new CompressionBuffers();
+
+    /** An allreduce's engine op and what to do to the caller's tensor once it completes. */
+    private record Allreduce(Op op, Runnable widen) {
+        Tensor finish(Tensor tensor) {
+            if (widen != null) {
+                widen.run();
+            }
+            return tensor;
+        }
+    }
+
+    /**
+     * The engine op for an allreduce. A compressed one reduces a 16-bit copy: AVERAGE and prescale are applied
+     * while narrowing (so sums grow no larger than the inputs), postscale while widening into the tensor when the
+     * op completes. The engine's negotiation then sees the 16-bit type, so ranks that disagree on compression get
+     * a type-mismatch error naming both types.
+     */
+    private Allreduce allreduceOp(String name, Tensor tensor, ReduceOp op, double prescale, double postscale,
+                           Compression compression) {
         Objects.requireNonNull(op, "op");
+        Objects.requireNonNull(compression, "compression");
         checkScale(prescale, "prescale");
         checkScale(postscale, "postscale");
-        Op o = Op.of(OpKind.ALLREDUCE, name, tensor.dataType(), tensor.shape(), tensor.segment())
-                .reduce(op, prescale, postscale);
-        return submit(o, x -> tensor);
+        DataType type = tensor.dataType();
+        DataType wire = compression.wireType(type);
+        if (wire == null) {
+            return new Allreduce(Op.of(OpKind.ALLREDUCE, name, type, tensor.shape(), tensor.segment())
+                    .reduce(op, prescale, postscale), null);
+        }
+        long n = tensor.elements();
+        short[] pooled = n <= Integer.MAX_VALUE - 8 ? compressionBuffers.take((int) n) : null;
+        MemorySegment packed = pooled != null ? MemorySegment.ofArray(pooled)
+                : java.lang.foreign.Arena.ofAuto().allocate(n * 2, 64);
+        double pre = op == ReduceOp.AVERAGE ? prescale / size() : prescale;
+        Compressor.compress(tensor.segment(), type, n, pre, packed, wire);
+        ReduceOp wireOp = op == ReduceOp.AVERAGE ? ReduceOp.SUM : op;
+        return new Allreduce(Op.of(OpKind.ALLREDUCE, name, wire, tensor.shape(), packed).reduce(wireOp, 1.0, 1.0),
+                () -> {
+                    Compressor.decompress(packed, wire, n, postscale, tensor.segment(), type);
+                    if (pooled != null) {
+                        compressionBuffers.give(pooled);
+                    }
+                });
     }
 
     public float[] allreduce(float[] data, ReduceOp op) {
@@ -189,6 +301,18 @@ public final class Communicator implements AutoCloseable {
 
     public double[] allreduce(double[] data, ReduceOp op) {
         allreduce(Tensor.of(data), op);
+        return data;
+    }
+
+    /** In place, sent and reduced as 16-bit floats (see {@link Compression}). */
+    public float[] allreduce(float[] data, ReduceOp op, Compression compression) {
+        allreduce(Tensor.of(data), op, compression);
+        return data;
+    }
+
+    /** In place, sent and reduced as 16-bit floats (see {@link Compression}). */
+    public double[] allreduce(double[] data, ReduceOp op, Compression compression) {
+        allreduce(Tensor.of(data), op, compression);
         return data;
     }
 
@@ -207,6 +331,12 @@ public final class Communicator implements AutoCloseable {
      * allreduce). Members are named {@code name.0}, {@code name.1}, ...
      */
     public Handle<List<Tensor>> groupedAllreduceAsync(String name, List<Tensor> tensors, ReduceOp op) {
+        return groupedAllreduceAsync(name, tensors, op, engine.settings().compression());
+    }
+
+    /** Grouped allreduce with {@code compression} of the float members (see {@link Compression}). */
+    public Handle<List<Tensor>> groupedAllreduceAsync(String name, List<Tensor> tensors, ReduceOp op,
+                                                      Compression compression) {
         if (tensors.isEmpty()) {
             throw new IllegalArgumentException("grouped allreduce needs at least one tensor");
         }
@@ -214,9 +344,8 @@ public final class Communicator implements AutoCloseable {
         List<Handle<Tensor>> handles = new ArrayList<>();
         for (int i = 0; i < tensors.size(); i++) {
             Tensor t = tensors.get(i);
-            Op o = Op.of(OpKind.ALLREDUCE, group + "." + i, t.dataType(), t.shape(), t.segment())
-                    .reduce(op, 1.0, 1.0).group(group, tensors.size());
-            handles.add(submit(o, x -> t));
+            Allreduce a = allreduceOp(group + "." + i, t, op, 1.0, 1.0, compression);
+            handles.add(submit(a.op().group(group, tensors.size()), x -> a.finish(t)));
         }
         Handle<List<Tensor>> all = new Handle<>(group, engine.settings().timeout());
         Thread.ofVirtual().start(() -> {
@@ -235,6 +364,11 @@ public final class Communicator implements AutoCloseable {
 
     public List<Tensor> groupedAllreduce(List<Tensor> tensors, ReduceOp op) {
         return groupedAllreduceAsync(null, tensors, op).await();
+    }
+
+    /** Grouped allreduce, float members compressed (see {@link Compression}). */
+    public List<Tensor> groupedAllreduce(List<Tensor> tensors, ReduceOp op, Compression compression) {
+        return groupedAllreduceAsync(null, tensors, op, compression).await();
     }
 
     private final java.util.concurrent.atomic.AtomicLong groupCounter = new java.util.concurrent.atomic.AtomicLong();

@@ -100,6 +100,26 @@ public final class Kolo {
         return communicator().allreduceAsync(name, tensor, op);
     }
 
+    /**
+     * In place, sent and reduced as 16-bit floats (Horovod's {@code compression=Compression.fp16}):
+     * {@code Kolo.allreduce(grad, ReduceOp.AVERAGE, Compression.BF16)}. See {@link Compression} for the trade-off.
+     */
+    public static float[] allreduce(float[] data, ReduceOp op, Compression compression) {
+        return communicator().allreduce(data, op, compression);
+    }
+
+    public static double[] allreduce(double[] data, ReduceOp op, Compression compression) {
+        return communicator().allreduce(data, op, compression);
+    }
+
+    public static Tensor allreduce(Tensor tensor, ReduceOp op, Compression compression) {
+        return communicator().allreduce(tensor, op, compression);
+    }
+
+    public static Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, Compression compression) {
+        return communicator().allreduceAsync(name, tensor, op, compression);
+    }
+
     public static float[] allgather(float[] data) {
         return communicator().allgather(data);
     }

@@ -41,7 +41,20 @@ final class Ranks {
     }
 
     static <T> List<Outcome<T>> outcomes(int size, Map<String, String> settings, Body<T> body) {
-        List<Communicator> comms = Communicator.local(size, settings);
+        return outcomes(Communicator.local(size, settings), body);
+    }
+
+    /** Ranks that believe they run {@code perHost} to a host on {@code hosts} hosts (in-JVM, packed host by host). */
+    static <T> List<T> runHosts(int hosts, int perHost, Map<String, String> settings, Body<T> body) {
+        List<T> values = new ArrayList<>();
+        for (Outcome<T> o : outcomes(Communicator.localHosts(hosts, perHost, settings), body)) {
+            values.add(o.get());
+        }
+        return values;
+    }
+
+    private static <T> List<Outcome<T>> outcomes(List<Communicator> comms, Body<T> body) {
+        int size = comms.size();
         ExecutorService pool = Executors.newFixedThreadPool(size);
         try {
             List<Future<T>> futures = new ArrayList<>();

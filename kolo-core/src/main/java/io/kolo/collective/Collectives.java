@@ -25,8 +25,19 @@ import java.util.Objects;
  */
 public final class Collectives implements CollectiveOps {
 
-    /** Default threshold below which allreduce and broadcast use their latency-optimal algorithms. */
+    /** Default threshold below which allreduce and broadcast use their latency-optimal algorithms, for 2 ranks. */
     public static final long DEFAULT_SMALL_MESSAGE_BYTES = 64 * 1024;
+
+    /** As a threshold: {@link #defaultSmallMessageBytes} of the group's size. */
+    public static final long AUTO = -1;
+
+    /**
+     * The measured crossover between recursive doubling and the ring grows with the number of ranks (recursive
+     * doubling needs log2(p) steps, the ring 2(p - 1)): 32 KiB per rank, at most 1 MiB. See docs/algorithms.md.
+     */
+    public static long defaultSmallMessageBytes(int size) {
+        return Math.min(1L << 20, (32L << 10) * Math.max(2, size));
+    }
 
     static final long DEFAULT_RING_CHUNK_BYTES = 1024 * 1024;
     static final long DEFAULT_BROADCAST_CHUNK_BYTES = 256 * 1024;
@@ -35,6 +46,11 @@ public final class Collectives implements CollectiveOps {
     private final int rank;
     private final int size;
     private final long smallMessageBytes;
+    /** Sub-groups of an AUTO instance pick their own threshold from their own size. */
+    final boolean autoThreshold;
+    /** Kept so that sub-group collectives built over this one's transport chunk the same way. */
+    final long ringChunkBytes;
+    final long broadcastChunkBytes;
     private final Arena controlArena;
     private final Scratch scratch;
     private final Ring ring;
@@ -47,14 +63,14 @@ public final class Collectives implements CollectiveOps {
     private final long[] blockCounts;
     private boolean closed;
 
-    /** Uses {@link #DEFAULT_SMALL_MESSAGE_BYTES} as the small-message threshold. */
+    /** Uses {@link #defaultSmallMessageBytes} of the transport's size as the small-message threshold. */
     public Collectives(Transport transport) {
-        this(transport, DEFAULT_SMALL_MESSAGE_BYTES);
+        this(transport, AUTO);
     }
 
     /**
-     * @param smallMessageBytes messages shorter than this use the latency-optimal algorithms; every rank must
-     *                          pass the same value, or ranks would run different algorithms and hang
+     * @param smallMessageBytes messages shorter than this use the latency-optimal algorithms, or {@link #AUTO};
+     *                          every rank must pass the same value, or ranks would run different algorithms and hang
      */
     public Collectives(Transport transport, long smallMessageBytes) {
         this(transport, smallMessageBytes, DEFAULT_RING_CHUNK_BYTES, DEFAULT_BROADCAST_CHUNK_BYTES);
@@ -63,15 +79,18 @@ public final class Collectives implements CollectiveOps {
     /** Chunk sizes are adjustable so that tests can exercise chunking with small buffers. */
     Collectives(Transport transport, long smallMessageBytes, long ringChunkBytes, long broadcastChunkBytes) {
         this.transport = Objects.requireNonNull(transport, "transport");
-        if (smallMessageBytes < 0) {
-            throw new IllegalArgumentException("smallMessageBytes must be >= 0, got " + smallMessageBytes);
+        if (smallMessageBytes < 0 && smallMessageBytes != AUTO) {
+            throw new IllegalArgumentException("smallMessageBytes must be >= 0 or AUTO, got " + smallMessageBytes);
         }
         if (ringChunkBytes < 1 || broadcastChunkBytes < 1) {
             throw new IllegalArgumentException("chunk sizes must be positive");
         }
         this.rank = transport.rank();
         this.size = transport.size();
-        this.smallMessageBytes = smallMessageBytes;
+        this.autoThreshold = smallMessageBytes == AUTO;
+        this.smallMessageBytes = autoThreshold ? defaultSmallMessageBytes(size) : smallMessageBytes;
+        this.ringChunkBytes = ringChunkBytes;
+        this.broadcastChunkBytes = broadcastChunkBytes;
         this.controlArena = Arena.ofShared();
         this.scratch = new Scratch();
         this.ring = new Ring(transport, scratch, ringChunkBytes);
@@ -98,17 +117,27 @@ public final class Collectives implements CollectiveOps {
         checkOpen();
         checkReduction(type, op);
         checkRange(buf, 0, count, type.byteSize(), "buf");
+        allreduceAt(buf, 0, count, type, op);
+    }
+
+    /**
+     * Allreduce of the {@code count} elements starting at element {@code first} of {@code buf}, for callers that
+     * reduce one block of a larger buffer (the hierarchical algorithm) without slicing it. Arguments are checked
+     * by the caller.
+     */
+    void allreduceAt(MemorySegment buf, long first, long count, DataType type, Reduction op) {
+        checkOpen();
         if (size == 1 || count == 0) {
             return;
         }
         if (count * type.byteSize() < smallMessageBytes) {
-            recursiveDoubling.allreduce(buf, count, type, op);
+            recursiveDoubling.allreduce(buf, first * type.byteSize(), count, type, op);
             return;
         }
         // Even blocks, the remainder spread one element each over the first blocks.
         long base = count / size;
         long extra = count % size;
-        long offset = 0;
+        long offset = first;
         for (int b = 0; b < size; b++) {
             blockOffsets[b] = offset;
             blockCounts[b] = base + (b < extra ? 1 : 0);
@@ -127,6 +156,22 @@ public final class Collectives implements CollectiveOps {
             return;
         }
         ring.allgather(buf, blockOffsets, blockCounts, 1, 0);
+    }
+
+    /**
+     * Ring allgather of blocks at arbitrary byte offsets (block {@code r} is this group's rank {@code r}'s), for
+     * callers whose blocks are not laid out back to back (the hierarchical allgather). Checked by the caller.
+     */
+    void allgatherAt(MemorySegment buf, long[] offsets, long[] bytes) {
+        checkOpen();
+        if (size > 1) {
+            ring.allgather(buf, offsets, bytes, 1, 0);
+        }
+    }
+
+    /** The small-message threshold this instance was built with. */
+    long smallMessageBytes() {
+        return smallMessageBytes;
     }
 
     @Override

@@ -29,6 +29,11 @@ final class RecursiveDoubling {
     }
 
     void allreduce(MemorySegment buf, long count, DataType type, Reduction op) {
+        allreduce(buf, 0, count, type, op);
+    }
+
+    /** Reduces the {@code count} elements starting at byte {@code base} of {@code buf}. */
+    void allreduce(MemorySegment buf, long base, long count, DataType type, Reduction op) {
         long bytes = count * type.byteSize();
         MemorySegment tmp = scratch.get(bytes);
         int pof2 = Integer.highestOneBit(size);
@@ -36,11 +41,11 @@ final class RecursiveDoubling {
         int newRank;
         if (rank < 2 * extra) {
             if ((rank & 1) == 0) {
-                transport.send(rank + 1, buf, 0, bytes);
+                transport.send(rank + 1, buf, base, bytes);
                 newRank = -1;
             } else {
                 transport.recv(rank - 1, tmp, 0, bytes);
-                Kernels.reduce(buf, 0, tmp, 0, count, type, op);
+                Kernels.reduce(buf, base, tmp, 0, count, type, op);
                 newRank = rank >> 1;
             }
         } else {
@@ -50,15 +55,15 @@ final class RecursiveDoubling {
             for (int mask = 1; mask < pof2; mask <<= 1) {
                 int newPeer = newRank ^ mask;
                 int peer = newPeer < extra ? newPeer * 2 + 1 : newPeer + extra;
-                transport.sendRecv(peer, buf, 0, bytes, peer, tmp, 0, bytes);
-                Kernels.reduce(buf, 0, tmp, 0, count, type, op);
+                transport.sendRecv(peer, buf, base, bytes, peer, tmp, 0, bytes);
+                Kernels.reduce(buf, base, tmp, 0, count, type, op);
             }
         }
         if (rank < 2 * extra) {
             if ((rank & 1) == 0) {
-                transport.recv(rank + 1, buf, 0, bytes);
+                transport.recv(rank + 1, buf, base, bytes);
             } else {
-                transport.send(rank - 1, buf, 0, bytes);
+                transport.send(rank - 1, buf, base, bytes);
             }
         }
     }

@@ -1,5 +1,9 @@
 package io.kolo.engine;
 
+import io.kolo.Compression;
+import io.kolo.collective.AlgorithmSettings;
+import io.kolo.collective.Collectives;
+
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -14,11 +18,15 @@ import java.util.Map;
  * @param stallCheckTime       {@code KOLO_STALL_CHECK_TIME_SECONDS}: when rank 0 warns about ops some ranks never submitted
  * @param stallShutdownTime    {@code KOLO_STALL_SHUTDOWN_TIME_SECONDS}: when such ops fail on every rank; zero = never
  * @param timeout              {@code KOLO_TIMEOUT_SECONDS}: default wait for a handle
- * @param smallMessageBytes    {@code KOLO_SMALL_ALLREDUCE_BYTES}: below this, allreduce uses the latency-optimal algorithm
+ * @param smallMessageBytes    {@code KOLO_SMALL_ALLREDUCE_BYTES}: below this, allreduce uses the latency-optimal algorithm;
+ *                             {@link Collectives#AUTO} (unset) scales it with the number of ranks
+ * @param algorithms           {@code KOLO_HIERARCHICAL_ALLREDUCE} and {@code KOLO_HIERARCHICAL_ALLGATHER}
+ * @param compression          {@code KOLO_COMPRESSION}: compression of allreduces that name none
  */
 public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int cacheCapacity, Path timeline,
                              Duration stallCheckTime, Duration stallShutdownTime, Duration timeout,
-                             long smallMessageBytes) {
+                             long smallMessageBytes, AlgorithmSettings algorithms,
+                             Compression compression) {
 
     public static final long DEFAULT_FUSION_THRESHOLD = 128L << 20;
 
@@ -43,9 +51,10 @@ public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int 
         if (timeout == 0) {
             throw new IllegalArgumentException("KOLO_TIMEOUT_SECONDS=0 is not allowed: every wait needs a timeout (seconds > 0)");
         }
-        long small = number(env, "KOLO_SMALL_ALLREDUCE_BYTES", 64 * 1024, "bytes");
+        long small = number(env, "KOLO_SMALL_ALLREDUCE_BYTES", Collectives.AUTO, "bytes");
         return new EngineSettings(fusion, Duration.ofNanos((long) (cycleMs * 1_000_000)), (int) cache, timeline,
-                Duration.ofSeconds(stallCheck), Duration.ofSeconds(stallShutdown), Duration.ofSeconds(timeout), small);
+                Duration.ofSeconds(stallCheck), Duration.ofSeconds(stallShutdown), Duration.ofSeconds(timeout), small,
+                AlgorithmSettings.fromEnvironment(env), Compression.fromEnvironment(env));
     }
 
     private static long number(Map<String, String> env, String name, long fallback, String unit) {

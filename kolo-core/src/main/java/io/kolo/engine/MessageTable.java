@@ -1,5 +1,7 @@
 package io.kolo.engine;
 
+import io.kolo.DataType;
+
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -235,7 +237,23 @@ final class MessageTable {
         if (first.kind() == OpKind.ALLGATHER || first.kind() == OpKind.ALLTOALL) {
             sb.append(" (all dimensions but the first must match)");
         }
+        if (first.kind() == OpKind.ALLREDUCE && mixesCompressedAndFull(e)) {
+            sb.append(" (a compressed float tensor travels as FLOAT16/BFLOAT16 and its AVERAGE as SUM: pass the same"
+                    + " Compression, or set the same KOLO_COMPRESSION, on every rank)");
+        }
         return sb.toString();
+    }
+
+    private static boolean mixesCompressedAndFull(Entry e) {
+        boolean narrow = false;
+        boolean wide = false;
+        for (Request r : e.byRank) {
+            if (r != null) {
+                narrow |= r.type() == DataType.FLOAT16 || r.type() == DataType.BFLOAT16;
+                wide |= r.type() == DataType.FLOAT32 || r.type() == DataType.FLOAT64;
+            }
+        }
+        return narrow && wide;
     }
 
     /**

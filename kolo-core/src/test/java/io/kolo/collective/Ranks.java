@@ -26,6 +26,16 @@ final class Ranks {
     }
 
     static <T> List<T> run(int n, long smallMessageBytes, long ringChunk, long broadcastChunk, Body<T> body) {
+        return runOps(n, t -> new Collectives(t, smallMessageBytes, ringChunk, broadcastChunk), c -> body.run((Collectives) c));
+    }
+
+    @FunctionalInterface
+    interface OpsBody<T> {
+        T run(CollectiveOps c) throws Exception;
+    }
+
+    /** Like {@link #run} with collectives of any kind built over each rank's transport. */
+    static <T> List<T> runOps(int n, java.util.function.Function<Transport, CollectiveOps> factory, OpsBody<T> body) {
         List<Transport> transports = LocalTransport.group(n, Duration.ofSeconds(20));
         AtomicReferenceArray<T> results = new AtomicReferenceArray<>(n);
         AtomicReferenceArray<Throwable> failures = new AtomicReferenceArray<>(n);
@@ -34,7 +44,7 @@ final class Ranks {
             int rank = r;
             Thread t = new Thread(() -> {
                 Transport transport = transports.get(rank);
-                try (Collectives c = new Collectives(transport, smallMessageBytes, ringChunk, broadcastChunk)) {
+                try (CollectiveOps c = factory.apply(transport)) {
                     results.set(rank, body.run(c));
                 } catch (Throwable e) {
                     failures.set(rank, e);

@@ -1,0 +1,115 @@
+package io.kolo.collective;
+
+import io.kolo.KoloException;
+import io.kolo.Topology;
+import io.kolo.transport.Transport;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Chooses between the flat and the hierarchical collectives from every rank's topology. Every rank sees the same
+ * list of topologies (exchanged once at start), so every rank makes the same choice; ranks choosing differently
+ * would run different algorithms and hang.
+ */
+public final class Hierarchy {
+
+    private static final System.Logger LOG = System.getLogger(Hierarchy.class.getName());
+    private static final int INTS_PER_RANK = 8;
+
+    private Hierarchy() {
+    }
+
+    /**
+     * Control plane, once per job: every rank's topology and settings, in rank order, on every rank.
+     *
+     * @throws KoloException on every rank when the ranks' algorithm settings differ
+     */
+    public static List<Topology> agree(CollectiveOps flat, Topology mine, AlgorithmSettings settings) {
+        ByteBuffer out = ByteBuffer.allocate(INTS_PER_RANK * Integer.BYTES);
+        out.putInt(mine.rank()).putInt(mine.size()).putInt(mine.localRank()).putInt(mine.localSize())
+                .putInt(mine.crossRank()).putInt(mine.crossSize())
+                .putInt(settings.hierarchicalAllreduce().ordinal()).putInt(settings.hierarchicalAllgather().ordinal());
+        byte[][] all = flat.gather(out.array(), 0);
+        byte[] table = null;
+        if (flat.rank() == 0) {
+            ByteBuffer joined = ByteBuffer.allocate(all.length * INTS_PER_RANK * Integer.BYTES);
+            for (byte[] b : all) {
+                joined.put(b);
+            }
+            table = joined.array();
+        }
+        ByteBuffer in = ByteBuffer.wrap(flat.broadcast(table, 0));
+        List<Topology> topologies = new ArrayList<>(flat.size());
+        AlgorithmSettings.Mode[] modes = AlgorithmSettings.Mode.values();
+        AlgorithmSettings rank0 = null;
+        for (int r = 0; r < flat.size(); r++) {
+            topologies.add(new Topology(in.getInt(), in.getInt(), in.getInt(), in.getInt(), in.getInt(), in.getInt()));
+            AlgorithmSettings theirs = new AlgorithmSettings(modes[in.getInt()], modes[in.getInt()]);
+            if (r == 0) {
+                rank0 = theirs;
+            } else if (!theirs.equals(rank0)) {
+                // Compared with rank 0's, so that every rank reports the same mismatch.
+                throw new KoloException("rank " + r + " runs with " + theirs + " but rank 0 with " + rank0
+                        + ": set KOLO_HIERARCHICAL_ALLREDUCE and KOLO_HIERARCHICAL_ALLGATHER the same on every rank");
+            }
+        }
+        return topologies;
+    }
+
+    /**
+     * The collectives for this rank: hierarchical when the settings allow it and the hosts are homogeneous, flat
+     * otherwise. Takes ownership of {@code flat}.
+     *
+     * @param everyRank every rank's topology in rank order (from {@link #agree}, or known up front in one JVM)
+     */
+    public static CollectiveOps select(Collectives flat, Transport transport, List<Topology> everyRank,
+                                       AlgorithmSettings settings) {
+        boolean allreduce = settings.hierarchicalAllreduce() != AlgorithmSettings.Mode.OFF;
+        boolean allgather = settings.hierarchicalAllgather() != AlgorithmSettings.Mode.OFF;
+        if (!allreduce && !allgather) {
+            return flat;
+        }
+        Optional<String> obstacle = obstacle(everyRank);
+        if (obstacle.isPresent()) {
+            boolean asked = settings.hierarchicalAllreduce() == AlgorithmSettings.Mode.ON
+                    || settings.hierarchicalAllgather() == AlgorithmSettings.Mode.ON;
+            LOG.log(asked && flat.rank() == 0 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+                    "hierarchical collectives not used: {0}", obstacle.get());
+            return flat;
+        }
+        Topology me = everyRank.get(flat.rank());
+        return new HierarchicalCollectives(flat, transport, me.localSize(), me.crossSize(), allreduce, allgather);
+    }
+
+    /**
+     * Why the ranks cannot run the hierarchical algorithms, or empty when they can: there must be several hosts,
+     * each with the same number (more than one) of ranks, packed host by host
+     * ({@code rank = crossRank * localSize + localRank}), as every launcher Kolo knows assigns them.
+     */
+    static Optional<String> obstacle(List<Topology> everyRank) {
+        int size = everyRank.size();
+        Topology first = everyRank.getFirst();
+        int localSize = first.localSize();
+        int crossSize = first.crossSize();
+        if (localSize < 2 || crossSize < 2) {
+            return Optional.of("needs several hosts with several ranks each, this job has " + crossSize
+                    + " host(s) with " + localSize + " rank(s) on rank 0's host");
+        }
+        if ((long) localSize * crossSize != size) {
+            return Optional.of("hosts run different numbers of ranks (" + crossSize + " hosts x " + localSize
+                    + " local ranks != " + size + " ranks)");
+        }
+        for (int r = 0; r < size; r++) {
+            Topology t = everyRank.get(r);
+            if (t.rank() != r || t.localSize() != localSize || t.crossSize() != crossSize
+                    || t.crossRank() * localSize + t.localRank() != r) {
+                return Optional.of("rank " + r + " has " + t + ", not packed host by host like rank 0 (local size "
+                        + localSize + ", cross size " + crossSize + ")");
+            }
+        }
+        return Optional.empty();
+    }
+}
