@@ -127,6 +127,26 @@ class MultiHostTest {
     }
 
     @Test
+    void ranksOnTheLaunchersOwnHostJoinRemoteOnes() throws Exception {
+        Path pids = Files.createDirectories(dir.resolve("pids-mixed"));
+        Result r = kolo(Map.of(), "run", "-np", "3", "-H", "localhost:1," + cluster.hostName(0) + ":1,"
+                + cluster.hostName(1) + ":1", "-cp", CP, Worker.class.getName(), "steady", pids.toString());
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertEquals(List.of("[0]<stdout>:rank 0 ok", "[1]<stdout>:rank 1 ok", "[2]<stdout>:rank 2 ok"),
+                r.out().lines().filter(l -> l.contains(" ok")).sorted().toList());
+        assertNothingLeftOnHosts();
+    }
+
+    @Test
+    void aNamedNetworkInterfaceIsUsedOnEveryHost() throws Exception {
+        Result r = kolo(Map.of(), "run", "-np", "2", "-H", cluster.hostName(0) + ":1," + cluster.hostName(1) + ":1",
+                "--network-interface", "eth0", "--", "sh", "-c", "echo $KOLO_IFACE $KOLO_RENDEZVOUS_ADDR");
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertEquals(List.of("[0]<stdout>:eth0 " + NetnsCluster.LAUNCHER_ADDRESS,
+                "[1]<stdout>:eth0 " + NetnsCluster.LAUNCHER_ADDRESS), r.out().lines().sorted().toList());
+    }
+
+    @Test
     void unreachableHostsAreEachNamedWithSshsOwnMessageAndNoRankStarts() throws Exception {
         cluster.stopSshd(3);
         Path marks = Files.createDirectories(dir.resolve("marks-down"));
