@@ -231,8 +231,8 @@ final class RunCommand implements Subcommand {
                             + (remote ? "\nkolo: rank " + slot.rank() + " runs on " + slot.host() + " over ssh" : ""));
                 }
                 if (remote) {
-                    launches.add(new Job.RankLaunch(slot.rank(), plan.ssh().argv(slot.host(),
-                            RemoteRank.remoteCommand(plan.workingDirectory(), plan.command())), Map.of(),
+                    launches.add(new Job.RankLaunch(slot.rank(), Ssh.detached(plan.ssh().argv(slot.host(),
+                            RemoteRank.remoteCommand(plan.workingDirectory(), plan.command()))), Map.of(),
                             slot.host(), RemoteRank.environmentLine(env)));
                 } else {
                     launches.add(new Job.RankLaunch(slot.rank(), plan.command(), env));

@@ -58,7 +58,11 @@ class MultiHostTest {
         List<String> cmd = new ArrayList<>(List.of(JAVA, "--enable-native-access=ALL-UNNAMED", "-cp", CP,
                 "io.kolo.launcher.Main"));
         cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cluster.inLauncherNs(cmd));
+        // A session of its own, like a shell's foreground job, so a test can signal the launcher's whole
+        // process group as Ctrl-C at a terminal does (setsid and ip netns exec both exec: same pid).
+        List<String> argv = new ArrayList<>(List.of("setsid"));
+        argv.addAll(cluster.inLauncherNs(cmd));
+        ProcessBuilder pb = new ProcessBuilder(argv);
         pb.environment().putAll(cluster.launcherEnv());
         pb.environment().putAll(env);
         pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
@@ -226,12 +230,14 @@ class MultiHostTest {
         boolean sigintIgnored = (Long.parseLong(Files.readAllLines(Path.of("/proc/self/status")).stream()
                 .filter(l -> l.startsWith("SigIgn:")).findFirst().orElse("SigIgn: 0").substring(7).trim(), 16)
                 & 2) != 0;
-        NetnsCluster.exec(List.of("kill", sigintIgnored ? "-TERM" : "-INT", Long.toString(p.pid())));
+        // To the launcher's process group, as the terminal does: its ssh clients must not be the ones to go.
+        NetnsCluster.exec(List.of("kill", sigintIgnored ? "-TERM" : "-INT", "--", "-" + p.pid()));
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the launcher did not stop after the signal");
         o.join();
         e.join();
         assertEquals(sigintIgnored ? 143 : 130, p.exitValue(), out + "" + err);
         assertTrue(err.toString().contains("kolo: interrupted; terminating 4 ranks"), err.toString());
+        assertTrue(!err.toString().contains("ssh connection"), err.toString());
         assertNothingLeftOnHosts();
         assertTrue(launcherNsProcesses().isEmpty(), "left in the launcher namespace: "
                 + describe(launcherNsProcesses()));
