@@ -39,8 +39,13 @@ final class RemoteRank {
             "wait $kolo_rank",
             "kolo_code=$?",
             "kill -s KILL $kolo_watch 2>/dev/null",
-            // Whatever the rank left running in the background goes with it, as on the launcher's own host.
+            // Whatever the rank left running in its group goes with it, as on the launcher's own host: TERM,
+            // and KILL for what is still there after the grace period (at once when nothing is left).
             "kolo_signal TERM",
+            "kolo_n=0",
+            "while [ $kolo_n -lt " + GRACE_SECONDS + " ] && kill -s 0 -- -$kolo_rank 2>/dev/null; do sleep 1;"
+                    + " kolo_n=$((kolo_n + 1)); done",
+            "kolo_signal KILL",
             "exit $kolo_code");
 
     private RemoteRank() {
