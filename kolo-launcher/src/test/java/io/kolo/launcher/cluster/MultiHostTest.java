@@ -102,13 +102,14 @@ class MultiHostTest {
         // Each rank reports its placement and the address of the namespace it runs in; rank 0 also counts
         // the processes on the machine whose command line contains the job secret (it must be none).
         String script = "echo \"$KOLO_RANK $KOLO_LOCAL_RANK/$KOLO_LOCAL_SIZE $KOLO_CROSS_RANK/$KOLO_CROSS_SIZE"
-                + " $KOLO_HOSTNAME $(ip -4 -o addr show dev eth0 | awk '{print $4}') $(pwd)\";"
+                + " $KOLO_HOSTNAME $(ip -4 -o addr show dev eth0 | awk '{print $4}') $(pwd) $GREETING\";"
                 + " if [ $KOLO_RANK = 0 ]; then printf %s \"$KOLO_SECRET\" > " + dir + "/secret;"
                 + " for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f 2>/dev/null; echo; done"
                 + " | grep -c -F -f " + dir + "/secret > " + secretHits + "; rm " + dir + "/secret; fi";
-        Result r = kolo(Map.of(), "run", "-np", "4", "--hostfile", hostfile.toString(), "--", "sh", "-c", script);
+        Result r = kolo(Map.of(), "run", "-np", "4", "--hostfile", hostfile.toString(), "-x", "GREETING=it's -x",
+                "--", "sh", "-c", script);
         assertEquals(0, r.code(), r.out() + r.err());
-        String cwd = Path.of("").toAbsolutePath().toString();
+        String cwd = Path.of("").toAbsolutePath() + " it's -x";
         assertEquals(List.of(
                         "[0]<stdout>:0 0/2 0/2 " + cluster.hostName(0) + " " + cluster.address(0) + "/24 " + cwd,
                         "[1]<stdout>:1 1/2 0/2 " + cluster.hostName(0) + " " + cluster.address(0) + "/24 " + cwd,
