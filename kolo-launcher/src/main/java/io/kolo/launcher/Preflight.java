@@ -100,13 +100,13 @@ final class Preflight {
                         + " the launcher's working directory; Kolo and the program must be at the same path on"
                         + " every host)";
             }
-            boolean transient_ = r.code == 255 && (said.contains("Could not resolve hostname")
+            boolean retryable = r.code == 255 && (said.contains("Could not resolve hostname")
                     || said.contains("Connection refused") || said.contains("No route to host")
                     || said.contains("Network is unreachable") || said.contains("Name or service not known")
                     || said.contains("Temporary failure in name resolution"));
             long now = System.nanoTime();
-            if (!transient_ || r.timedOut || now + backoff.toNanos() >= deadline) {
-                String waited = transient_ ? " (retried for " + Math.round((now - started) / 1e9) + " s)" : "";
+            if (!retryable || r.timedOut || now + backoff.toNanos() >= deadline) {
+                String waited = retryable ? " (retried for " + Math.round((now - started) / 1e9) + " s)" : "";
                 return "host " + host + " is not reachable over ssh" + waited + ": "
                         + (r.timedOut ? "no answer before the start timeout"
                         : said.isEmpty() ? "ssh exited with code " + r.code : said);

@@ -8,16 +8,17 @@ import java.util.Map;
  * What runs a rank on another host: a small POSIX shell wrapper, sent as the ssh command, that reads the
  * rank's environment from its stdin (so the job secret never appears in a process list or in ssh's
  * logs), changes to the launcher's working directory, starts the rank, and watches stdin: when it closes
- * (the launcher stopped the rank, exited, or was killed, or the connection broke) it terminates the rank's
- * process group, TERM then KILL after a grace period, so no rank is left behind on a remote host.
+ * (the launcher stopped the rank, exited, or was killed, or the connection broke) it terminates the rank and
+ * its process group, TERM then KILL after a grace period, so no rank is left behind on a remote host.
  */
 final class RemoteRank {
     /** Seconds between TERM and KILL on the remote side. */
     static final int GRACE_SECONDS = 5;
 
-    // $1 = working directory, the rest is the rank's command. Background jobs of a non-interactive shell
-    // get /dev/null as stdin unless redirected, hence the explicit <&3 for the watcher. The wrapper ignores
-    // TERM only after starting the rank, so the rank itself keeps the default TERM behaviour.
+    // $1 = working directory, the rest is the rank's command. The rank gets a session (and process group) of
+    // its own through setsid where that exists, so stopping it reaches what it started and nothing else,
+    // whoever started the wrapper; without setsid only the rank itself is signalled. Background jobs of a
+    // non-interactive shell get /dev/null as stdin unless redirected, hence the explicit <&3 for the watcher.
     static final String WRAPPER = String.join("\n",
             "nl='",
             "'",
@@ -28,24 +29,29 @@ final class RemoteRank {
                     + " host)\" >&2; exit 126; }",
             "shift",
             "exec 3<&0",
-            "\"$@\" </dev/null 3<&- &",
+            "if command -v setsid >/dev/null 2>&1; then setsid \"$@\" </dev/null 3<&- & else \"$@\" </dev/null 3<&- & fi",
             "kolo_rank=$!",
-            "trap '' TERM",
-            "( while IFS= read -r kolo_line; do :; done; kill -TERM 0; sleep " + GRACE_SECONDS + "; kill -KILL 0 )"
-                    + " <&3 >/dev/null 2>&1 &",
+            "kolo_signal() { kill -s \"$1\" -- -$kolo_rank 2>/dev/null || kill -s \"$1\" $kolo_rank 2>/dev/null; }",
+            "( while IFS= read -r kolo_line; do :; done; kolo_signal TERM; sleep " + GRACE_SECONDS
+                    + "; kolo_signal KILL ) <&3 >/dev/null 2>&1 &",
             "kolo_watch=$!",
             "exec 3<&- </dev/null",
             "wait $kolo_rank",
             "kolo_code=$?",
-            "kill -KILL $kolo_watch 2>/dev/null",
-            // Whatever the rank left running in the background goes with it, as on the launcher's own host.
-            "kill -TERM 0 2>/dev/null",
+            "kill -s KILL $kolo_watch 2>/dev/null",
+            // Whatever the rank left running in its group goes with it, as on the launcher's own host: TERM,
+            // and KILL for what is still there after the grace period (at once when nothing is left).
+            "kolo_signal TERM",
+            "kolo_n=0",
+            "while [ $kolo_n -lt " + GRACE_SECONDS + " ] && kill -s 0 -- -$kolo_rank 2>/dev/null; do sleep 1;"
+                    + " kolo_n=$((kolo_n + 1)); done",
+            "kolo_signal KILL",
             "exit $kolo_code");
 
     private RemoteRank() {
     }
 
-    /** The ssh command line: the login shell execs sh, so the wrapper leads the session's process group. */
+    /** The ssh command line: the login shell execs sh, so no extra shell stays around. */
     static String remoteCommand(String workingDirectory, List<String> rankCommand) {
         List<String> words = new ArrayList<>(List.of("exec", "sh", "-c", WRAPPER, "kolo-rank", workingDirectory));
         words.addAll(rankCommand);

@@ -23,8 +23,8 @@ import java.util.function.Predicate;
                 + " all-or-nothing exit.",
         customSynopsis = {
                 "kolo run -np N [-H HOSTS | --hostfile FILE] [-x VAR[=VALUE]]...",
-                "         [-p PORT] [-i KEY] [--network-interface IF] [--output-dir DIR] [--start-timeout S]",
-                "         [--verbose] -- COMMAND [ARGS...]",
+                "         [-p PORT] [-i KEY] [--network-interface IF] [--output-dir DIR]",
+                "         [--start-timeout S] [--verbose] -- COMMAND [ARGS...]",
                 "kolo run -np N [options] -jar APP.jar [ARGS...]",
                 "kolo run -np N [options] -cp CLASSPATH MAIN_CLASS [ARGS...]",
                 "kolo run -np N [options] --example NAME [-- ARGS...]"},
@@ -54,7 +54,8 @@ final class RunCommand implements Subcommand {
     Path outputDir;
 
     @Option(names = "--start-timeout", paramLabel = "S", defaultValue = "" + DEFAULT_START_TIMEOUT,
-            description = "Seconds ranks may take to find each other (KOLO_START_TIMEOUT_SECONDS, default: ${DEFAULT-VALUE}).")
+            description = "Seconds hosts may take to answer ssh and ranks to find each other"
+                    + " (KOLO_START_TIMEOUT_SECONDS, default: ${DEFAULT-VALUE}).")
     int startTimeoutSeconds = DEFAULT_START_TIMEOUT;
 
     @Option(names = {"-p", "--ssh-port"}, paramLabel = "PORT", description = "ssh port of the remote hosts.")
@@ -219,7 +220,8 @@ final class RunCommand implements Subcommand {
                 boolean remote = reachable.containsKey(slot.host());
                 InetSocketAddress store = new InetSocketAddress(where.forHost(slot.host()), port);
                 Map<String, String> kolo = RankEnvironment.koloVars(slot, store, secret, plan.startTimeoutSeconds());
-                if (plan.networkInterface() != null) {
+                // An interface name means the same on every host; an address is only this host's.
+                if (plan.networkInterface() != null && (!remote || !isAddress(plan.networkInterface()))) {
                     kolo.put("KOLO_IFACE", plan.networkInterface());
                 }
                 Map<String, String> env = new LinkedHashMap<>(plan.exports());
@@ -229,8 +231,8 @@ final class RunCommand implements Subcommand {
                             + (remote ? "\nkolo: rank " + slot.rank() + " runs on " + slot.host() + " over ssh" : ""));
                 }
                 if (remote) {
-                    launches.add(new Job.RankLaunch(slot.rank(), plan.ssh().argv(slot.host(),
-                            RemoteRank.remoteCommand(plan.workingDirectory(), plan.command())), Map.of(),
+                    launches.add(new Job.RankLaunch(slot.rank(), Ssh.detached(plan.ssh().argv(slot.host(),
+                            RemoteRank.remoteCommand(plan.workingDirectory(), plan.command()))), Map.of(),
                             slot.host(), RemoteRank.environmentLine(env)));
                 } else {
                     launches.add(new Job.RankLaunch(slot.rank(), plan.command(), env));
@@ -253,6 +255,10 @@ final class RunCommand implements Subcommand {
                 }
             }
         }
+    }
+
+    private static boolean isAddress(String iface) {
+        return iface.indexOf(':') >= 0 || iface.matches("\\d{1,3}(\\.\\d{1,3}){3}");
     }
 
     static final Set<String> VALUE_OPTIONS = Set.of("-np", "-H", "--hosts", "--hostfile", "-x", "--output-dir",

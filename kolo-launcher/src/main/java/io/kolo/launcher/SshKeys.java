@@ -18,7 +18,7 @@ import java.util.Base64;
  */
 record SshKeys(String privateKeyPem, String publicKeyLine) {
     private static final String TYPE = "ssh-ed25519";
-    // DER prefixes of the JDK's X.509 and PKCS#8 encodings of Ed25519 keys; the raw 32 bytes follow them.
+    // An Ed25519 public key and private seed are 32 bytes each; the X.509 encoding ends with the public key.
     private static final int RAW = 32;
 
     static SshKeys generate(String comment) {
@@ -29,9 +29,9 @@ record SshKeys(String privateKeyPem, String publicKeyLine) {
             throw new IllegalStateException("this JDK cannot make Ed25519 keys: " + e.getMessage(), e);
         }
         byte[] x509 = pair.getPublic().getEncoded();
-        byte[] pkcs8 = pair.getPrivate().getEncoded();
         byte[] pub = Arrays.copyOfRange(x509, x509.length - RAW, x509.length);
-        byte[] seed = Arrays.copyOfRange(pkcs8, pkcs8.length - RAW, pkcs8.length);
+        byte[] seed = ((java.security.interfaces.EdECPrivateKey) pair.getPrivate()).getBytes()
+                .orElseThrow(() -> new IllegalStateException("this JDK does not expose Ed25519 private key bytes"));
 
         byte[] publicBlob = bytes(out -> {
             string(out, TYPE.getBytes(StandardCharsets.US_ASCII));

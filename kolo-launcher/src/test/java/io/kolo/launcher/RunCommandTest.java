@@ -95,6 +95,41 @@ class RunCommandTest {
     }
 
     @Test
+    void otherHostsAreRemoteAndReachedWithTheSshOptions() {
+        RunCommand.Plan p = parse("-np", "3", "-H", "localhost:1,node-1:2", "-p", "2222", "-i", "/keys/id",
+                "--ssh-connect-timeout", "30", "--start-timeout", "20", "--network-interface", "eth1", "--", "true")
+                .plan(Map.of("KOLO_SSH_COMMAND", "ssh -F cfg"), h -> h.equals("localhost"));
+        assertEquals(List.of("node-1"), p.remoteHosts());
+        assertEquals(List.of("localhost", "node-1", "node-1"), p.slots().stream().map(Topology.Slot::host).toList());
+        // The connect timeout never exceeds the start timeout.
+        assertEquals(new Ssh(List.of("ssh", "-F", "cfg"), 2222, Path.of("/keys/id"), 20, 1), p.ssh());
+        assertEquals("eth1", p.networkInterface());
+        assertEquals(Path.of("").toAbsolutePath().toString(), p.workingDirectory());
+        assertEquals("eth0", parse("-np", "1", "--", "true").plan(Map.of("KOLO_IFACE", "eth0"), h -> true)
+                .networkInterface());
+    }
+
+    @Test
+    void theMpiDefaultHostfileIsUsedWhenNoHostsAreGiven(@TempDir Path dir) throws IOException {
+        Path hf = Files.writeString(dir.resolve("hostfile"), "job-worker-0.job.ns.svc slots=2\n"
+                + "job-worker-1.job.ns.svc slots=2\n");
+        RunCommand.Plan p = parse("-np", "4", "--", "true").plan(
+                Map.of("OMPI_MCA_orte_default_hostfile", hf.toString()), h -> false);
+        assertEquals(List.of("job-worker-0.job.ns.svc", "job-worker-1.job.ns.svc"), p.remoteHosts());
+        UsageException few = assertThrows(UsageException.class, () -> parse("-np", "5", "--", "true").plan(
+                Map.of("OMPI_MCA_orte_default_hostfile", hf.toString()), h -> false));
+        assertEquals("-np 5 needs 5 slots but the hosts provide only 4 (job-worker-0.job.ns.svc:2,"
+                + "job-worker-1.job.ns.svc:2)", few.getMessage());
+        UsageException missing = assertThrows(UsageException.class, () -> parse("-np", "1", "--", "true").plan(
+                Map.of("HYDRA_HOST_FILE", dir.resolve("nope").toString()), h -> false));
+        assertTrue(missing.getMessage().startsWith("cannot read the default hostfile " + dir.resolve("nope")
+                + " (from HYDRA_HOST_FILE)"), missing.getMessage());
+        // -H still wins over the environment.
+        assertEquals(List.of(), parse("-np", "1", "-H", "localhost:1", "--", "true").plan(
+                Map.of("OMPI_MCA_orte_default_hostfile", hf.toString()), h -> h.equals("localhost")).remoteHosts());
+    }
+
+    @Test
     void semanticUsageErrors() {
         assertUsage("-np must be at least 1", "-np", "0", "--", "true");
         assertUsage("no command to run", "-np", "2");

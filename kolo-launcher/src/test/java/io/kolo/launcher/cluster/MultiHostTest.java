@@ -58,7 +58,11 @@ class MultiHostTest {
         List<String> cmd = new ArrayList<>(List.of(JAVA, "--enable-native-access=ALL-UNNAMED", "-cp", CP,
                 "io.kolo.launcher.Main"));
         cmd.addAll(List.of(args));
-        ProcessBuilder pb = new ProcessBuilder(cluster.inLauncherNs(cmd));
+        // A session of its own, like a shell's foreground job, so a test can signal the launcher's whole
+        // process group as Ctrl-C at a terminal does (setsid and ip netns exec both exec: same pid).
+        List<String> argv = new ArrayList<>(List.of("setsid"));
+        argv.addAll(cluster.inLauncherNs(cmd));
+        ProcessBuilder pb = new ProcessBuilder(argv);
         pb.environment().putAll(cluster.launcherEnv());
         pb.environment().putAll(env);
         pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
@@ -98,13 +102,14 @@ class MultiHostTest {
         // Each rank reports its placement and the address of the namespace it runs in; rank 0 also counts
         // the processes on the machine whose command line contains the job secret (it must be none).
         String script = "echo \"$KOLO_RANK $KOLO_LOCAL_RANK/$KOLO_LOCAL_SIZE $KOLO_CROSS_RANK/$KOLO_CROSS_SIZE"
-                + " $KOLO_HOSTNAME $(ip -4 -o addr show dev eth0 | awk '{print $4}') $(pwd)\";"
+                + " $KOLO_HOSTNAME $(ip -4 -o addr show dev eth0 | awk '{print $4}') $(pwd) $GREETING\";"
                 + " if [ $KOLO_RANK = 0 ]; then printf %s \"$KOLO_SECRET\" > " + dir + "/secret;"
                 + " for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f 2>/dev/null; echo; done"
                 + " | grep -c -F -f " + dir + "/secret > " + secretHits + "; rm " + dir + "/secret; fi";
-        Result r = kolo(Map.of(), "run", "-np", "4", "--hostfile", hostfile.toString(), "--", "sh", "-c", script);
+        Result r = kolo(Map.of(), "run", "-np", "4", "--hostfile", hostfile.toString(), "-x", "GREETING=it's -x",
+                "--", "sh", "-c", script);
         assertEquals(0, r.code(), r.out() + r.err());
-        String cwd = Path.of("").toAbsolutePath().toString();
+        String cwd = Path.of("").toAbsolutePath() + " it's -x";
         assertEquals(List.of(
                         "[0]<stdout>:0 0/2 0/2 " + cluster.hostName(0) + " " + cluster.address(0) + "/24 " + cwd,
                         "[1]<stdout>:1 1/2 0/2 " + cluster.hostName(0) + " " + cluster.address(0) + "/24 " + cwd,
@@ -124,6 +129,26 @@ class MultiHostTest {
         assertEquals(List.of("[0]<stdout>:rank 0 ok", "[1]<stdout>:rank 1 ok", "[2]<stdout>:rank 2 ok",
                 "[3]<stdout>:rank 3 ok"), r.out().lines().filter(l -> l.contains(" ok")).sorted().toList());
         assertNothingLeftOnHosts();
+    }
+
+    @Test
+    void ranksOnTheLaunchersOwnHostJoinRemoteOnes() throws Exception {
+        Path pids = Files.createDirectories(dir.resolve("pids-mixed"));
+        Result r = kolo(Map.of(), "run", "-np", "3", "-H", "localhost:1," + cluster.hostName(0) + ":1,"
+                + cluster.hostName(1) + ":1", "-cp", CP, Worker.class.getName(), "steady", pids.toString());
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertEquals(List.of("[0]<stdout>:rank 0 ok", "[1]<stdout>:rank 1 ok", "[2]<stdout>:rank 2 ok"),
+                r.out().lines().filter(l -> l.contains(" ok")).sorted().toList());
+        assertNothingLeftOnHosts();
+    }
+
+    @Test
+    void aNamedNetworkInterfaceIsUsedOnEveryHost() throws Exception {
+        Result r = kolo(Map.of(), "run", "-np", "2", "-H", cluster.hostName(0) + ":1," + cluster.hostName(1) + ":1",
+                "--network-interface", "eth0", "--", "sh", "-c", "echo $KOLO_IFACE $KOLO_RENDEZVOUS_ADDR");
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertEquals(List.of("[0]<stdout>:eth0 " + NetnsCluster.LAUNCHER_ADDRESS,
+                "[1]<stdout>:eth0 " + NetnsCluster.LAUNCHER_ADDRESS), r.out().lines().sorted().toList());
     }
 
     @Test
@@ -206,12 +231,14 @@ class MultiHostTest {
         boolean sigintIgnored = (Long.parseLong(Files.readAllLines(Path.of("/proc/self/status")).stream()
                 .filter(l -> l.startsWith("SigIgn:")).findFirst().orElse("SigIgn: 0").substring(7).trim(), 16)
                 & 2) != 0;
-        NetnsCluster.exec(List.of("kill", sigintIgnored ? "-TERM" : "-INT", Long.toString(p.pid())));
+        // To the launcher's process group, as the terminal does: its ssh clients must not be the ones to go.
+        NetnsCluster.exec(List.of("kill", sigintIgnored ? "-TERM" : "-INT", "--", "-" + p.pid()));
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the launcher did not stop after the signal");
         o.join();
         e.join();
         assertEquals(sigintIgnored ? 143 : 130, p.exitValue(), out + "" + err);
         assertTrue(err.toString().contains("kolo: interrupted; terminating 4 ranks"), err.toString());
+        assertTrue(!err.toString().contains("ssh connection"), err.toString());
         assertNothingLeftOnHosts();
         assertTrue(launcherNsProcesses().isEmpty(), "left in the launcher namespace: "
                 + describe(launcherNsProcesses()));

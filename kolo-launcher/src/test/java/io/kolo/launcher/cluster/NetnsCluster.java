@@ -19,8 +19,8 @@ import java.util.regex.Pattern;
 
 /**
  * Several "hosts" on this machine for real multi-host tests: one Linux network namespace per host, each
- * running a real OpenSSH {@code sshd} on port 22 of its own address, joined by veth pairs to a bridge in a
- * launcher namespace, where the test runs {@code kolo run} (or mpirun). Addresses (10.77.0.0/24) exist only
+ * running a real OpenSSH {@code sshd} on port 22 of its own address on {@code eth0}, joined by veth pairs to a
+ * bridge (also called {@code eth0}, so one interface name works everywhere) in a launcher namespace, where the test runs {@code kolo run} (or mpirun). Addresses (10.77.0.0/24) exist only
  * inside these namespaces and none of them has a route anywhere else, so no test traffic can leave them.
  *
  * <p>Host {@code i} is called {@code job-worker-i.job.ns.svc} (the names an MPIJob's workers get) through
@@ -95,15 +95,15 @@ public final class NetnsCluster implements AutoCloseable {
             Files.createDirectories(dir);
             String l = launcherNs();
             run("ip", "-n", l, "link", "set", "lo", "up");
-            run("ip", "-n", l, "link", "add", "br0", "type", "bridge");
-            run("ip", "-n", l, "addr", "add", LAUNCHER_ADDRESS + "/24", "dev", "br0");
-            run("ip", "-n", l, "link", "set", "br0", "up");
+            run("ip", "-n", l, "link", "add", "eth0", "type", "bridge");
+            run("ip", "-n", l, "addr", "add", LAUNCHER_ADDRESS + "/24", "dev", "eth0");
+            run("ip", "-n", l, "link", "set", "eth0", "up");
             for (int i = 0; i < hosts; i++) {
                 String h = hostNs(i);
                 run("ip", "netns", "add", h);
                 run("ip", "-n", h, "link", "set", "lo", "up");
                 run("ip", "-n", l, "link", "add", "vh" + i, "type", "veth", "peer", "name", "eth0", "netns", h);
-                run("ip", "-n", l, "link", "set", "vh" + i, "master", "br0", "up");
+                run("ip", "-n", l, "link", "set", "vh" + i, "master", "eth0", "up");
                 run("ip", "-n", h, "addr", "add", address(i) + "/24", "dev", "eth0");
                 run("ip", "-n", h, "link", "set", "eth0", "up");
                 writeEtc(h, "");

@@ -1,0 +1,95 @@
+package io.kolo.launcher;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The remote wrapper run by a real {@code sh}, fed the way sshd feeds it (command line through a login
+ * shell, environment on stdin), without ssh itself.
+ */
+@Timeout(60)
+class RemoteRankTest {
+
+    private static Process wrapper(Path cwd, List<String> command) throws Exception {
+        // sshd runs the command string with the user's shell: sh -c "exec sh -c '...' ..."
+        return new ProcessBuilder("sh", "-c", RemoteRank.remoteCommand(cwd.toString(), command)).start();
+    }
+
+    @Test
+    void environmentArrivesOnStdinWithAwkwardValuesIntactAndNotInArguments(@TempDir Path dir) throws Exception {
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("KOLO_RANK", "3");
+        env.put("KOLO_SECRET", "00ff");
+        env.put("TRICKY", "it's \"quoted\" $HOME `x` \\ and\nsecond line");
+        Process p = wrapper(dir, List.of("sh", "-c", "pwd; printf '%s|' \"$KOLO_RANK\" \"$TRICKY\"; exit 7"));
+        // Like ssh's, the wrapper's stdin stays open while the rank runs: closing it would stop the rank.
+        OutputStream in = p.getOutputStream();
+        in.write(RemoteRank.environmentLine(env).getBytes(StandardCharsets.UTF_8));
+        in.flush();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        in.close();
+        assertEquals(7, p.exitValue(), out);
+        assertEquals(dir.toRealPath() + "\n3|it's \"quoted\" $HOME `x` \\ and\nsecond line|", out);
+        assertFalse(RemoteRank.remoteCommand(dir.toString(), List.of("x")).contains("00ff"));
+    }
+
+    @Test
+    void closingStdinTerminatesTheRankAndWhatItStarted(@TempDir Path dir) throws Exception {
+        // The rank ignores nothing; its background child ignores TERM and must still go (KILL after grace).
+        Process p = wrapper(dir, List.of("sh", "-c", "(trap '' TERM; sleep 300) & echo $! > child; echo $$ > rank;"
+                + " echo started; sleep 300"));
+        OutputStream in = p.getOutputStream();
+        in.write(RemoteRank.environmentLine(Map.of("A", "1")).getBytes(StandardCharsets.UTF_8));
+        in.flush();
+        String first = new String(p.getInputStream().readNBytes("started\n".length()), StandardCharsets.UTF_8);
+        assertEquals("started\n", first);
+        long rank = Long.parseLong(Files.readString(dir.resolve("rank")).strip());
+        long child = Long.parseLong(Files.readString(dir.resolve("child")).strip());
+        in.close();
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the wrapper did not end after stdin closed");
+        for (long pid : List.of(rank, child)) {
+            var h = ProcessHandle.of(pid);
+            if (h.isPresent()) {
+                h.get().onExit().get(RemoteRank.GRACE_SECONDS + 10, TimeUnit.SECONDS);
+            }
+            assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "pid " + pid + " survived");
+        }
+    }
+
+    @Test
+    void aMissingDirectoryIsNamed(@TempDir Path dir) throws Exception {
+        Process p = wrapper(dir.resolve("nope"), List.of("true"));
+        try (OutputStream in = p.getOutputStream()) {
+            in.write(RemoteRank.environmentLine(Map.of("A", "1")).getBytes(StandardCharsets.UTF_8));
+        }
+        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        assertEquals(126, p.exitValue());
+        assertTrue(err.contains("cannot change to " + dir.resolve("nope")), err);
+    }
+
+    @Test
+    void sshArgumentsCarryTheOptions() {
+        Ssh ssh = new Ssh(List.of("ssh", "-F", "cfg"), 2222, Path.of("/k/id"), 7, 3);
+        assertEquals(List.of("ssh", "-F", "cfg", "-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=7", "-o",
+                "ConnectionAttempts=3", "-p", "2222", "-i", "/k/id", "--", "node-1", "echo hi"), ssh.argv("node-1",
+                "echo hi"));
+        assertEquals(List.of("ssh", "-J", "jump"), Ssh.clientCommand(Map.of("KOLO_SSH_COMMAND", " ssh  -J jump ")));
+        assertEquals(List.of("ssh"), Ssh.clientCommand(Map.of()));
+    }
+}
