@@ -45,6 +45,22 @@ public final class Engine implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Engine.class.getName());
     /** A cached op not ready everywhere within this time goes to the coordinator, where stalls are seen. */
     private static final long CACHE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /**
+     * For this many cycle times after it last took up an op, a rank still waiting for others starts its next
+     * cycle at once instead of sleeping out the cycle time. The usual reason an op was not ready everywhere is
+     * that another rank submitted it a moment after this rank's cycle began; that rank's submission wakes its
+     * engine at once, and without this the two would meet only when this rank's sleep ends (up to
+     * KOLO_CYCLE_TIME later: most of the ~1 ms small-allreduce latency measured before). The early cycle just
+     * blocks in the transport until the other rank arrives, so it costs no CPU unless every rank is waiting
+     * for something different; the window bounds that case.
+     */
+    private static final long EAGER_CYCLES = 5;
+    /**
+     * After a cycle that ran ops, the engine polls its queue this long (yielding, so that on a machine with fewer
+     * cores than busy threads the caller it just woke gets the CPU) before it sleeps: a training loop usually
+     * submits its next op within microseconds, and a sleeping thread takes tens of microseconds to wake.
+     */
+    private static final long BUSY_POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
     private static final int F_NOTHING_NEW = 1;
     private static final int F_NO_SHUTDOWN = 2;
     private static final int F_NOT_JOINED = 4;
@@ -71,7 +87,7 @@ public final class Engine implements AutoCloseable {
     private volatile boolean terminated;
 
     // State below is touched only by the engine thread.
-    private final Map<String, Op> pending = new HashMap<>();
+    private final PendingOps pending = new PendingOps();
     private final List<Op> toSend = new ArrayList<>();
     private final ResponseCache cache;
     private final Op[] cachedAt;
@@ -84,6 +100,8 @@ public final class Engine implements AutoCloseable {
     private final Scratch scratch = new Scratch();
     private final Timeline timeline;
     private Op joinOp;
+    private long lastDrainNanos;
+    private long completedAtLastPause;
     /** Reused every cycle so that an idle engine cycling every millisecond makes no garbage. */
     private final List<Response> fromCache = new ArrayList<>();
     private final List<Response> toExecute = new ArrayList<>();
@@ -144,6 +162,8 @@ public final class Engine implements AutoCloseable {
             throw new IllegalArgumentException("a collective named '" + op.name + "' is already in flight on rank "
                     + rank + "; wait for it to finish or give the new one another name");
         }
+        // Built here, on the caller's thread, so that the engine's per-op path allocates nothing.
+        op.request(rank);
         op.submittedNanos = System.nanoTime();
         queue.add(op);
         // Cut the engine's between-cycle sleep short: otherwise a new op waits out the rest of the cycle
@@ -206,9 +226,10 @@ public final class Engine implements AutoCloseable {
                 if (stop) {
                     break;
                 }
-                long rest = cycleNanos - (System.nanoTime() - start);
-                if (rest > 0) {
-                    LockSupport.parkNanos(rest);
+                long now = System.nanoTime();
+                long rest = cycleNanos - (now - start);
+                if (rest > 0 && !(waiting() && now - lastDrainNanos < EAGER_CYCLES * cycleNanos)) {
+                    pause(start, cycleNanos, now);
                 }
             }
             failAll(new KoloException("Kolo was shut down before this op completed (a rank called shutdown)"));
@@ -334,10 +355,31 @@ public final class Engine implements AutoCloseable {
         return anyShutdown;
     }
 
+    /** Sleeps out the rest of the cycle unless an op is submitted first (which unparks this thread). */
+    private void pause(long cycleStart, long cycleNanos, long now) {
+        if (completedOps != completedAtLastPause) {
+            completedAtLastPause = completedOps;
+            long pollEnd = now + Math.min(BUSY_POLL_NANOS, cycleNanos - (now - cycleStart));
+            while (queue.isEmpty() && System.nanoTime() - pollEnd < 0) {
+                Thread.yield();
+            }
+        }
+        long rest = cycleNanos - (System.nanoTime() - cycleStart);
+        if (queue.isEmpty() && rest > 0) {
+            LockSupport.parkNanos(rest);
+        }
+    }
+
+    /** Does this rank have ops that are not done yet (so its next cycle may be the one that runs them)? */
+    private boolean waiting() {
+        return !pending.isEmpty() || joinOp != null || !toSend.isEmpty();
+    }
+
     private void drainQueue() {
         Op op;
         while ((op = queue.poll()) != null) {
             op.drainedNanos = System.nanoTime();
+            lastDrainNanos = op.drainedNanos;
             if (op.kind == OpKind.JOIN) {
                 joinOp = op;
                 toSend.add(op);
@@ -425,8 +467,8 @@ public final class Engine implements AutoCloseable {
     private void execute(Response r) {
         long negotiated = System.nanoTime();
         if (r.isError()) {
-            for (String name : r.names()) {
-                Op op = pending.remove(name);
+            for (int i = 0; i < r.names().size(); i++) {
+                Op op = pending.remove(r.names().get(i));
                 if (op != null) {
                     // The op may also be parked on a cache slot or queued for the coordinator; it is over now.
                     toSend.remove(op);
@@ -480,7 +522,9 @@ public final class Engine implements AutoCloseable {
         int es = r.type().byteSize();
         long total = r.totalElements();
         Op single = r.names().size() == 1 ? pending.get(r.names().getFirst()) : null;
-        boolean direct = single != null && single.input.isNative();
+        // A tensor alone in its response is reduced where it lies (heap or native: every transport takes both),
+        // saving a copy into the fusion buffer and one back; allreduce is in place for the caller either way.
+        boolean direct = single != null && single.input.byteSize() == total * es;
         long t0 = System.nanoTime();
         MemorySegment buf;
         if (direct) {
@@ -525,7 +569,7 @@ public final class Engine implements AutoCloseable {
         String name = r.names().getFirst();
         Op op = pending.get(name);
         long bytes = Shapes.elements(r.shapes()[0]) * r.type().byteSize();
-        boolean direct = op != null && op.input.isNative();
+        boolean direct = op != null && op.input.byteSize() == bytes;
         long t0 = System.nanoTime();
         MemorySegment buf = direct ? op.input : fusion.get(bytes);
         if (!direct && op != null && rank == r.root()) {
@@ -701,8 +745,8 @@ public final class Engine implements AutoCloseable {
     }
 
     private void finish(Response r, long negotiated, long done) {
-        for (String name : r.names()) {
-            Op op = pending.remove(name);
+        for (int i = 0; i < r.names().size(); i++) {
+            Op op = pending.remove(r.names().get(i));
             if (op != null) {
                 inFlight.remove(op.name);
                 completedOps++;
