@@ -260,8 +260,13 @@ public final class Engine implements AutoCloseable {
     /** One negotiation cycle; returns true when the ranks agreed to shut down. */
     private boolean cycle() {
         drainQueue();
+        // Only positions below the cache's high-water mark can hold anything. The mark is the same on every
+        // rank (every rank applies the same cache updates), so the bit vector's length agrees too; keeping it
+        // short keeps the cycle's loops and its allreduce small when few names are in use.
+        int high = cache.highWater();
+        int words = (high + 63) / 64;
         long now = System.nanoTime();
-        for (int p = 0; p < cachedAt.length; p++) {
+        for (int p = 0; p < high; p++) {
             Op op = cachedAt[p];
             if (op != null && now - op.submittedNanos > CACHE_GRACE_NANOS) {
                 cachedAt[p] = null;
@@ -270,8 +275,8 @@ public final class Engine implements AutoCloseable {
         }
         long flags = 0;
         boolean anyInvalidLocal = false;
-        for (boolean b : invalidLocal) {
-            anyInvalidLocal |= b;
+        for (int p = 0; p < high; p++) {
+            anyInvalidLocal |= invalidLocal[p];
         }
         if (toSend.isEmpty()) {
             flags |= F_NOTHING_NEW;
@@ -289,12 +294,12 @@ public final class Engine implements AutoCloseable {
             flags |= F_TABLE_EMPTY;
         }
         bits.setAtIndex(ValueLayout.JAVA_LONG, 0, flags);
-        for (int w = 0; w < cacheWords; w++) {
+        for (int w = 0; w < words; w++) {
             long ready = 0;
             long valid = 0;
             for (int b = 0; b < 64; b++) {
                 int p = w * 64 + b;
-                if (p < cachedAt.length) {
+                if (p < high) {
                     if (cachedAt[p] != null) {
                         ready |= 1L << b;
                     }
@@ -304,10 +309,10 @@ public final class Engine implements AutoCloseable {
                 }
             }
             bits.setAtIndex(ValueLayout.JAVA_LONG, 1 + w, ready);
-            bits.setAtIndex(ValueLayout.JAVA_LONG, 1 + cacheWords + w, valid);
+            bits.setAtIndex(ValueLayout.JAVA_LONG, 1 + words + w, valid);
         }
-        ops.allreduce(bits, 1 + 2L * cacheWords, DataType.INT64, Reduction.BAND);
-        java.util.Arrays.fill(invalidLocal, false);
+        ops.allreduce(bits, 1 + 2L * words, DataType.INT64, Reduction.BAND);
+        java.util.Arrays.fill(invalidLocal, 0, high, false);
 
         long agreed = bits.getAtIndex(ValueLayout.JAVA_LONG, 0);
         boolean anyNew = (agreed & F_NOTHING_NEW) == 0;
@@ -317,8 +322,8 @@ public final class Engine implements AutoCloseable {
         boolean tableBusy = (agreed & F_TABLE_EMPTY) == 0;
 
         if (anyInvalid) {
-            for (int p = 0; p < cachedAt.length; p++) {
-                if ((bits.getAtIndex(ValueLayout.JAVA_LONG, 1 + cacheWords + p / 64) & (1L << (p % 64))) == 0) {
+            for (int p = 0; p < high; p++) {
+                if ((bits.getAtIndex(ValueLayout.JAVA_LONG, 1 + words + p / 64) & (1L << (p % 64))) == 0) {
                     cache.erase(p);
                     if (cachedAt[p] != null) {
                         toSend.add(cachedAt[p]);
@@ -329,7 +334,7 @@ public final class Engine implements AutoCloseable {
         }
         fromCache.clear();
         toExecute.clear();
-        for (int p = 0; p < cachedAt.length; p++) {
+        for (int p = 0; p < high; p++) {
             if (cachedAt[p] == null) {
                 continue;
             }
@@ -400,7 +405,7 @@ public final class Engine implements AutoCloseable {
 
     /** After the cache changed, ops parked on a position that now holds something else go the slow way. */
     private void revalidateCached() {
-        for (int p = 0; p < cachedAt.length; p++) {
+        for (int p = 0; p < cache.highWater(); p++) {
             Op op = cachedAt[p];
             if (op != null && (cache.position(op.name) != p || !cache.get(p).answers(op.request(rank)))) {
                 cachedAt[p] = null;
