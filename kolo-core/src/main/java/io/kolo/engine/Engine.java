@@ -20,7 +20,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -50,7 +49,7 @@ public final class Engine implements AutoCloseable {
      * cycle at once instead of sleeping out the cycle time. The usual reason an op was not ready everywhere is
      * that another rank submitted it a moment after this rank's cycle began; that rank's submission wakes its
      * engine at once, and without this the two would meet only when this rank's sleep ends (up to
-     * KOLO_CYCLE_TIME later: most of the ~1 ms small-allreduce latency measured before). The early cycle just
+     * KOLO_CYCLE_TIME later). The early cycle just
      * blocks in the transport until the other rank arrives, so it costs no CPU unless every rank is waiting
      * for something different; the window bounds that case.
      */
