@@ -140,6 +140,47 @@ class NegotiationTest {
     }
 
     @Test
+    void namesSpanningSeveralCacheWordsWithEvictionsStayCorrectAndHitTheCache() {
+        // 150 names through a 100-entry cache evict on every step; then 70 names (two 64-bit words of the
+        // negotiation bit vector) fit and repeat from the cache. Orders differ per rank and per step.
+        List<EngineStats> stats = Ranks.run(3, Map.of("KOLO_CACHE_CAPACITY", "100"), comm -> {
+            Random random = new Random(comm.rank() * 17L + 3);
+            long cachedBefore = 0;
+            for (int names : new int[]{150, 70}) {
+                for (int step = 0; step < 4; step++) {
+                    List<Integer> order = new ArrayList<>();
+                    for (int i = 0; i < names; i++) {
+                        order.add(i);
+                    }
+                    Collections.shuffle(order, random);
+                    long[][] data = new long[names][];
+                    List<Handle<Tensor>> handles = new ArrayList<>();
+                    for (int i : order) {
+                        data[i] = new long[]{i, step, comm.rank()};
+                        handles.add(comm.allreduceAsync("n" + i, Tensor.of(data[i]), ReduceOp.SUM));
+                    }
+                    for (Handle<Tensor> h : handles) {
+                        h.await();
+                    }
+                    for (int i = 0; i < names; i++) {
+                        if (data[i][0] != 3L * i || data[i][1] != 3L * step || data[i][2] != 3) {
+                            throw new AssertionError(names + " names, step " + step + ": n" + i + " = "
+                                    + java.util.Arrays.toString(data[i]));
+                        }
+                    }
+                }
+                if (names == 150) {
+                    cachedBefore = comm.stats().cachedOps();
+                }
+            }
+            return new EngineStats(0, comm.stats().cachedOps() - cachedBefore, 0, 0);
+        });
+        for (EngineStats s : stats) {
+            assertTrue(s.cachedOps() > 0, "the 70 repeating names should run from the cache: " + s);
+        }
+    }
+
+    @Test
     void zeroCacheCapacityAlwaysAsksTheCoordinator() {
         List<EngineStats> stats = Ranks.run(2, Map.of("KOLO_CACHE_CAPACITY", "0"), comm -> {
             for (int step = 0; step < 10; step++) {

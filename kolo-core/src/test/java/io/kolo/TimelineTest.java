@@ -34,6 +34,8 @@ class TimelineTest {
                     throw new AssertionError("no events while running");
                 }
             }
+            // A group is always fused, so it goes through the fusion buffer (a tensor alone is reduced in place).
+            comm.groupedAllreduce(List.of(Tensor.of(new float[3]), Tensor.of(new float[5])), ReduceOp.SUM);
             comm.broadcast(new float[4], 0);
             return null;
         });

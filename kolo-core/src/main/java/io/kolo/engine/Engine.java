@@ -20,7 +20,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -45,6 +44,22 @@ public final class Engine implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Engine.class.getName());
     /** A cached op not ready everywhere within this time goes to the coordinator, where stalls are seen. */
     private static final long CACHE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /**
+     * For this many cycle times after it last took up an op, a rank still waiting for others starts its next
+     * cycle at once instead of sleeping out the cycle time. The usual reason an op was not ready everywhere is
+     * that another rank submitted it a moment after this rank's cycle began; that rank's submission wakes its
+     * engine at once, and without this the two would meet only when this rank's sleep ends (up to
+     * KOLO_CYCLE_TIME later). The early cycle just
+     * blocks in the transport until the other rank arrives, so it costs no CPU unless every rank is waiting
+     * for something different; the window bounds that case.
+     */
+    private static final long EAGER_CYCLES = 5;
+    /**
+     * After a cycle that ran ops, the engine polls its queue this long (yielding, so that on a machine with fewer
+     * cores than busy threads the caller it just woke gets the CPU) before it sleeps: a training loop usually
+     * submits its next op within microseconds, and a sleeping thread takes tens of microseconds to wake.
+     */
+    private static final long BUSY_POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
     private static final int F_NOTHING_NEW = 1;
     private static final int F_NO_SHUTDOWN = 2;
     private static final int F_NOT_JOINED = 4;
@@ -71,7 +86,7 @@ public final class Engine implements AutoCloseable {
     private volatile boolean terminated;
 
     // State below is touched only by the engine thread.
-    private final Map<String, Op> pending = new HashMap<>();
+    private final PendingOps pending = new PendingOps();
     private final List<Op> toSend = new ArrayList<>();
     private final ResponseCache cache;
     private final Op[] cachedAt;
@@ -84,6 +99,8 @@ public final class Engine implements AutoCloseable {
     private final Scratch scratch = new Scratch();
     private final Timeline timeline;
     private Op joinOp;
+    private long lastDrainNanos;
+    private long completedAtLastPause;
     /** Reused every cycle so that an idle engine cycling every millisecond makes no garbage. */
     private final List<Response> fromCache = new ArrayList<>();
     private final List<Response> toExecute = new ArrayList<>();
@@ -144,6 +161,8 @@ public final class Engine implements AutoCloseable {
             throw new IllegalArgumentException("a collective named '" + op.name + "' is already in flight on rank "
                     + rank + "; wait for it to finish or give the new one another name");
         }
+        // Built here, on the caller's thread, so that the engine's per-op path allocates nothing.
+        op.request(rank);
         op.submittedNanos = System.nanoTime();
         queue.add(op);
         // Cut the engine's between-cycle sleep short: otherwise a new op waits out the rest of the cycle
@@ -206,9 +225,10 @@ public final class Engine implements AutoCloseable {
                 if (stop) {
                     break;
                 }
-                long rest = cycleNanos - (System.nanoTime() - start);
-                if (rest > 0) {
-                    LockSupport.parkNanos(rest);
+                long now = System.nanoTime();
+                long rest = cycleNanos - (now - start);
+                if (rest > 0 && !(waiting() && now - lastDrainNanos < EAGER_CYCLES * cycleNanos)) {
+                    pause(start, cycleNanos, now);
                 }
             }
             failAll(new KoloException("Kolo was shut down before this op completed (a rank called shutdown)"));
@@ -239,8 +259,13 @@ public final class Engine implements AutoCloseable {
     /** One negotiation cycle; returns true when the ranks agreed to shut down. */
     private boolean cycle() {
         drainQueue();
+        // Only positions below the cache's high-water mark can hold anything. The mark is the same on every
+        // rank (every rank applies the same cache updates), so the bit vector's length agrees too; keeping it
+        // short keeps the cycle's loops and its allreduce small when few names are in use.
+        int high = cache.highWater();
+        int words = (high + 63) / 64;
         long now = System.nanoTime();
-        for (int p = 0; p < cachedAt.length; p++) {
+        for (int p = 0; p < high; p++) {
             Op op = cachedAt[p];
             if (op != null && now - op.submittedNanos > CACHE_GRACE_NANOS) {
                 cachedAt[p] = null;
@@ -249,8 +274,8 @@ public final class Engine implements AutoCloseable {
         }
         long flags = 0;
         boolean anyInvalidLocal = false;
-        for (boolean b : invalidLocal) {
-            anyInvalidLocal |= b;
+        for (int p = 0; p < high; p++) {
+            anyInvalidLocal |= invalidLocal[p];
         }
         if (toSend.isEmpty()) {
             flags |= F_NOTHING_NEW;
@@ -268,12 +293,12 @@ public final class Engine implements AutoCloseable {
             flags |= F_TABLE_EMPTY;
         }
         bits.setAtIndex(ValueLayout.JAVA_LONG, 0, flags);
-        for (int w = 0; w < cacheWords; w++) {
+        for (int w = 0; w < words; w++) {
             long ready = 0;
             long valid = 0;
             for (int b = 0; b < 64; b++) {
                 int p = w * 64 + b;
-                if (p < cachedAt.length) {
+                if (p < high) {
                     if (cachedAt[p] != null) {
                         ready |= 1L << b;
                     }
@@ -283,10 +308,10 @@ public final class Engine implements AutoCloseable {
                 }
             }
             bits.setAtIndex(ValueLayout.JAVA_LONG, 1 + w, ready);
-            bits.setAtIndex(ValueLayout.JAVA_LONG, 1 + cacheWords + w, valid);
+            bits.setAtIndex(ValueLayout.JAVA_LONG, 1 + words + w, valid);
         }
-        ops.allreduce(bits, 1 + 2L * cacheWords, DataType.INT64, Reduction.BAND);
-        java.util.Arrays.fill(invalidLocal, false);
+        ops.allreduce(bits, 1 + 2L * words, DataType.INT64, Reduction.BAND);
+        java.util.Arrays.fill(invalidLocal, 0, high, false);
 
         long agreed = bits.getAtIndex(ValueLayout.JAVA_LONG, 0);
         boolean anyNew = (agreed & F_NOTHING_NEW) == 0;
@@ -296,8 +321,8 @@ public final class Engine implements AutoCloseable {
         boolean tableBusy = (agreed & F_TABLE_EMPTY) == 0;
 
         if (anyInvalid) {
-            for (int p = 0; p < cachedAt.length; p++) {
-                if ((bits.getAtIndex(ValueLayout.JAVA_LONG, 1 + cacheWords + p / 64) & (1L << (p % 64))) == 0) {
+            for (int p = 0; p < high; p++) {
+                if ((bits.getAtIndex(ValueLayout.JAVA_LONG, 1 + words + p / 64) & (1L << (p % 64))) == 0) {
                     cache.erase(p);
                     if (cachedAt[p] != null) {
                         toSend.add(cachedAt[p]);
@@ -308,7 +333,7 @@ public final class Engine implements AutoCloseable {
         }
         fromCache.clear();
         toExecute.clear();
-        for (int p = 0; p < cachedAt.length; p++) {
+        for (int p = 0; p < high; p++) {
             if (cachedAt[p] == null) {
                 continue;
             }
@@ -334,10 +359,31 @@ public final class Engine implements AutoCloseable {
         return anyShutdown;
     }
 
+    /** Sleeps out the rest of the cycle unless an op is submitted first (which unparks this thread). */
+    private void pause(long cycleStart, long cycleNanos, long now) {
+        if (completedOps != completedAtLastPause) {
+            completedAtLastPause = completedOps;
+            long pollEnd = now + Math.min(BUSY_POLL_NANOS, cycleNanos - (now - cycleStart));
+            while (queue.isEmpty() && System.nanoTime() - pollEnd < 0) {
+                Thread.yield();
+            }
+        }
+        long rest = cycleNanos - (System.nanoTime() - cycleStart);
+        if (queue.isEmpty() && rest > 0) {
+            LockSupport.parkNanos(rest);
+        }
+    }
+
+    /** Does this rank have ops that are not done yet (so its next cycle may be the one that runs them)? */
+    private boolean waiting() {
+        return !pending.isEmpty() || joinOp != null || !toSend.isEmpty();
+    }
+
     private void drainQueue() {
         Op op;
         while ((op = queue.poll()) != null) {
             op.drainedNanos = System.nanoTime();
+            lastDrainNanos = op.drainedNanos;
             if (op.kind == OpKind.JOIN) {
                 joinOp = op;
                 toSend.add(op);
@@ -358,7 +404,7 @@ public final class Engine implements AutoCloseable {
 
     /** After the cache changed, ops parked on a position that now holds something else go the slow way. */
     private void revalidateCached() {
-        for (int p = 0; p < cachedAt.length; p++) {
+        for (int p = 0; p < cache.highWater(); p++) {
             Op op = cachedAt[p];
             if (op != null && (cache.position(op.name) != p || !cache.get(p).answers(op.request(rank)))) {
                 cachedAt[p] = null;
@@ -425,8 +471,8 @@ public final class Engine implements AutoCloseable {
     private void execute(Response r) {
         long negotiated = System.nanoTime();
         if (r.isError()) {
-            for (String name : r.names()) {
-                Op op = pending.remove(name);
+            for (int i = 0; i < r.names().size(); i++) {
+                Op op = pending.remove(r.names().get(i));
                 if (op != null) {
                     // The op may also be parked on a cache slot or queued for the coordinator; it is over now.
                     toSend.remove(op);
@@ -480,7 +526,9 @@ public final class Engine implements AutoCloseable {
         int es = r.type().byteSize();
         long total = r.totalElements();
         Op single = r.names().size() == 1 ? pending.get(r.names().getFirst()) : null;
-        boolean direct = single != null && single.input.isNative();
+        // A tensor alone in its response is reduced where it lies (heap or native: every transport takes both),
+        // saving a copy into the fusion buffer and one back; allreduce is in place for the caller either way.
+        boolean direct = single != null && single.input.byteSize() == total * es;
         long t0 = System.nanoTime();
         MemorySegment buf;
         if (direct) {
@@ -525,7 +573,7 @@ public final class Engine implements AutoCloseable {
         String name = r.names().getFirst();
         Op op = pending.get(name);
         long bytes = Shapes.elements(r.shapes()[0]) * r.type().byteSize();
-        boolean direct = op != null && op.input.isNative();
+        boolean direct = op != null && op.input.byteSize() == bytes;
         long t0 = System.nanoTime();
         MemorySegment buf = direct ? op.input : fusion.get(bytes);
         if (!direct && op != null && rank == r.root()) {
@@ -701,8 +749,8 @@ public final class Engine implements AutoCloseable {
     }
 
     private void finish(Response r, long negotiated, long done) {
-        for (String name : r.names()) {
-            Op op = pending.remove(name);
+        for (int i = 0; i < r.names().size(); i++) {
+            Op op = pending.remove(r.names().get(i));
             if (op != null) {
                 inFlight.remove(op.name);
                 completedOps++;

@@ -42,6 +42,7 @@ public final class Op {
     /** When the engine thread picked it up: the end of its QUEUE span, the start of NEGOTIATE in the timeline. */
     long drainedNanos;
 
+    private Request request;
     private long[] resultShape;
     private MemorySegment result;
     private long[] receivedSplits;
@@ -126,9 +127,15 @@ public final class Op {
         return lastJoined;
     }
 
+    /** This op as sent to the coordinator; built once (at submission, after the name is final) and reused. */
     Request request(int rank) {
-        return new Request(rank, name, kind, type, reduceOp, shape, prescale, postscale, root, splits, group,
-                groupSize);
+        Request r = request;
+        if (r == null || r.rank() != rank) {
+            r = new Request(rank, name, kind, type, reduceOp, shape, prescale, postscale, root, splits, group,
+                    groupSize);
+            request = r;
+        }
+        return r;
     }
 
     void setResult(long[] shape, MemorySegment memory) {

@@ -15,6 +15,8 @@ final class ResponseCache {
     private final long[] lastUsed;
     private final Map<String, Integer> positions = new HashMap<>();
     private long clock;
+    /** One past the highest position ever filled; positions are filled lowest-free-first, so this stays compact. */
+    private int highWater;
 
     ResponseCache(int capacity) {
         entries = new Response[capacity];
@@ -23,6 +25,11 @@ final class ResponseCache {
 
     int capacity() {
         return entries.length;
+    }
+
+    /** Positions at or above this have never held a response (identical on every rank, like the positions). */
+    int highWater() {
+        return highWater;
     }
 
     /** Position of the cached response for this name, or -1. */
@@ -51,6 +58,7 @@ final class ResponseCache {
         }
         entries[p] = response;
         lastUsed[p] = ++clock;
+        highWater = Math.max(highWater, p + 1);
     }
 
     void erase(int position) {
