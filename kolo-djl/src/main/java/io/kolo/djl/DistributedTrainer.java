@@ -41,6 +41,8 @@ public class DistributedTrainer extends Trainer {
     private final DistributedOptions options;
     private final GradientAverager averager;
     private int passes;
+    private long allreduceNanos;
+    private long allreduces;
 
     /** Joins the job of {@link Kolo#communicator()} with the default options. */
     public DistributedTrainer(Model model, TrainingConfig config) {
@@ -97,8 +99,23 @@ public class DistributedTrainer extends Trainer {
             averager.allreduce(parameters(), passes);
         }
         passes = 0;
+        allreduceNanos += System.nanoTime() - begin;
+        allreduces++;
         addMetric("allreduce", begin);
         super.step();
+    }
+
+    /**
+     * Total time {@link #step()} has spent averaging gradients (waiting for the slowest rank included), for
+     * telling communication from computation; see also {@link #gradientAverages()}.
+     */
+    public java.time.Duration gradientAveragingTime() {
+        return java.time.Duration.ofNanos(allreduceNanos);
+    }
+
+    /** How many times gradients were averaged (optimizer steps taken). */
+    public long gradientAverages() {
+        return allreduces;
     }
 
     /** Copies the root rank's parameter values into every rank's parameters, matched by name. */
