@@ -95,6 +95,11 @@ class DistributedTrainerTest {
     }
 
     private static History rank(Communicator comm, int batch, int passesPerStep, DistributedOptions options) {
+        return rank(comm, batch, passesPerStep, options, STEPS, false);
+    }
+
+    private static History rank(Communicator comm, int batch, int passesPerStep, DistributedOptions options,
+                                int steps, boolean joinAtEnd) {
         int np = comm.size();
         try (Model model = Model.newInstance("mlp-" + comm.rank())) {
             SequentialBlock block = new SequentialBlock()
@@ -111,18 +116,22 @@ class DistributedTrainerTest {
                     setKnownParameters(block.getParameters());
                 }
                 trainer.broadcastParameters();
-                List<float[][]> steps = new ArrayList<>();
-                steps.add(snapshot(block.getParameters()));
+                List<float[][]> history = new ArrayList<>();
+                history.add(snapshot(block.getParameters()));
                 int global = np * batch * passesPerStep;
-                for (int step = 0; step < STEPS; step++) {
+                for (int step = 0; step < steps; step++) {
                     for (int pass = 0; pass < passesPerStep; pass++) {
                         int from = step * global + (pass * np + comm.rank()) * batch;
                         backward(trainer, model.getNDManager(), from, batch);
                         trainer.step();
                     }
-                    steps.add(snapshot(block.getParameters()));
+                    history.add(snapshot(block.getParameters()));
                 }
-                return new History(steps);
+                if (joinAtEnd) {
+                    trainer.join();
+                    history.add(snapshot(block.getParameters()));
+                }
+                return new History(history);
             }
         }
     }
@@ -254,6 +263,57 @@ class DistributedTrainerTest {
             double stepAverage = a[0][i] - start[0][i];
             double stepSum = s[0][i] - start[0][i];
             assertEquals(2 * stepAverage, stepSum, 1e-5 * (1 + Math.abs(stepSum)), "weight " + i);
+        }
+    }
+
+    @Test
+    void aRankOutOfDataJoinsAndEveryoneEndsWithTheLastStepper() throws Exception {
+        List<Communicator> comms = Communicator.local(2);
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            // Rank 0 has three batches, rank 1 only two: rank 1 joins early and contributes zeros to step 3.
+            Future<History> r0 = pool.submit(() -> rank(comms.get(0), 8, 1, DistributedOptions.defaults(), 3, true));
+            Future<History> r1 = pool.submit(() -> rank(comms.get(1), 8, 1, DistributedOptions.defaults(), 2, true));
+            History h0 = r0.get(100, TimeUnit.SECONDS);
+            History h1 = r1.get(100, TimeUnit.SECONDS);
+            assertBitIdentical(List.of(new History(h0.steps().subList(0, 3)), new History(h1.steps().subList(0, 3))));
+            assertClose(h0.steps().get(3), h0.last(), 0);
+            assertClose(h0.last(), h1.last(), 0);
+            assertNotEquals(java.util.Arrays.toString(h1.steps().get(2)[0]), java.util.Arrays.toString(h1.last()[0]),
+                    "rank 1 must take rank 0's third step when it joins");
+        } finally {
+            pool.shutdownNow();
+            comms.forEach(Communicator::close);
+        }
+    }
+
+    @Test
+    void onlyRankZeroWritesTheCheckpointAndEveryoneWaitsForIt(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        List<Communicator> comms = Communicator.local(2);
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<Boolean>> seen = new ArrayList<>();
+            for (Communicator comm : comms) {
+                seen.add(pool.submit(() -> {
+                    try (Model model = Model.newInstance("ckpt")) {
+                        model.setBlock(Linear.builder().setUnits(2).build());
+                        model.getBlock().initialize(model.getNDManager(), ai.djl.ndarray.types.DataType.FLOAT32,
+                                new Shape(1, 3));
+                        java.nio.file.Path rankDir = dir.resolve("rank" + comm.rank());
+                        new RankZero(comm).saveCheckpoint(model, rankDir, 1);
+                        // After the barrier rank 0's file is complete, whichever rank looks.
+                        return java.nio.file.Files.exists(dir.resolve("rank0/ckpt-0001.params"))
+                                && !java.nio.file.Files.exists(rankDir.resolve("ckpt-0001.params")) == (comm.rank() != 0);
+                    }
+                }));
+            }
+            for (Future<Boolean> f : seen) {
+                assertTrue(f.get(60, TimeUnit.SECONDS), () -> java.util.Arrays.toString(dir.toFile().list()));
+            }
+        } finally {
+            pool.shutdownNow();
+            comms.forEach(Communicator::close);
         }
     }
 
