@@ -318,6 +318,29 @@ class DistributedTrainerTest {
     }
 
     @Test
+    void gradientBuffersAreTheTensorsOwnMemory() {
+        // What the zero-copy path relies on: PyTorch's direct buffer over a gradient is that gradient's memory.
+        try (NDManager m = NDManager.newBaseManager()) {
+            NDArray w = m.create(new float[]{1, 2, 3});
+            w.setRequiresGradient(true);
+            synchronized (COLLECTOR) {
+                try (GradientCollector c = ai.djl.engine.Engine.getInstance().newGradientCollector()) {
+                    c.backward(w.mul(w).sum());
+                }
+            }
+            try (NDArray grad = w.getGradient()) {
+                java.nio.ByteBuffer view = grad.toByteBuffer(true);
+                assertTrue(view.isDirect());
+                view.asFloatBuffer().put(1, 42f);
+                try (NDArray again = w.getGradient()) {
+                    assertEquals(java.util.List.of(2f, 42f, 6f), java.util.List.of(again.getFloat(0), again.getFloat(1),
+                            again.getFloat(2)));
+                }
+            }
+        }
+    }
+
+    @Test
     void badOptionsAreRejectedWithTheReason() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> DistributedOptions.defaults().withOp(ReduceOp.MAX));
