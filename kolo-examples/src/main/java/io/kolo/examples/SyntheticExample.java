@@ -80,7 +80,7 @@ public final class SyntheticExample {
             DistributedOptions options = DistributedOptions.defaults().withCompression(s.compression());
             double baseline = 0;
             if (s.baseline()) {
-                baseline = baseline(model, config, options, data, labels, s);
+                baseline = baseline(config, options, data, labels, s);
             }
             try (DistributedTrainer trainer = new DistributedTrainer(model, config, options)) {
                 trainer.initialize(new Shape(1).addAll(input.slice(1)));
@@ -115,10 +115,17 @@ public final class SyntheticExample {
      * other ranks wait, idle. Everyone meets at a barrier after each batch (not timed), so no wait comes near
      * Kolo's stall warning or timeout however slow a batch is.
      */
-    private static double baseline(Model model, DefaultTrainingConfig config, DistributedOptions options,
-                                   NDArray data, NDArray labels, Settings s) {
-        Communicator alone = Kolo.rank() == 0 ? Communicator.local(1).getFirst() : null;
-        DistributedTrainer trainer = alone == null ? null : new DistributedTrainer(model, config, alone, options);
+    private static double baseline(DefaultTrainingConfig config, DistributedOptions options, NDArray data,
+                                   NDArray labels, Settings s) {
+        // A model of its own: a second trainer on the measured model would re-initialise parameters that the
+        // first one still references, and slows every later step of that model down several times.
+        Model model = Kolo.rank() == 0 ? Model.newInstance("baseline-" + s.model()) : null;
+        Communicator alone = model != null ? Communicator.local(1).getFirst() : null;
+        DistributedTrainer trainer = null;
+        if (model != null) {
+            model.setBlock(block(s));
+            trainer = new DistributedTrainer(model, config, alone, options);
+        }
         try {
             if (trainer != null) {
                 System.out.println("Running the np=1 baseline on rank 0 (the other ranks wait)...");
@@ -151,6 +158,7 @@ public final class SyntheticExample {
             if (trainer != null) {
                 trainer.close();
                 alone.close();
+                model.close();
             }
         }
     }
