@@ -61,9 +61,9 @@ public class DistributedTrainer extends Trainer {
             throw new IllegalArgumentException("root rank " + options.root() + " is not in a job of " + comm.size()
                     + " ranks");
         }
-        if (getDevices().length != 1) {
+        if (config.getDevices().length != 1) {
             throw new IllegalArgumentException("a DistributedTrainer uses one device per rank, but the training "
-                    + "config lists " + getDevices().length + "; use optDevices(new Device[]{KoloDjl.device()})");
+                    + "config lists " + config.getDevices().length + "; use optDevices(new Device[]{KoloDjl.device()})");
         }
         this.averager = new GradientAverager(comm, options);
     }
