@@ -59,8 +59,14 @@ final class ChildCommand {
             throw new UsageException("no example named '" + name + "'; available: "
                     + (available.isEmpty() ? "(none)" : String.join(", ", available)));
         }
-        List<String> cmd = new ArrayList<>(List.of(javaExecutable(), NATIVE_ACCESS, "-cp",
-                examplesJar + java.io.File.pathSeparator + coreJar, EXAMPLES_PACKAGE + "." + className));
+        // The examples' own dependencies (kolo-djl, DJL, PyTorch's natives) are copied to target/lib at package.
+        String classpath = examplesJar + java.io.File.pathSeparator + coreJar;
+        Path lib = koloHome.resolve("kolo-examples/target/lib");
+        if (Files.isDirectory(lib)) {
+            classpath = examplesJar + java.io.File.pathSeparator + lib.resolve("*") + java.io.File.pathSeparator + coreJar;
+        }
+        List<String> cmd = new ArrayList<>(List.of(javaExecutable(), NATIVE_ACCESS, "-cp", classpath,
+                EXAMPLES_PACKAGE + "." + className));
         cmd.addAll(args);
         return cmd;
     }

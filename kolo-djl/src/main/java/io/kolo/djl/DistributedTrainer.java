@@ -1,0 +1,212 @@
+package io.kolo.djl;
+
+import ai.djl.Model;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.Parameter;
+import ai.djl.training.Trainer;
+import ai.djl.training.TrainingConfig;
+import ai.djl.util.Pair;
+import io.kolo.Communicator;
+import io.kolo.DataType;
+import io.kolo.Handle;
+import io.kolo.Kolo;
+import io.kolo.ReduceOp;
+import io.kolo.Tensor;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A DJL {@link Trainer} whose {@link #step()} first averages gradients over every rank of a Kolo job: step 3
+ * of the four changes that make a training loop distributed. It is a drop-in replacement for
+ * {@code model.newTrainer(config)}, so {@code EasyTrain.fit} and hand-written loops work unchanged.
+ *
+ * <pre>{@code
+ * Trainer trainer = new DistributedTrainer(model, config);   // instead of model.newTrainer(config)
+ * trainer.initialize(inputShape);                            // also broadcasts rank 0's parameters
+ * }</pre>
+ *
+ * <p>{@link #initialize} broadcasts the root's freshly initialised parameters (step 4), so every rank starts
+ * from the same model; call {@link #broadcastParameters()} again after loading a checkpoint on one rank.
+ * Optimizer state needs no broadcast: DJL's optimizers create it lazily from the gradients, which are
+ * identical on every rank, and DJL does not save it in checkpoints.
+ *
+ * <p>One device per rank: pick it with {@link KoloDjl#device()} (by local rank) in the training config.
+ */
+public class DistributedTrainer extends Trainer {
+    private final Communicator comm;
+    private final DistributedOptions options;
+    private final GradientAverager averager;
+    private int passes;
+    private long allreduceNanos;
+    private long allreduces;
+
+    /** Joins the job of {@link Kolo#communicator()} with the default options. */
+    public DistributedTrainer(Model model, TrainingConfig config) {
+        this(model, config, Kolo.communicator(), DistributedOptions.defaults());
+    }
+
+    public DistributedTrainer(Model model, TrainingConfig config, DistributedOptions options) {
+        this(model, config, Kolo.communicator(), options);
+    }
+
+    public DistributedTrainer(Model model, TrainingConfig config, Communicator comm, DistributedOptions options) {
+        super(model, config);
+        this.comm = Objects.requireNonNull(comm, "comm");
+        this.options = Objects.requireNonNull(options, "options");
+        if (options.root() >= comm.size()) {
+            throw new IllegalArgumentException("root rank " + options.root() + " is not in a job of " + comm.size()
+                    + " ranks");
+        }
+        if (config.getDevices().length != 1) {
+            throw new IllegalArgumentException("a DistributedTrainer uses one device per rank, but the training "
+                    + "config lists " + config.getDevices().length + "; use optDevices(new Device[]{KoloDjl.device()})");
+        }
+        this.averager = new GradientAverager(comm, options);
+    }
+
+    public Communicator communicator() {
+        return comm;
+    }
+
+    public DistributedOptions options() {
+        return options;
+    }
+
+    /** Initialises the parameters as {@link Trainer#initialize} does, then gives every rank the root's. */
+    @Override
+    public void initialize(Shape... shapes) {
+        super.initialize(shapes);
+        broadcastParameters();
+    }
+
+    /**
+     * Counts one backward pass; on every {@code backwardPassesPerStep}-th call averages the accumulated
+     * gradients over all ranks and lets the optimizer update the parameters. Every rank must call it equally
+     * often (use {@link DistributedSampler} for equal batch counts, or {@link #join()} for the tail).
+     */
+    @Override
+    public void step() {
+        passes++;
+        if (passes < options.backwardPassesPerStep()) {
+            return;   // DJL's PyTorch engine accumulates gradients until the optimizer update zeroes them
+        }
+        long begin = System.nanoTime();
+        if (comm.size() > 1 || passes > 1) {
+            averager.allreduce(parameters(), passes);
+        }
+        passes = 0;
+        allreduceNanos += System.nanoTime() - begin;
+        allreduces++;
+        addMetric("allreduce", begin);
+        super.step();
+    }
+
+    /**
+     * Total time {@link #step()} has spent averaging gradients (waiting for the slowest rank included), for
+     * telling communication from computation; see also {@link #gradientAverages()}.
+     */
+    public java.time.Duration gradientAveragingTime() {
+        return java.time.Duration.ofNanos(allreduceNanos);
+    }
+
+    /** How many times gradients were averaged (optimizer steps taken). */
+    public long gradientAverages() {
+        return allreduces;
+    }
+
+    /** Copies the root rank's parameter values into every rank's parameters, matched by name. */
+    public void broadcastParameters() {
+        broadcastParameters(options.root());
+    }
+
+    public void broadcastParameters(int root) {
+        List<Handle<Tensor>> handles = new ArrayList<>();
+        List<NDArray> writeBack = new ArrayList<>();
+        List<ByteBuffer> buffers = new ArrayList<>();
+        for (Pair<String, Parameter> p : parameters()) {
+            NDArray array = p.getValue().getArray();
+            ByteBuffer memory = array.toByteBuffer(true);
+            DataType type = GradientAverager.koloType(p.getKey(), array.getDataType());
+            handles.add(comm.broadcastAsync("djl.param." + p.getKey(), Tensor.of(memory, type, array.size()), root));
+            writeBack.add(array);
+            buffers.add(memory);
+        }
+        for (int i = 0; i < handles.size(); i++) {
+            handles.get(i).await();
+            // Parameters are contiguous, so the buffer is their memory; set() also covers the rare copy.
+            ByteBuffer again = writeBack.get(i).toByteBuffer(true);
+            if (java.lang.foreign.MemorySegment.ofBuffer(again).address()
+                    != java.lang.foreign.MemorySegment.ofBuffer(buffers.get(i)).address()) {
+                writeBack.get(i).set(buffers.get(i));
+            }
+        }
+    }
+
+    /**
+     * The average of {@code values} over all ranks, element-wise, in place (e.g. the epoch's loss and accuracy,
+     * so rank 0 can report the job's figures rather than its own shard's).
+     */
+    public double[] averageAcrossRanks(String name, double... values) {
+        comm.allreduceAsync("djl.metric." + name, Tensor.of(values), ReduceOp.AVERAGE).await();
+        return values;
+    }
+
+    /** The sum of {@code values} over all ranks, element-wise, in place (e.g. correct and total counts). */
+    public long[] sumAcrossRanks(String name, long... values) {
+        comm.allreduceAsync("djl.metric." + name, Tensor.of(values), ReduceOp.SUM).await();
+        return values;
+    }
+
+    /**
+     * This rank has no more batches this epoch: the others' allreduces go on with it contributing zeros until
+     * every rank has joined, then every rank takes the parameters of the last rank to join (it stepped last).
+     *
+     * @return the last rank to join
+     */
+    public int join() {
+        int last = comm.join();
+        broadcastParameters(last);
+        return last;
+    }
+
+    /**
+     * A 64-bit hash of every parameter's bytes, by name; equal on every rank when the ranks are in sync.
+     */
+    public long parameterChecksum() {
+        long h = 0xcbf29ce484222325L;
+        for (Pair<String, Parameter> p : parameters()) {
+            h = h * 31 + p.getKey().hashCode();
+            ByteBuffer b = p.getValue().getArray().toByteBuffer(true);
+            for (int i = 0; i + 8 <= b.limit(); i += 8) {
+                h = (h ^ b.getLong(i)) * 0x100000001b3L;
+            }
+            for (int i = b.limit() & ~7; i < b.limit(); i++) {
+                h = (h ^ b.get(i)) * 0x100000001b3L;
+            }
+        }
+        return h;
+    }
+
+    /** Throws naming the ranks that differ when the ranks' parameters are not bit-identical. */
+    public void checkParametersInSync() {
+        long[] all = comm.allgather(new long[]{parameterChecksum()});
+        for (int r = 1; r < all.length; r++) {
+            if (all[r] != all[0]) {
+                throw new IllegalStateException("parameters differ between ranks: checksums "
+                        + java.util.Arrays.toString(all));
+            }
+        }
+    }
+
+    private List<Pair<String, Parameter>> parameters() {
+        List<Pair<String, Parameter>> out = new ArrayList<>();
+        for (Pair<String, Parameter> p : getModel().getBlock().getParameters()) {
+            out.add(p);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,261 @@
+package io.kolo.examples;
+
+import ai.djl.Device;
+import ai.djl.Model;
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.NDManager;
+import ai.djl.ndarray.types.Shape;
+import ai.djl.nn.Activation;
+import ai.djl.nn.Block;
+import ai.djl.nn.Blocks;
+import ai.djl.nn.SequentialBlock;
+import ai.djl.nn.convolutional.Conv2d;
+import ai.djl.nn.core.Linear;
+import ai.djl.nn.pooling.Pool;
+import ai.djl.training.DefaultTrainingConfig;
+import ai.djl.training.GradientCollector;
+import ai.djl.training.dataset.ArrayDataset;
+import ai.djl.training.dataset.Batch;
+import ai.djl.training.loss.Loss;
+import ai.djl.training.optimizer.Optimizer;
+import ai.djl.training.tracker.Tracker;
+import io.kolo.Kolo;
+import io.kolo.djl.DistributedSampler;
+import io.kolo.djl.DistributedTrainer;
+import io.kolo.djl.KoloDjl;
+import io.kolo.djl.RankZero;
+import io.kolo.djl.ScaledLearningRate;
+
+import java.nio.FloatBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+
+/**
+ * Data-parallel MNIST with DJL: an MLP or a small CNN, trained on every rank's shard, evaluated on the
+ * held-out images, figures averaged over the ranks and printed by rank 0. Run it with
+ * {@code ./kolo run -np 2 --example mnist -- --data DIR}.
+ */
+public final class MnistExample {
+    private static final String USAGE = "usage: mnist [--data DIR] [--model cnn|mlp] [--epochs N] [--batch-size N]"
+            + " [--lr RATE] [--warmup-steps N] [--threads N] [--seed N] [--checkpoint DIR]";
+
+    private MnistExample() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path data = null;
+        String modelName = "cnn";
+        int epochs = 3;
+        int batchSize = 32;
+        float lr = 0.001f;
+        int warmup = 100;
+        Integer threads = null;
+        long seed = 42;
+        Path checkpoint = null;
+        try {
+            for (int i = 0; i < args.length; i++) {
+                switch (args[i]) {
+                    case "--data" -> data = Path.of(value(args, ++i));
+                    case "--model" -> modelName = value(args, ++i);
+                    case "--epochs" -> epochs = positive(args, ++i);
+                    case "--batch-size" -> batchSize = positive(args, ++i);
+                    case "--lr" -> lr = Float.parseFloat(value(args, ++i));
+                    case "--warmup-steps" -> warmup = Integer.parseInt(value(args, ++i));
+                    case "--threads" -> threads = positive(args, ++i);
+                    case "--seed" -> seed = Long.parseLong(value(args, ++i));
+                    case "--checkpoint" -> checkpoint = Path.of(value(args, ++i));
+                    case "-h", "--help" -> {
+                        System.out.println(USAGE);
+                        return;
+                    }
+                    default -> throw new IllegalArgumentException("unknown argument '" + args[i] + "'");
+                }
+            }
+            if (!modelName.equals("cnn") && !modelName.equals("mlp")) {
+                throw new IllegalArgumentException("--model must be cnn or mlp, not '" + modelName + "'");
+            }
+        } catch (IllegalArgumentException e) {
+            System.err.println("mnist: " + e.getMessage() + " (" + USAGE + ")");
+            System.exit(2);
+        }
+
+        // The four changes, 1 and 2: join the job, one rank's share of the machine for PyTorch.
+        Kolo.init();
+        if (threads != null) {
+            KoloDjl.configureEngine(threads);
+        } else {
+            KoloDjl.configureEngine();
+        }
+        try {
+            MnistData mnist = loadOrFetch(data);
+            run(mnist, modelName, epochs, batchSize, lr, warmup, seed, checkpoint);
+        } catch (IllegalArgumentException e) {
+            System.err.println("mnist: " + e.getMessage());
+            System.exit(2);
+        } finally {
+            Kolo.shutdown();
+        }
+    }
+
+    private static void run(MnistData mnist, String modelName, int epochs, int batchSize, float lr, int warmup,
+                            long seed, Path checkpoint) throws Exception {
+        RankZero rankZero = new RankZero(Kolo.communicator());
+        rankZero.log("mnist: " + modelName + " on " + Kolo.size() + " rank(s), batch " + batchSize + " per rank, "
+                + mnist.description());
+        boolean cnn = modelName.equals("cnn");
+        Shape sample = cnn ? new Shape(1, 28, 28) : new Shape(784);
+        try (Model model = Model.newInstance("mnist-" + modelName)) {
+            model.setBlock(cnn ? cnn() : mlp());
+            // Bigger global batch, proportionally bigger rate, reached gradually.
+            Optimizer adam = Optimizer.adam()
+                    .optLearningRateTracker(new ScaledLearningRate(Tracker.fixed(lr), Kolo.size(), warmup))
+                    .build();
+            DefaultTrainingConfig config = new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
+                    .optOptimizer(adam)
+                    .optDevices(new Device[]{KoloDjl.device()});
+            NDManager manager = model.getNDManager();
+            DistributedSampler sampler = new DistributedSampler(batchSize, true, seed);
+            ArrayDataset train = new ArrayDataset.Builder()
+                    .setData(images(manager, mnist.trainImages(), sample))
+                    .optLabels(manager.create(mnist.trainLabels()))
+                    .setSampling(sampler)
+                    .build();
+            // The four changes, 3 and 4: the distributed trainer, which broadcasts rank 0's initial parameters.
+            try (DistributedTrainer trainer = new DistributedTrainer(model, config)) {
+                trainer.initialize(new Shape(1).addAll(sample));
+                double accuracy = 0;
+                for (int epoch = 1; epoch <= epochs; epoch++) {
+                    long start = System.nanoTime();
+                    double lossSum = 0;
+                    int batches = 0;
+                    for (Batch batch : trainer.iterateDataset(train)) {
+                        try (batch; GradientCollector collector = trainer.newGradientCollector()) {
+                            NDList predictions = trainer.forward(batch.getData(), batch.getLabels());
+                            NDArray loss = trainer.getLoss().evaluate(batch.getLabels(), predictions);
+                            collector.backward(loss);
+                            lossSum += loss.getFloat();
+                            batches++;
+                        }
+                        trainer.step();
+                    }
+                    double loss = trainer.averageAcrossRanks("loss", lossSum / batches)[0];
+                    accuracy = testAccuracy(trainer, manager, mnist, sample);
+                    rankZero.log(String.format(Locale.ROOT, "epoch %d: loss %.3f, test accuracy %.2f%% (%.1f s)",
+                            epoch, loss, 100 * accuracy, (System.nanoTime() - start) / 1e9));
+                    if (checkpoint != null) {
+                        rankZero.saveCheckpoint(model, checkpoint, epoch);
+                    }
+                }
+                trainer.checkParametersInSync();
+                rankZero.log(String.format(Locale.ROOT, "final test accuracy %.2f%%", 100 * accuracy));
+            }
+        }
+    }
+
+    /** Each rank scores its share of the held-out images; the counts are summed over the ranks. */
+    private static double testAccuracy(DistributedTrainer trainer, NDManager parent, MnistData mnist, Shape sample) {
+        int rank = Kolo.rank();
+        int size = Kolo.size();
+        float[][] images = mnist.testImages();
+        float[] labels = mnist.testLabels();
+        long correct = 0;
+        long total = 0;
+        int chunk = 500;
+        for (int from = rank * chunk; from < images.length; from += size * chunk) {
+            int to = Math.min(images.length, from + chunk);
+            try (NDManager m = parent.newSubManager()) {
+                NDArray x = images(m, java.util.Arrays.copyOfRange(images, from, to), sample);
+                NDArray predicted = trainer.evaluate(new NDList(x)).singletonOrThrow().argMax(1);
+                NDArray truth = m.create(java.util.Arrays.copyOfRange(labels, from, to)).toType(predicted.getDataType(), false);
+                correct += predicted.eq(truth).countNonzero().getLong();
+                total += to - from;
+            }
+        }
+        long[] counts = trainer.sumAcrossRanks("test-accuracy", correct, total);
+        return (double) counts[0] / counts[1];
+    }
+
+    private static NDArray images(NDManager manager, float[][] images, Shape sample) {
+        int pixels = 784;
+        FloatBuffer flat = FloatBuffer.allocate(images.length * pixels);
+        for (float[] image : images) {
+            flat.put(image);
+        }
+        flat.flip();
+        return manager.create(flat, new Shape(images.length).addAll(sample));
+    }
+
+    static Block mlp() {
+        return new SequentialBlock()
+                .add(Blocks.batchFlattenBlock(784))
+                .add(Linear.builder().setUnits(128).build())
+                .add(Activation::relu)
+                .add(Linear.builder().setUnits(64).build())
+                .add(Activation::relu)
+                .add(Linear.builder().setUnits(10).build());
+    }
+
+    static Block cnn() {
+        return new SequentialBlock()
+                .add(Conv2d.builder().setKernelShape(new Shape(5, 5)).setFilters(8).build())
+                .add(Activation::relu)
+                .add(Pool.maxPool2dBlock(new Shape(2, 2), new Shape(2, 2)))
+                .add(Conv2d.builder().setKernelShape(new Shape(5, 5)).setFilters(16).build())
+                .add(Activation::relu)
+                .add(Pool.maxPool2dBlock(new Shape(2, 2), new Shape(2, 2)))
+                .add(Blocks.batchFlattenBlock())
+                .add(Linear.builder().setUnits(64).build())
+                .add(Activation::relu)
+                .add(Linear.builder().setUnits(10).build());
+    }
+
+    /**
+     * {@code --data DIR}, or {@code ~/.kolo/data/mnist}, fetched there (by local rank 0) when it is missing and
+     * the network allows.
+     */
+    private static MnistData loadOrFetch(Path data) throws Exception {
+        if (data != null) {
+            return MnistData.load(data);
+        }
+        Path dir = Path.of(System.getProperty("user.home"), ".kolo", "data", "mnist");
+        String failure = "";
+        if (Kolo.localRank() == 0 && !Files.exists(dir.resolve(MnistData.TEST_IMAGES))) {
+            try {
+                System.out.println("mnist: fetching MNIST into " + dir + " from " + MnistData.MIRROR);
+                MnistData.download(dir);
+            } catch (java.io.IOException e) {
+                failure = e.toString();
+            }
+        }
+        Kolo.barrier();
+        if (!Files.exists(dir.resolve(MnistData.TEST_IMAGES))) {
+            throw new IllegalArgumentException("no MNIST in " + dir + (failure.isEmpty() ? "" : " and fetching it failed ("
+                    + failure + ")") + ": put " + MnistData.TRAIN_IMAGES + ", " + MnistData.TRAIN_LABELS + ", "
+                    + MnistData.TEST_IMAGES + " and " + MnistData.TEST_LABELS + " from " + MnistData.MIRROR
+                    + " there, or pass --data DIR");
+        }
+        return MnistData.load(dir);
+    }
+
+    private static String value(String[] args, int i) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException(args[i - 1] + " needs a value");
+        }
+        return args[i];
+    }
+
+    private static int positive(String[] args, int i) {
+        String v = value(args, i);
+        try {
+            int n = Integer.parseInt(v);
+            if (n >= 1) {
+                return n;
+            }
+        } catch (NumberFormatException ignored) {
+            // reported below
+        }
+        throw new IllegalArgumentException(args[i - 1] + " needs a whole number >= 1, not '" + v + "'");
+    }
+}

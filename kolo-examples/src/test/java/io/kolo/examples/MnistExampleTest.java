@@ -1,0 +1,67 @@
+package io.kolo.examples;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Real MNIST (the t10k set from {@code ../shared/data/mnist} next to the checkout: first 8,000 images train,
+ * last 2,000 test), two real processes training a CNN together over Kolo.
+ */
+@Timeout(300)
+class MnistExampleTest {
+
+    /** {@code -Dkolo.mnist=DIR}, {@code KOLO_MNIST}, or {@code ../shared/data/mnist} beside the checkout. */
+    static Path mnistDir() {
+        String configured = System.getProperty("kolo.mnist", System.getenv("KOLO_MNIST"));
+        if (configured != null && !configured.isBlank()) {
+            return Path.of(configured);
+        }
+        // Tests run in kolo-examples/: the checkout is its parent, shared/ sits beside the checkout.
+        Path module = Path.of("").toAbsolutePath();
+        Path checkout = Files.exists(module.resolve("kolo-examples")) ? module : module.getParent();
+        return checkout.getParent().resolve("shared/data/mnist");
+    }
+
+    @Test
+    void twoRanksReachNinetyFivePercentOnTheHeldOutImages(@TempDir Path dir) throws Exception {
+        Path data = mnistDir();
+        Assumptions.assumeTrue(Files.exists(data.resolve(MnistData.TEST_IMAGES)),
+                "skipped: no MNIST t10k files in " + data + " (set -Dkolo.mnist=DIR)");
+        List<ProcessJob.Rank> ranks = ProcessJob.run(2, dir, 280, MnistExample.class.getName(),
+                "--data", data.toString(), "--model", "cnn", "--epochs", "3", "--batch-size", "32");
+        String all = ProcessJob.report(dir, 2);
+        assertEquals(0, ranks.get(0).exitCode(), all);
+        assertEquals(0, ranks.get(1).exitCode(), all);
+        List<String> lines = ranks.get(0).out().lines().toList();
+        assertTrue(lines.getFirst().contains("first 8000 images train, last 2000 test"), all);
+        assertEquals(3, lines.stream().filter(l -> l.matches("epoch \\d: loss [0-9.]+, test accuracy [0-9.]+% .*")).count(), all);
+        Matcher m = Pattern.compile("final test accuracy ([0-9.]+)%").matcher(lines.getLast());
+        assertTrue(m.matches(), all);
+        double accuracy = Double.parseDouble(m.group(1));
+        assertTrue(accuracy >= 95.0, "2-rank MNIST reached only " + accuracy + "%:\n" + all);
+        // Rank 1 trains and evaluates too, but only rank 0 reports.
+        assertTrue(ranks.get(1).out().isBlank(), all);
+    }
+
+    @Test
+    void aMissingDataDirectoryIsOneClearLineOnEveryRank(@TempDir Path dir) throws Exception {
+        Path empty = Files.createDirectories(dir.resolve("empty"));
+        List<ProcessJob.Rank> ranks = ProcessJob.run(2, dir, 120, MnistExample.class.getName(), "--data", empty.toString());
+        for (ProcessJob.Rank r : ranks) {
+            assertEquals(2, r.exitCode(), ProcessJob.report(dir, 2));
+            assertTrue(r.err().contains("mnist: no MNIST in " + empty + ": it needs at least t10k-images-idx3-ubyte.gz"),
+                    r.err());
+        }
+    }
+}
