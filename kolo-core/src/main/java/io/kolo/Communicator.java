@@ -13,8 +13,8 @@ import io.kolo.engine.EngineSettings;
 import io.kolo.engine.Op;
 import io.kolo.engine.OpKind;
 import io.kolo.transport.LocalTransport;
-import io.kolo.transport.TcpTransport;
 import io.kolo.transport.Transport;
+import io.kolo.transport.Transports;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -96,8 +96,7 @@ public final class Communicator implements AutoCloseable {
         }
         Transport transport;
         try {
-            transport = TcpTransport.connect(job.rank(), job.size(), job.bindAddress(), store, secret,
-                    job.startTimeout(), job.timeout());
+            transport = Transports.connect(job, store, secret);
         } catch (RuntimeException e) {
             store.close();
             throw e;
