@@ -326,7 +326,7 @@ public final class ShmTransport implements Transport {
         if (outLeft > 0) {
             checkPeer(outPeer, checkPid);
         }
-        if (inLeft > 0 && inPeer != outPeer) {
+        if (inLeft > 0 && (outLeft == 0 || inPeer != outPeer)) {
             checkPeer(inPeer, checkPid);
         }
     }

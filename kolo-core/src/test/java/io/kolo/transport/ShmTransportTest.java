@@ -160,9 +160,19 @@ class ShmTransportTest {
     @Test
     void abortOrCloseOfAPeerFailsItsWaitingPartners() throws Exception {
         assumeTrue(ShmTransport.available(), "no writable /dev/shm");
-        List<Transport> t = ShmGroup.open(3, 4096, Duration.ofSeconds(60));
+        List<Transport> t = ShmGroup.open(4, 4096, Duration.ofSeconds(60));
         try (Arena arena = Arena.ofShared()) {
             MemorySegment big = arena.allocate(1 << 20);
+            MemorySegment small = arena.allocate(10);
+            // Its send fits in the ring and completes; only the receive half is left waiting on rank 1.
+            CompletableFuture<Throwable> exchanger = CompletableFuture.supplyAsync(() -> {
+                try {
+                    t.get(3).sendRecv(1, small, 0, 10, 1, small, 0, 10);
+                    return null;
+                } catch (Throwable e) {
+                    return e;
+                }
+            });
             CompletableFuture<Throwable> sender = CompletableFuture.supplyAsync(() -> {
                 try {
                     t.get(0).send(1, big, 0, big.byteSize()); // blocks: the ring holds 4 KiB
@@ -187,6 +197,7 @@ class ShmTransportTest {
             assertEquals(1, ps.peer());
             assertTrue(ps.getMessage().contains("rank 1 aborted"), ps.getMessage());
             assertEquals(1, assertInstance(PeerFailedException.class, r).peer());
+            assertEquals(1, assertInstance(PeerFailedException.class, exchanger.get(10, TimeUnit.SECONDS)).peer());
             IllegalStateException own = assertThrows(IllegalStateException.class, () -> t.get(1).send(0, big, 0, 1));
             assertEquals("rank 1 gave up", own.getMessage());
         } finally {
