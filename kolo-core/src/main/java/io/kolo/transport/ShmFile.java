@@ -43,17 +43,23 @@ final class ShmFile {
     private static final long OFF_RINGS = 20;
     private static final long OFF_CAPACITY = 24;
     private static final long OFF_STATE = 64;
+    /** Doorbell: bumped by any rank that gives the owner something to do (data, ring space, a state change). */
+    private static final long OFF_BELL = 128;
+    /** How many of the owner's threads sleep on the doorbell; wakers skip the system call when none do. */
+    private static final long OFF_SLEEPERS = 192;
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
 
     private final Path path;
     private final MemorySegment segment;
+    private final MemorySegment bellWord;
     private final int rings;
     private final long capacity;
 
     private ShmFile(Path path, MemorySegment segment, int rings, long capacity) {
         this.path = path;
         this.segment = segment;
+        this.bellWord = segment.asSlice(OFF_BELL, 4);
         this.rings = rings;
         this.capacity = capacity;
     }
@@ -152,6 +158,27 @@ final class ShmFile {
         if (state() != ABORTED) {
             INT.setRelease(segment, OFF_STATE, state);
         }
+    }
+
+    /** Wakes the owner if it sleeps: call after every change the owner may be waiting for. */
+    void ring() {
+        INT.getAndAdd(segment, OFF_BELL, 1);
+        if ((int) INT.getVolatile(segment, OFF_SLEEPERS) > 0 && Futex.AVAILABLE) {
+            Futex.wakeAll(bellWord);
+        }
+    }
+
+    /** Owner side: announce a sleeper (+1) before reading {@link #bell()} and re-checking, and retract it (-1) after. */
+    void sleepers(int delta) {
+        INT.getAndAdd(segment, OFF_SLEEPERS, delta);
+    }
+
+    int bell() {
+        return (int) INT.getVolatile(segment, OFF_BELL);
+    }
+
+    MemorySegment bellWord() {
+        return bellWord;
     }
 
     /** Removes the name; mappings stay valid until every process unmaps or exits. */

@@ -81,6 +81,11 @@ final class ShmRing {
         return n;
     }
 
+    /** Free bytes, as the producer sees them. */
+    long free() {
+        return capacity - ((long) LONG.get(control, TAIL) - (long) LONG.getAcquire(control, HEAD));
+    }
+
     /** Unread bytes, as the consumer sees them. */
     long available() {
         return (long) LONG.getAcquire(control, TAIL) - (long) LONG.get(control, HEAD);

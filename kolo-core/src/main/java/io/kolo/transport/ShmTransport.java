@@ -37,9 +37,12 @@ public final class ShmTransport implements Transport {
     static final Path DIR = Path.of("/dev/shm");
     /** Largest piece published at once, so the consumer starts copying while the producer still copies. */
     private static final long CHUNK = 256 << 10;
-    private static final int SPINS = 2_000;
-    private static final int YIELDS = 50;
+    private static final int SPINS = 1_000;
+    /** Yielding only helps when there is no futex to sleep on: on a crowded host it gives away a whole slice. */
+    private static final int YIELDS = Futex.AVAILABLE ? 0 : 50;
     private static final long PARK_NANOS = 20_000;
+    /** Longest futex sleep: liveness and timeout checks run at least this often while a rank waits. */
+    private static final long SLEEP_NANOS = 1_000_000;
     private static final long PID_CHECK_NANOS = 10_000_000;
 
     private final int rank;
@@ -53,6 +56,8 @@ public final class ShmTransport implements Transport {
     private final ShmRing[] inbox;
     private final ShmRing[] outbox;
     private final ProcessHandle[] peerProcess;
+    /** Native {@code struct timespec} of {@link #SLEEP_NANOS} for futex waits, allocated once. */
+    private final MemorySegment sleepTimespec;
     private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
 
     // The transfers in progress: plain fields, not objects, so a call allocates nothing.
@@ -78,6 +83,9 @@ public final class ShmTransport implements Transport {
         this.peerFiles = peerFiles;
         this.inbox = inbox;
         this.outbox = outbox;
+        this.sleepTimespec = arena.allocate(16, 8);
+        sleepTimespec.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, 0);
+        sleepTimespec.set(java.lang.foreign.ValueLayout.JAVA_LONG, 8, SLEEP_NANOS);
         this.peerProcess = new ProcessHandle[size];
         for (int p = 0; p < size; p++) {
             if (peerFiles[p] != null) {
@@ -287,7 +295,7 @@ public final class ShmTransport implements Transport {
                     if (now - idleSince >= timeoutNanos) {
                         throw fail(timedOut());
                     }
-                    LockSupport.parkNanos(PARK_NANOS);
+                    sleep();
                 }
             }
         } catch (IllegalStateException e) {
@@ -300,6 +308,26 @@ public final class ShmTransport implements Transport {
         }
     }
 
+    /** Waits in the kernel until a peer rings this rank's doorbell, or a short while. */
+    private void sleep() {
+        if (!Futex.AVAILABLE || Thread.currentThread().isVirtual()) {
+            // A virtual thread in a system call would pin its carrier; parking lets others run.
+            LockSupport.parkNanos(PARK_NANOS);
+            return;
+        }
+        own.sleepers(1);
+        try {
+            int bell = own.bell();
+            // Re-check after announcing the sleep: a peer that changed something before it saw us rang already.
+            if ((outLeft > 0 && outbox[outPeer].free() > 0) || (inLeft > 0 && inbox[inPeer].available() > 0)) {
+                return;
+            }
+            Futex.await(own.bellWord(), bell, sleepTimespec);
+        } finally {
+            own.sleepers(-1);
+        }
+    }
+
     /** One attempt in each direction; true if any byte moved. */
     private boolean step() {
         boolean moved = false;
@@ -309,6 +337,7 @@ public final class ShmTransport implements Transport {
                 outOff += n;
                 outLeft -= n;
                 moved = true;
+                peerFiles[outPeer].ring();
             }
         }
         if (inLeft > 0) {
@@ -317,6 +346,7 @@ public final class ShmTransport implements Transport {
                 inOff += n;
                 inLeft -= n;
                 moved = true;
+                peerFiles[inPeer].ring();
             }
         }
         return moved;
@@ -369,7 +399,18 @@ public final class ShmTransport implements Transport {
     private RuntimeException fail(RuntimeException cause) {
         failure.compareAndSet(null, cause);
         own.setState(ShmFile.ABORTED);
+        wakeEveryone();
         return failure.get();
+    }
+
+    /** Rings this rank's doorbell (a thread of ours may sleep on it) and every peer's (they may wait on us). */
+    private void wakeEveryone() {
+        own.ring();
+        for (ShmFile f : peerFiles) {
+            if (f != null) {
+                f.ring();
+            }
+        }
     }
 
     private void checkUsable() {
@@ -406,6 +447,7 @@ public final class ShmTransport implements Transport {
     public void close() {
         failure.compareAndSet(null, new KoloException("rank " + rank + ": the shared-memory transport is closed"));
         own.setState(ShmFile.CLOSED);
+        wakeEveryone();
         // A thread still inside progress() makes close fail for a moment; it sees the failure and leaves.
         for (int attempt = 0; ; attempt++) {
             try {

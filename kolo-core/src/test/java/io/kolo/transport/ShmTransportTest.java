@@ -250,7 +250,7 @@ class ShmTransportTest {
         long sent = 300_000;
         try (RendezvousServer store = RendezvousServer.start(InetAddress.getLoopbackAddress(), 0, secret)) {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            ProcessBuilder pb = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+            ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
                     ShmPeerProcess.class.getName(), store.address().getAddress().getHostAddress(),
                     String.valueOf(store.address().getPort()), job, String.valueOf(sent))
                     .redirectErrorStream(true);
