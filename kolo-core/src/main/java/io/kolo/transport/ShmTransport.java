@@ -183,6 +183,14 @@ public final class ShmTransport implements Transport {
                     + " waiting for rank " + peer + " " + what + " (it did not start, failed during startup, or cannot"
                     + " reach the rendezvous server); raise KOLO_START_TIMEOUT_SECONDS if it legitimately starts"
                     + " this slowly");
+        } catch (KoloException e) {
+            if (e instanceof KoloTimeoutException) {
+                throw e;
+            }
+            throw new KoloException("rank " + rank + " was waiting for rank " + peer + " " + what + " when the"
+                    + " rendezvous store went away (" + e.getMessage() + "); rank " + peer + " did not start in time or"
+                    + " failed during startup; raise KOLO_START_TIMEOUT_SECONDS if it legitimately starts this slowly",
+                    e);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.kolo.transport;
 
+import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 import io.kolo.bootstrap.JobEnvironment;
 import io.kolo.bootstrap.JobSecret;
@@ -118,6 +119,12 @@ public final class Transports {
                         + TcpTransport.describe(job.startTimeout()) + " waiting for rank " + r + " to publish its"
                         + " host (it did not start, failed during startup, or cannot reach the rendezvous server);"
                         + " raise KOLO_START_TIMEOUT_SECONDS if it legitimately starts this slowly");
+            } catch (KoloException e) {
+                // Usually the store's host (rank 0) hit its own start timeout first and exited.
+                throw new KoloException("rank " + job.rank() + " was waiting for rank " + r + " to publish its host"
+                        + " when the rendezvous store went away (" + e.getMessage() + "); rank " + r + " did not"
+                        + " start in time or failed during startup; raise KOLO_START_TIMEOUT_SECONDS if it"
+                        + " legitimately starts this slowly", e);
             }
         }).toArray();
     }
