@@ -38,8 +38,8 @@ public final class ShmTransport implements Transport {
     /** Largest piece published at once, so the consumer starts copying while the producer still copies. */
     private static final long CHUNK = 256 << 10;
     private static final int SPINS = 1_000;
-    /** Yielding only helps when there is no futex to sleep on: on a crowded host it gives away a whole slice. */
-    private static final int YIELDS = Futex.AVAILABLE ? 0 : 50;
+    /** Yields before sleeping when there is no futex (with one, yielding on a crowded host gives away a slice). */
+    private static final int YIELDS_WITHOUT_FUTEX = 50;
     private static final long PARK_NANOS = 20_000;
     /** Longest futex sleep: liveness and timeout checks run at least this often while a rank waits. */
     private static final long SLEEP_NANOS = 1_000_000;
@@ -59,6 +59,8 @@ public final class ShmTransport implements Transport {
     /** Native {@code struct timespec} of {@link #SLEEP_NANOS} for futex waits, allocated once. */
     private final MemorySegment sleepTimespec;
     private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
+    // Not static: the launcher uses this class's cleanup methods and must not load the native linker.
+    private final int yields = Futex.AVAILABLE ? 0 : YIELDS_WITHOUT_FUTEX;
 
     // The transfers in progress: plain fields, not objects, so a call allocates nothing.
     private int outPeer = -1;
@@ -291,7 +293,7 @@ public final class ShmTransport implements Transport {
                 }
                 if (idle <= SPINS) {
                     Thread.onSpinWait();
-                } else if (idle <= SPINS + YIELDS) {
+                } else if (idle <= SPINS + yields) {
                     Thread.yield();
                 } else {
                     long now = System.nanoTime();

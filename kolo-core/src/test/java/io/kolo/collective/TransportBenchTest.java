@@ -19,6 +19,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * Transport-only timings (ping-pong latency, 2-rank exchange and allreduce bandwidth) for shared memory and TCP, ranks
  * as threads of this JVM. Prints figures and asserts nothing about them; runs only with {@code -Dkolo.bench=true}:
+ * {@code -Dkolo.ringBytes=N} sets the ring size, {@code -Dkolo.bench.tcp=false} skips TCP.
  * <pre>./mvnw -o -q -pl kolo-core -am test -Dtest=TransportBenchTest -Dsurefire.failIfNoSpecifiedTests=false -Dkolo.bench=true</pre>
  */
 class TransportBenchTest {
@@ -29,7 +30,9 @@ class TransportBenchTest {
         assumeTrue(ShmTransport.available(), "no writable /dev/shm");
         Duration timeout = Duration.ofSeconds(60);
         measure("shm", () -> ShmGroup.open(2, Long.getLong("kolo.ringBytes", ShmTransport.DEFAULT_RING_BYTES), timeout));
-        measure("tcp", () -> TransportEquivalenceTest.tcp(2));
+        if (Boolean.parseBoolean(System.getProperty("kolo.bench.tcp", "true"))) {
+            measure("tcp", () -> TransportEquivalenceTest.tcp(2));
+        }
     }
 
     interface Maker {
