@@ -35,6 +35,8 @@ public final class ShmTransport implements Transport {
     /** Default bytes per ring (per ordered pair of ranks on a host). */
     public static final long DEFAULT_RING_BYTES = 4L << 20;
     static final Path DIR = Path.of("/dev/shm");
+    /** Smallest ring chosen when /dev/shm is short of space. */
+    static final long MIN_RING_BYTES = 64 << 10;
     /** Largest piece published at once, so the consumer starts copying while the producer still copies. */
     private static final long CHUNK = 256 << 10;
     private static final int SPINS = 1_000;
@@ -131,8 +133,11 @@ public final class ShmTransport implements Transport {
             throw new IllegalArgumentException("timeouts must be positive: start " + startTimeout + ", data " + timeout);
         }
         long deadline = System.nanoTime() + startTimeout.toNanos();
-        int rings = hostRanks.length;
+        // One ring per other rank of the host.
+        int rings = hostRanks.length - 1;
         ShmFile.removeStale(dir);
+        long requested = ringBytes;
+        ringBytes = agreeOnRingBytes(dir, rank, hostRanks, store, requested, deadline, startTimeout);
         Arena arena = Arena.ofShared();
         ShmFile own = null;
         boolean ok = false;
@@ -143,7 +148,7 @@ public final class ShmTransport implements Transport {
             ShmRing[] inbox = new ShmRing[size];
             ShmRing[] outbox = new ShmRing[size];
             int me = Arrays.binarySearch(hostRanks, rank);
-            for (int i = 0; i < rings; i++) {
+            for (int i = 0; i < hostRanks.length; i++) {
                 int peer = hostRanks[i];
                 if (peer == rank) {
                     continue;
@@ -151,8 +156,8 @@ public final class ShmTransport implements Transport {
                 String path = await(store, "shm/file/" + peer, deadline, rank, peer, startTimeout,
                         "to publish its shared-memory segment");
                 peerFiles[peer] = ShmFile.open(Path.of(path), peer, rings, ringBytes, arena, rank);
-                inbox[peer] = own.ring(i);
-                outbox[peer] = peerFiles[peer].ring(me);
+                inbox[peer] = own.ring(i < me ? i : i - 1);
+                outbox[peer] = peerFiles[peer].ring(me < i ? me : me - 1);
             }
             store.put("shm/mapped/" + rank, "1");
             for (int peer : hostRanks) {
@@ -174,6 +179,50 @@ public final class ShmTransport implements Transport {
                 arena.close();
             }
         }
+    }
+
+    /**
+     * The host's lowest rank picks the ring size for all: the requested one, halved while the host's segments would
+     * take more than half of the free space in {@code dir} (a container's /dev/shm is often 64 MiB), down to
+     * {@link #MIN_RING_BYTES}. One rank decides so that every rank of the host maps files of the same layout.
+     */
+    private static long agreeOnRingBytes(Path dir, int rank, int[] hostRanks, KeyValueStore store, long requested,
+                                         long deadline, Duration startTimeout) {
+        int leader = hostRanks[0];
+        String key = "shm/ring/" + leader;
+        if (rank == leader) {
+            int n = hostRanks.length;
+            String decision;
+            try {
+                long usable = java.nio.file.Files.getFileStore(dir).getUsableSpace();
+                long ring = requested;
+                while (ring > MIN_RING_BYTES && n * ShmFile.fileBytes(n - 1, ring) > usable / 2) {
+                    ring /= 2;
+                }
+                long need = n * ShmFile.fileBytes(n - 1, ring);
+                if (need > usable) {
+                    decision = "error:" + dir + " has " + (usable >> 20) + " MiB free but " + n + " ranks need at least "
+                            + (need >> 20) + " MiB of shared memory; raise its size (containers: --shm-size) or set"
+                            + " KOLO_TRANSPORT=tcp";
+                } else {
+                    if (ring < requested) {
+                        LOG.log(System.Logger.Level.WARNING, "{0} has only {1} MiB free: shared-memory rings shrink"
+                                + " from {2} to {3} bytes (raise its size, e.g. --shm-size, for full speed)",
+                                dir, String.valueOf(usable >> 20), String.valueOf(requested), String.valueOf(ring));
+                    }
+                    decision = Long.toString(ring);
+                }
+            } catch (java.io.IOException e) {
+                decision = "error:cannot read the free space of " + dir + ": " + e.getMessage()
+                        + "; set KOLO_TRANSPORT=tcp";
+            }
+            store.put(key, decision);
+        }
+        String decision = await(store, key, deadline, rank, leader, startTimeout, "to size the shared-memory rings");
+        if (decision.startsWith("error:")) {
+            throw new KoloException("rank " + rank + ": " + decision.substring(6));
+        }
+        return Long.parseLong(decision);
     }
 
     private static String await(KeyValueStore store, String key, long deadline, int rank, int peer,

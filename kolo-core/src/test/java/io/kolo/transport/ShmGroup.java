@@ -30,6 +30,11 @@ public final class ShmGroup {
     }
 
     public static List<Transport> open(int n, String job, long ringBytes, Duration timeout) {
+        return open(ShmTransport.DIR, n, job, ringBytes, timeout);
+    }
+
+    /** Ranks whose segments live in {@code dir} instead of /dev/shm. */
+    static List<Transport> open(java.nio.file.Path dir, int n, String job, long ringBytes, Duration timeout) {
         InMemoryStore store = new InMemoryStore();
         int[] all = IntStream.range(0, n).toArray();
         AtomicReferenceArray<Object> made = new AtomicReferenceArray<>(n);
@@ -38,7 +43,7 @@ public final class ShmGroup {
             int rank = r;
             threads.add(Thread.ofPlatform().start(() -> {
                 try {
-                    made.set(rank, ShmTransport.connect(rank, n, all, store, job, ringBytes,
+                    made.set(rank, ShmTransport.connect(dir, rank, n, all, store, job, ringBytes,
                             Duration.ofSeconds(20), timeout));
                 } catch (Throwable e) {
                     made.set(rank, e);

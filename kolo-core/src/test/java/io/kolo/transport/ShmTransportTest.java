@@ -292,6 +292,45 @@ class ShmTransportTest {
         }
     }
 
+    /** A 4 MiB tmpfs (needs root to mount): rings shrink to fit; a 64 KiB one is refused with advice. */
+    @Test
+    void ringsShrinkToFitASmallShmAndTooSmallIsExplained(@org.junit.jupiter.api.io.TempDir Path tmp) throws Exception {
+        Path small = Files.createDirectory(tmp.resolve("small"));
+        Path tiny = Files.createDirectory(tmp.resolve("tiny"));
+        assumeTrue(mount(small, "4m") && mount(tiny, "64k"), "skipped: cannot mount a tmpfs (needs root)");
+        try {
+            List<Transport> t = ShmGroup.open(small, 3, ShmGroup.newJob(), ShmTransport.DEFAULT_RING_BYTES,
+                    Duration.ofSeconds(20));
+            try (Arena arena = Arena.ofShared()) {
+                long bytes = 3 << 20;
+                CompletableFuture<Void> sender = CompletableFuture.runAsync(
+                        () -> t.get(2).send(0, filled(arena, 2, bytes), 0, bytes));
+                MemorySegment dst = arena.allocate(bytes);
+                t.get(0).recv(2, dst, 0, bytes);
+                assertPattern(dst, 2, bytes);
+                sender.get(20, TimeUnit.SECONDS);
+            } finally {
+                t.forEach(Transport::close);
+            }
+            try (Stream<Path> left = Files.list(small)) {
+                assertEquals(List.of(), left.toList());
+            }
+            AssertionError e = assertThrows(AssertionError.class, () -> ShmGroup.open(tiny, 3, ShmGroup.newJob(),
+                    ShmTransport.DEFAULT_RING_BYTES, Duration.ofSeconds(20)));
+            assertTrue(e.getMessage().contains("--shm-size") && e.getMessage().contains("KOLO_TRANSPORT=tcp"),
+                    e.getMessage());
+        } finally {
+            new ProcessBuilder("umount", small.toString()).start().waitFor();
+            new ProcessBuilder("umount", tiny.toString()).start().waitFor();
+        }
+    }
+
+    private static boolean mount(Path dir, String size) throws Exception {
+        Process p = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=" + size + ",mode=0700", "kolo-test",
+                dir.toString()).redirectErrorStream(true).start();
+        return p.waitFor(20, TimeUnit.SECONDS) && p.exitValue() == 0;
+    }
+
     static <T> T assertInstance(Class<T> type, Throwable e) {
         if (!type.isInstance(e)) {
             throw new AssertionError("expected " + type.getSimpleName() + " but got " + e, e);
