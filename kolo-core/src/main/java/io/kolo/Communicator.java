@@ -13,8 +13,8 @@ import io.kolo.engine.EngineSettings;
 import io.kolo.engine.Op;
 import io.kolo.engine.OpKind;
 import io.kolo.transport.LocalTransport;
-import io.kolo.transport.TcpTransport;
 import io.kolo.transport.Transport;
+import io.kolo.transport.Transports;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -82,9 +82,8 @@ public final class Communicator implements AutoCloseable {
         Rendezvous rendezvous = Rendezvous.join(job);
         Transport transport;
         try {
-            transport = TcpTransport.connect(job.rank(), job.size(),
-                    AdvertisedAddress.choose(job, rendezvous.address().getAddress()), rendezvous.store(),
-                    rendezvous.secret(), job.startTimeout(), job.timeout());
+            transport = Transports.connect(job, AdvertisedAddress.choose(job, rendezvous.address().getAddress()),
+                    rendezvous.store(), rendezvous.secret());
         } catch (RuntimeException e) {
             rendezvous.close();
             throw e;

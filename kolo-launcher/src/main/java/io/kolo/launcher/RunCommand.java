@@ -1,6 +1,8 @@
 package io.kolo.launcher;
 
 import io.kolo.bootstrap.JobSecret;
+import io.kolo.transport.ShmTransport;
+import io.kolo.transport.Transports;
 import io.kolo.bootstrap.RendezvousServer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -213,6 +215,8 @@ final class RunCommand implements Subcommand {
             err.println("kolo: " + e.getMessage());
             return 1;
         }
+        // Segments of earlier jobs that were killed before their ranks could unlink them.
+        ShmTransport.removeStaleSegments();
         try (server) {
             int port = server.address().getPort();
             List<Job.RankLaunch> launches = new ArrayList<>();
@@ -246,6 +250,8 @@ final class RunCommand implements Subcommand {
             try {
                 return job.run();
             } finally {
+                // Ranks unlink their segments right after setup; this catches a job killed during setup.
+                ShmTransport.removeJobSegments(Transports.jobTag(secret));
                 if (hook != null) {
                     try {
                         Runtime.getRuntime().removeShutdownHook(hook);

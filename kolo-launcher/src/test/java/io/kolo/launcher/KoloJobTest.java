@@ -39,11 +39,56 @@ class KoloJobTest {
 
     @Test
     void ranksAllreduceOverTcpThroughKoloRun(@TempDir Path pids) throws IOException {
-        LauncherProcessTest.Result r = job(3, "steady", pids);
+        LauncherProcessTest.Result r = job(3, "steady", pids, "-x", "KOLO_TRANSPORT=tcp");
         assertEquals(0, r.code(), r.out() + r.err());
         assertEquals(List.of("[0]<stdout>:rank 0 ok", "[1]<stdout>:rank 1 ok", "[2]<stdout>:rank 2 ok"),
                 r.out().lines().filter(l -> l.contains(" ok")).sorted().toList());
         assertNothingLeft(pids);
+    }
+
+    @Test
+    void ranksAllreduceOverSharedMemoryThroughKoloRun(@TempDir Path pids) throws IOException {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.kolo.transport.ShmTransport.available(),
+                "skipped: no writable /dev/shm");
+        LauncherProcessTest.Result r = job(3, "steady", pids, "-x", "KOLO_TRANSPORT=shm");
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertEquals(3, r.out().lines().filter(l -> l.contains(" ok")).count(), r.out() + r.err());
+        assertNothingLeft(pids);
+        assertNoSegmentsLeft(pids);
+    }
+
+    /** SIGKILL leaves no chance to clean up: the survivors must still fail fast, and /dev/shm must be clean. */
+    @Test
+    void aRankKilledMidAllreduceOverSharedMemoryFailsTheOthersFast(@TempDir Path pids) throws IOException {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.kolo.transport.ShmTransport.available(),
+                "skipped: no writable /dev/shm");
+        LauncherProcessTest.Result r = job(3, "kill-mid-allreduce", pids, "-x", "KOLO_TRANSPORT=shm");
+        assertEquals(137, r.code(), r.out() + r.err());
+        assertTrue(r.err().contains("kolo: rank 1 exited with code 137"), r.err());
+        List<String> failedFast = r.out().lines().filter(l -> l.contains("failed fast")).toList();
+        assertEquals(2, failedFast.size(), "every other rank reports the failure itself:\n" + r.out() + r.err());
+        for (String line : failedFast) {
+            assertTrue(line.contains("rank 1"), line);
+        }
+        assertNothingLeft(pids);
+        assertNoSegmentsLeft(pids);
+    }
+
+    /** No /dev/shm segment created by one of the job's ranks remains (its name ends with the creator's pid). */
+    private static void assertNoSegmentsLeft(Path pids) throws IOException {
+        Path shm = Path.of("/dev/shm");
+        java.util.Set<String> rankPids = new java.util.HashSet<>();
+        try (Stream<Path> files = Files.list(pids)) {
+            for (Path f : files.toList()) {
+                rankPids.add(Files.readString(f).trim());
+            }
+        }
+        try (Stream<Path> files = Files.list(shm)) {
+            List<String> left = files.map(f -> f.getFileName().toString())
+                    .filter(n -> n.startsWith("kolo-") && rankPids.contains(n.substring(n.lastIndexOf('-') + 1)))
+                    .toList();
+            assertEquals(List.of(), left, "segments of this job are left in /dev/shm");
+        }
     }
 
     @Test

@@ -14,6 +14,7 @@ import java.util.Arrays;
  *   <li>{@code steady}: 20 allreduce steps, checks every result, prints "rank R ok";</li>
  *   <li>{@code exit-mid-allreduce}: rank 1 calls System.exit(3) at step 5 while the others keep reducing;
  *       they print "rank R failed fast: MESSAGE" and exit 1;</li>
+ *   <li>{@code kill-mid-allreduce}: rank 1 SIGKILLs itself at step 5 (no shutdown hook, no cleanup runs);</li>
  *   <li>{@code never-init-rank-2}: rank 2 never calls Kolo.init(), so the others time out at the start;</li>
  *   <li>{@code forever}: prints "rank R reducing" after the first step and keeps reducing until stopped.</li>
  * </ul>
@@ -39,6 +40,10 @@ public final class Worker {
             for (int step = 0; step < 1000; step++) {
                 if (mode.equals("exit-mid-allreduce") && rank == 1 && step == 5) {
                     System.exit(3);
+                }
+                if (mode.equals("kill-mid-allreduce") && rank == 1 && step == 5) {
+                    new ProcessBuilder("kill", "-9", Long.toString(ProcessHandle.current().pid())).start().waitFor();
+                    Thread.sleep(60_000);
                 }
                 Arrays.fill(x, rank + step);
                 Kolo.allreduce(x, ReduceOp.SUM);

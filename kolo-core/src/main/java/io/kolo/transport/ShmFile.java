@@ -1,0 +1,265 @@
+package io.kolo.transport;
+
+import io.kolo.KoloException;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
+
+/**
+ * One rank's shared-memory inbox: a file under {@code /dev/shm} holding a header and one {@link ShmRing} per rank of
+ * the host (ring {@code i} carries bytes from the host's {@code i}-th rank to the owner).
+ *
+ * <p>The file is created by its owner with mode 0600 and named {@code kolo-<job>-<rank>-<pid>}, so a later run can
+ * tell whose it was and whether that process still lives ({@link #removeStale}). Its pages are written once at
+ * creation: tmpfs allocates lazily, and touching a page of a full tmpfs through a mapping kills the JVM with SIGBUS,
+ * whereas a write reports "no space left" as an ordinary exception we can explain.
+ *
+ * <p>Header: magic, owner pid, owner rank, ring count, ring capacity, and (on its own cache line) the owner's state
+ * ({@link #RUNNING}, {@link #CLOSED}, {@link #ABORTED}), which peers poll while they wait.
+ */
+final class ShmFile {
+    private static final System.Logger LOG = System.getLogger(ShmFile.class.getName());
+    static final String PREFIX = "kolo-";
+    static final int RUNNING = 0;
+    static final int CLOSED = 1;
+    static final int ABORTED = 2;
+    private static final long MAGIC = 0x4b4f4c4f53484d31L; // "KOLOSHM1"
+    private static final long HEADER_BYTES = 4096;
+    private static final long OFF_MAGIC = 0;
+    private static final long OFF_PID = 8;
+    private static final long OFF_RANK = 16;
+    private static final long OFF_RINGS = 20;
+    private static final long OFF_CAPACITY = 24;
+    private static final long OFF_STATE = 64;
+    /** Doorbell: bumped by any rank that gives the owner something to do (data, ring space, a state change). */
+    private static final long OFF_BELL = 128;
+    /** How many of the owner's threads sleep on the doorbell; wakers skip the system call when none do. */
+    private static final long OFF_SLEEPERS = 192;
+    private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+
+    private final Path path;
+    private final MemorySegment segment;
+    private final MemorySegment bellWord;
+    private final int rings;
+    private final long capacity;
+
+    private ShmFile(Path path, MemorySegment segment, int rings, long capacity) {
+        this.path = path;
+        this.segment = segment;
+        this.bellWord = segment.asSlice(OFF_BELL, 4);
+        this.rings = rings;
+        this.capacity = capacity;
+    }
+
+    static long fileBytes(int rings, long capacity) {
+        return HEADER_BYTES + rings * ShmRing.bytes(capacity);
+    }
+
+    static String name(String job, int rank, long pid) {
+        return PREFIX + job + "-" + rank + "-" + pid;
+    }
+
+    /** Creates, fills and maps this rank's inbox; the caller publishes {@link #path()} and later {@link #unlink}s. */
+    static ShmFile create(Path dir, String job, int rank, int rings, long capacity, Arena arena) {
+        long pid = ProcessHandle.current().pid();
+        Path path = dir.resolve(name(job, rank, pid));
+        long bytes = fileBytes(rings, capacity);
+        boolean ok = false;
+        try (FileChannel ch = FileChannel.open(path, java.util.Set.of(StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.READ, StandardOpenOption.WRITE),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+            ByteBuffer zeros = ByteBuffer.allocateDirect(1 << 20);
+            for (long at = 0; at < bytes; ) {
+                zeros.clear().limit((int) Math.min(zeros.capacity(), bytes - at));
+                at += ch.write(zeros, at);
+            }
+            MemorySegment seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
+            LONG.set(seg, OFF_PID, pid);
+            INT.set(seg, OFF_RANK, rank);
+            INT.set(seg, OFF_RINGS, rings);
+            LONG.set(seg, OFF_CAPACITY, capacity);
+            INT.setRelease(seg, OFF_STATE, RUNNING);
+            LONG.setRelease(seg, OFF_MAGIC, MAGIC);
+            ok = true;
+            return new ShmFile(path, seg, rings, capacity);
+        } catch (IOException e) {
+            throw new KoloException("rank " + rank + " could not create its " + (bytes >> 20) + " MiB shared-memory"
+                    + " segment " + path + ": " + e + "; free space in " + dir + " (containers: raise --shm-size),"
+                    + " lower KOLO_SHM_RING_BYTES, or set KOLO_TRANSPORT=tcp", e);
+        } finally {
+            if (!ok) {
+                deleteQuietly(path);
+            }
+        }
+    }
+
+    /** Maps a peer's inbox published at {@code path} and checks that it is what the peer said it is. */
+    static ShmFile open(Path path, int expectedRank, int rings, long capacity, Arena arena, int rank) {
+        long bytes = fileBytes(rings, capacity);
+        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            if (ch.size() != bytes) {
+                throw new KoloException("rank " + rank + ": shared-memory segment " + path + " of rank " + expectedRank
+                        + " has " + ch.size() + " bytes, expected " + bytes + " (do all ranks use the same Kolo version"
+                        + " and KOLO_SHM_RING_BYTES?)");
+            }
+            MemorySegment seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
+            ShmFile f = new ShmFile(path, seg, rings, capacity);
+            if ((long) LONG.getAcquire(seg, OFF_MAGIC) != MAGIC || f.rank() != expectedRank
+                    || (int) INT.get(seg, OFF_RINGS) != rings || (long) LONG.get(seg, OFF_CAPACITY) != capacity) {
+                throw new KoloException("rank " + rank + ": shared-memory segment " + path + " is not rank "
+                        + expectedRank + "'s inbox with " + rings + " rings of " + capacity + " bytes");
+            }
+            return f;
+        } catch (IOException e) {
+            throw new KoloException("rank " + rank + " could not map rank " + expectedRank + "'s shared-memory segment "
+                    + path + ": " + e + " (are the ranks really on one host, sharing /dev/shm? else set"
+                    + " KOLO_TRANSPORT=tcp)", e);
+        }
+    }
+
+    Path path() {
+        return path;
+    }
+
+    long pid() {
+        return (long) LONG.get(segment, OFF_PID);
+    }
+
+    int rank() {
+        return (int) INT.get(segment, OFF_RANK);
+    }
+
+    ShmRing ring(int index) {
+        if (index < 0 || index >= rings) {
+            throw new IndexOutOfBoundsException("ring " + index + " of " + rings);
+        }
+        return new ShmRing(segment, HEADER_BYTES + index * ShmRing.bytes(capacity), capacity);
+    }
+
+    int state() {
+        return (int) INT.getAcquire(segment, OFF_STATE);
+    }
+
+    /** Moves RUNNING to {@code state}; an ABORTED file stays aborted. */
+    void setState(int state) {
+        if (state() != ABORTED) {
+            INT.setRelease(segment, OFF_STATE, state);
+        }
+    }
+
+    /** Wakes the owner if it sleeps: call after every change the owner may be waiting for. */
+    void ring() {
+        INT.getAndAdd(segment, OFF_BELL, 1);
+        if ((int) INT.getVolatile(segment, OFF_SLEEPERS) > 0 && Futex.AVAILABLE) {
+            Futex.wakeAll(bellWord);
+        }
+    }
+
+    /** Owner side: announce a sleeper (+1) before reading {@link #bell()} and re-checking, and retract it (-1) after. */
+    void sleepers(int delta) {
+        INT.getAndAdd(segment, OFF_SLEEPERS, delta);
+    }
+
+    int bell() {
+        return (int) INT.getVolatile(segment, OFF_BELL);
+    }
+
+    MemorySegment bellWord() {
+        return bellWord;
+    }
+
+    /** Removes the name; mappings stay valid until every process unmaps or exits. */
+    void unlink() {
+        deleteQuietly(path);
+    }
+
+    /**
+     * Deletes this user's {@code kolo-*} segments whose creating process is gone (a job killed before it could unlink
+     * them). Returns how many were removed.
+     */
+    static int removeStale(Path dir) {
+        return remove(dir, null);
+    }
+
+    /** Deletes every segment of job {@code job} in {@code dir}, live or not: for the launcher once its job ended. */
+    static int removeJob(Path dir, String job) {
+        return remove(dir, PREFIX + job + "-");
+    }
+
+    private static int remove(Path dir, String jobPrefix) {
+        if (!Files.isDirectory(dir)) {
+            return 0;
+        }
+        int removed = 0;
+        UserPrincipal me = null;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, PREFIX + "*")) {
+            for (Path p : files) {
+                String name = p.getFileName().toString();
+                boolean match;
+                if (jobPrefix != null) {
+                    match = name.startsWith(jobPrefix);
+                } else {
+                    long pid = pidOf(name);
+                    match = pid > 0 && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) == false;
+                }
+                if (!match) {
+                    continue;
+                }
+                try {
+                    if (me == null) {
+                        me = dir.getFileSystem().getUserPrincipalLookupService()
+                                .lookupPrincipalByName(System.getProperty("user.name"));
+                    }
+                    if (!Files.getOwner(p).equals(me)) {
+                        continue;
+                    }
+                    if (Files.deleteIfExists(p)) {
+                        removed++;
+                        LOG.log(System.Logger.Level.DEBUG, "removed stale shared-memory segment {0}", p);
+                    }
+                } catch (NoSuchFileException gone) {
+                    // Its owner unlinked it meanwhile.
+                } catch (IOException e) {
+                    LOG.log(System.Logger.Level.DEBUG, "could not remove " + p, e);
+                }
+            }
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.DEBUG, "could not list " + dir, e);
+        }
+        return removed;
+    }
+
+    /** The creator pid at the end of {@code kolo-<job>-<rank>-<pid>}, or -1. */
+    static long pidOf(String name) {
+        int dash = name.lastIndexOf('-');
+        if (dash < 0 || dash == name.length() - 1) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(name.substring(dash + 1));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    private static void deleteQuietly(Path p) {
+        try {
+            Files.deleteIfExists(p);
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.DEBUG, "could not remove " + p, e);
+        }
+    }
+}

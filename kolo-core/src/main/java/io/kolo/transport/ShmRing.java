@@ -1,0 +1,102 @@
+package io.kolo.transport;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A single-producer/single-consumer byte ring inside a shared-memory segment: one direction of one pair of ranks.
+ *
+ * <p>Layout from the region's start: the producer's position (total bytes ever written) in its own 128-byte block,
+ * the consumer's position (total bytes ever read) in the next, then {@code capacity} data bytes. Positions only grow,
+ * so {@code tail - head} is the number of unread bytes and no slot is ever ambiguous. The producer publishes with a
+ * release store after copying and the consumer reads it with an acquire load (and vice versa for the head), which
+ * is all the ordering two processes need; neither side ever takes a lock, so a process that dies mid-copy leaves
+ * nothing the other side could block on but the data it never sent.
+ */
+final class ShmRing {
+    /** Bytes before the data: two positions, each alone on a pair of cache lines (adjacent-line prefetch). */
+    static final long CONTROL_BYTES = 256;
+    private static final long TAIL = 0;
+    private static final long HEAD = 128;
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+
+    private final MemorySegment control;
+    private final MemorySegment data;
+    private final long capacity;
+    private final long mask;
+
+    /** Views {@code CONTROL_BYTES + capacity} bytes of {@code segment} from {@code offset}; capacity is a power of two. */
+    ShmRing(MemorySegment segment, long offset, long capacity) {
+        if (Long.bitCount(capacity) != 1) {
+            throw new IllegalArgumentException("ring capacity must be a power of two, got " + capacity);
+        }
+        this.control = segment.asSlice(offset, CONTROL_BYTES);
+        this.data = segment.asSlice(offset + CONTROL_BYTES, capacity);
+        this.capacity = capacity;
+        this.mask = capacity - 1;
+    }
+
+    static long bytes(long capacity) {
+        return CONTROL_BYTES + capacity;
+    }
+
+    long capacity() {
+        return capacity;
+    }
+
+    /** Producer side: copies up to {@code length} bytes in, as many as fit now; returns how many (0 when full). */
+    long offer(MemorySegment src, long offset, long length) {
+        long tail = (long) LONG.get(control, TAIL);
+        long head = (long) LONG.getAcquire(control, HEAD);
+        long n = Math.min(length, capacity - (tail - head));
+        if (n <= 0) {
+            return 0;
+        }
+        long at = tail & mask;
+        long first = Math.min(n, capacity - at);
+        MemorySegment.copy(src, offset, data, at, first);
+        if (n > first) {
+            MemorySegment.copy(src, offset + first, data, 0, n - first);
+        }
+        LONG.setRelease(control, TAIL, tail + n);
+        return n;
+    }
+
+    /** Consumer side: copies up to {@code length} available bytes out; returns how many (0 when empty). */
+    long poll(MemorySegment dst, long offset, long length) {
+        long head = (long) LONG.get(control, HEAD);
+        long tail = (long) LONG.getAcquire(control, TAIL);
+        long n = Math.min(length, tail - head);
+        if (n <= 0) {
+            return 0;
+        }
+        long at = head & mask;
+        long first = Math.min(n, capacity - at);
+        MemorySegment.copy(data, at, dst, offset, first);
+        if (n > first) {
+            MemorySegment.copy(data, 0, dst, offset + first, n - first);
+        }
+        LONG.setRelease(control, HEAD, head + n);
+        return n;
+    }
+
+    /** Free bytes, as the producer sees them. */
+    long free() {
+        return capacity - ((long) LONG.get(control, TAIL) - (long) LONG.getAcquire(control, HEAD));
+    }
+
+    /** Unread bytes, as the consumer sees them. */
+    long available() {
+        return (long) LONG.getAcquire(control, TAIL) - (long) LONG.get(control, HEAD);
+    }
+
+    /** Bytes written and bytes read so far, for error messages. */
+    long written() {
+        return (long) LONG.getAcquire(control, TAIL);
+    }
+
+    long read() {
+        return (long) LONG.getAcquire(control, HEAD);
+    }
+}

@@ -1,0 +1,532 @@
+package io.kolo.transport;
+
+import io.kolo.KoloException;
+import io.kolo.KoloTimeoutException;
+import io.kolo.bootstrap.KeyValueStore;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A {@link Transport} between ranks of one host through shared memory: every rank owns an inbox file under
+ * {@code /dev/shm} ({@link ShmFile}) with one lock-free ring per sending rank ({@link ShmRing}); a send copies into the
+ * receiver's ring, a receive copies out of its own. Only the host's ranks ({@code hostRanks}) are reachable; other
+ * peers need another transport ({@link HostRoutingTransport}).
+ *
+ * <p>Messages larger than a ring stream through it in chunks, and {@link #sendRecv} pushes what fits and pulls what
+ * has arrived in one loop, so ring steps never deadlock whatever their size. An idle wait spins briefly, then yields,
+ * then parks for short intervals: a host may have fewer cores than busy threads.
+ *
+ * <p>Failure detection: each inbox carries its owner's pid and state. A waiting rank checks the peer's state (closed,
+ * aborted) and, every few milliseconds, whether its process still lives, so a peer killed with SIGKILL in the middle of
+ * a transfer fails this rank within milliseconds with a {@link PeerFailedException}. Files are unlinked once every
+ * rank of the host has mapped them, so nothing stays in {@code /dev/shm} however the job ends; a job killed during
+ * setup leaves files that the next job, or {@code kolo run}, removes ({@link #removeStaleSegments()}).
+ */
+public final class ShmTransport implements Transport {
+    private static final System.Logger LOG = System.getLogger(ShmTransport.class.getName());
+    /** Default bytes per ring (per ordered pair of ranks on a host). */
+    public static final long DEFAULT_RING_BYTES = 4L << 20;
+    static final Path DIR = Path.of("/dev/shm");
+    /** Smallest ring chosen when /dev/shm is short of space. */
+    static final long MIN_RING_BYTES = 64 << 10;
+    /** Largest piece published at once, so the consumer starts copying while the producer still copies. */
+    private static final long CHUNK = 256 << 10;
+    private static final int SPINS = 1_000;
+    /** Yields before sleeping when there is no futex (with one, yielding on a crowded host gives away a slice). */
+    private static final int YIELDS_WITHOUT_FUTEX = 50;
+    private static final long PARK_NANOS = 20_000;
+    /** Longest futex sleep: liveness and timeout checks run at least this often while a rank waits. */
+    private static final long SLEEP_NANOS = 1_000_000;
+    private static final long PID_CHECK_NANOS = 10_000_000;
+
+    private final int rank;
+    private final int size;
+    private final Duration timeout;
+    private final long timeoutNanos;
+    private final Arena arena;
+    private final ShmFile own;
+    /** Indexed by global rank; null for ranks of other hosts and for this rank. */
+    private final ShmFile[] peerFiles;
+    private final ShmRing[] inbox;
+    private final ShmRing[] outbox;
+    private final ProcessHandle[] peerProcess;
+    /** Native {@code struct timespec} of {@link #SLEEP_NANOS} for futex waits, allocated once. */
+    private final MemorySegment sleepTimespec;
+    private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
+    // Not static: the launcher uses this class's cleanup methods and must not load the native linker.
+    private final int yields = Futex.AVAILABLE ? 0 : YIELDS_WITHOUT_FUTEX;
+
+    // The transfers in progress: plain fields, not objects, so a call allocates nothing.
+    private int outPeer = -1;
+    private MemorySegment outSeg;
+    private long outOff;
+    private long outLeft;
+    private long outTotal;
+    private int inPeer = -1;
+    private MemorySegment inSeg;
+    private long inOff;
+    private long inLeft;
+    private long inTotal;
+
+    private ShmTransport(int rank, int size, Duration timeout, Arena arena, ShmFile own, ShmFile[] peerFiles,
+                         ShmRing[] inbox, ShmRing[] outbox) {
+        this.rank = rank;
+        this.size = size;
+        this.timeout = timeout;
+        this.timeoutNanos = timeout.toNanos();
+        this.arena = arena;
+        this.own = own;
+        this.peerFiles = peerFiles;
+        this.inbox = inbox;
+        this.outbox = outbox;
+        this.sleepTimespec = arena.allocate(16, 8);
+        sleepTimespec.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, 0);
+        sleepTimespec.set(java.lang.foreign.ValueLayout.JAVA_LONG, 8, SLEEP_NANOS);
+        this.peerProcess = new ProcessHandle[size];
+        for (int p = 0; p < size; p++) {
+            if (peerFiles[p] != null) {
+                Optional<ProcessHandle> h = ProcessHandle.of(peerFiles[p].pid());
+                peerProcess[p] = h.orElse(null);
+            }
+        }
+    }
+
+    /**
+     * Sets up the shared-memory links between {@code hostRanks} (sorted, including {@code rank}); every rank in
+     * {@code hostRanks} must call this concurrently with the same arguments except {@code rank}.
+     *
+     * @param job          names the files ({@code kolo-<job>-<rank>-<pid>}); unique per job, letters/digits only
+     * @param ringBytes    bytes per ring, a power of two
+     * @param startTimeout how long to wait for the host's other ranks during setup
+     * @param timeout      how long a data call may go without progress before it fails
+     */
+    public static ShmTransport connect(int rank, int size, int[] hostRanks, KeyValueStore store, String job,
+                                       long ringBytes, Duration startTimeout, Duration timeout) {
+        return connect(DIR, rank, size, hostRanks, store, job, ringBytes, startTimeout, timeout);
+    }
+
+    static ShmTransport connect(Path dir, int rank, int size, int[] hostRanks, KeyValueStore store, String job,
+                                long ringBytes, Duration startTimeout, Duration timeout) {
+        Objects.requireNonNull(store, "store");
+        if (size < 1 || rank < 0 || rank >= size) {
+            throw new IllegalArgumentException("rank " + rank + " is outside a job of size " + size);
+        }
+        if (Arrays.binarySearch(hostRanks, rank) < 0) {
+            throw new IllegalArgumentException("rank " + rank + " is not among the host's ranks "
+                    + Arrays.toString(hostRanks));
+        }
+        if (!job.matches("[A-Za-z0-9]+")) {
+            throw new IllegalArgumentException("job tag must be letters and digits, got '" + job + "'");
+        }
+        if (ringBytes < 4096 || Long.bitCount(ringBytes) != 1) {
+            throw new IllegalArgumentException("KOLO_SHM_RING_BYTES must be a power of two >= 4096, got " + ringBytes);
+        }
+        if (startTimeout.isNegative() || startTimeout.isZero() || timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeouts must be positive: start " + startTimeout + ", data " + timeout);
+        }
+        long deadline = System.nanoTime() + startTimeout.toNanos();
+        // One ring per other rank of the host.
+        int rings = hostRanks.length - 1;
+        ShmFile.removeStale(dir);
+        long requested = ringBytes;
+        ringBytes = agreeOnRingBytes(dir, rank, hostRanks, store, requested, deadline, startTimeout);
+        Arena arena = Arena.ofShared();
+        ShmFile own = null;
+        boolean ok = false;
+        try {
+            own = ShmFile.create(dir, job, rank, rings, ringBytes, arena);
+            store.put("shm/file/" + rank, own.path().toString());
+            ShmFile[] peerFiles = new ShmFile[size];
+            ShmRing[] inbox = new ShmRing[size];
+            ShmRing[] outbox = new ShmRing[size];
+            int me = Arrays.binarySearch(hostRanks, rank);
+            for (int i = 0; i < hostRanks.length; i++) {
+                int peer = hostRanks[i];
+                if (peer == rank) {
+                    continue;
+                }
+                String path = await(store, "shm/file/" + peer, deadline, rank, peer, startTimeout,
+                        "to publish its shared-memory segment");
+                peerFiles[peer] = ShmFile.open(Path.of(path), peer, rings, ringBytes, arena, rank);
+                inbox[peer] = own.ring(i < me ? i : i - 1);
+                outbox[peer] = peerFiles[peer].ring(me < i ? me : me - 1);
+            }
+            store.put("shm/mapped/" + rank, "1");
+            for (int peer : hostRanks) {
+                if (peer != rank) {
+                    await(store, "shm/mapped/" + peer, deadline, rank, peer, startTimeout,
+                            "to map the shared-memory segments");
+                }
+            }
+            // Every peer holds a mapping now: drop the name so no exit path, SIGKILL included, can leave it behind.
+            own.unlink();
+            ok = true;
+            return new ShmTransport(rank, size, timeout, arena, own, peerFiles, inbox, outbox);
+        } finally {
+            if (!ok) {
+                if (own != null) {
+                    own.setState(ShmFile.ABORTED);
+                    own.unlink();
+                }
+                arena.close();
+            }
+        }
+    }
+
+    /**
+     * The host's lowest rank picks the ring size for all: the requested one, halved while the host's segments would
+     * take more than half of the free space in {@code dir} (a container's /dev/shm is often 64 MiB), down to
+     * {@link #MIN_RING_BYTES}. One rank decides so that every rank of the host maps files of the same layout.
+     */
+    private static long agreeOnRingBytes(Path dir, int rank, int[] hostRanks, KeyValueStore store, long requested,
+                                         long deadline, Duration startTimeout) {
+        int leader = hostRanks[0];
+        String key = "shm/ring/" + leader;
+        if (rank == leader) {
+            int n = hostRanks.length;
+            String decision;
+            try {
+                long usable = java.nio.file.Files.getFileStore(dir).getUsableSpace();
+                long ring = requested;
+                while (ring > MIN_RING_BYTES && n * ShmFile.fileBytes(n - 1, ring) > usable / 2) {
+                    ring /= 2;
+                }
+                long need = n * ShmFile.fileBytes(n - 1, ring);
+                if (need > usable) {
+                    decision = "error:" + dir + " has " + (usable >> 20) + " MiB free but " + n + " ranks need at least "
+                            + (need >> 20) + " MiB of shared memory; raise its size (containers: --shm-size) or set"
+                            + " KOLO_TRANSPORT=tcp";
+                } else {
+                    if (ring < requested) {
+                        LOG.log(System.Logger.Level.WARNING, "{0} has only {1} MiB free: shared-memory rings shrink"
+                                + " from {2} to {3} bytes (raise its size, e.g. --shm-size, for full speed)",
+                                dir, String.valueOf(usable >> 20), String.valueOf(requested), String.valueOf(ring));
+                    }
+                    decision = Long.toString(ring);
+                }
+            } catch (java.io.IOException e) {
+                decision = "error:cannot read the free space of " + dir + ": " + e.getMessage()
+                        + "; set KOLO_TRANSPORT=tcp";
+            }
+            store.put(key, decision);
+        }
+        String decision = await(store, key, deadline, rank, leader, startTimeout, "to size the shared-memory rings");
+        if (decision.startsWith("error:")) {
+            throw new KoloException("rank " + rank + ": " + decision.substring(6));
+        }
+        return Long.parseLong(decision);
+    }
+
+    private static String await(KeyValueStore store, String key, long deadline, int rank, int peer,
+                                Duration startTimeout, String what) {
+        try {
+            return store.get(key, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+        } catch (KoloTimeoutException e) {
+            throw new KoloTimeoutException("rank " + rank + " timed out after " + TcpTransport.describe(startTimeout)
+                    + " waiting for rank " + peer + " " + what + " (it did not start, failed during startup, or cannot"
+                    + " reach the rendezvous server); raise KOLO_START_TIMEOUT_SECONDS if it legitimately starts"
+                    + " this slowly");
+        } catch (KoloException e) {
+            if (e instanceof KoloTimeoutException) {
+                throw e;
+            }
+            throw new KoloException("rank " + rank + " was waiting for rank " + peer + " " + what + " when the"
+                    + " rendezvous store went away (" + e.getMessage() + "); rank " + peer + " did not start in time or"
+                    + " failed during startup; raise KOLO_START_TIMEOUT_SECONDS if it legitimately starts this slowly",
+                    e);
+        }
+    }
+
+    /** Removes {@code /dev/shm/kolo-*} segments of this user whose creating process is gone; returns how many. */
+    public static int removeStaleSegments() {
+        return ShmFile.removeStale(DIR);
+    }
+
+    /** Removes every {@code /dev/shm} segment of job {@code job}: for a launcher once all of the job's ranks ended. */
+    public static int removeJobSegments(String job) {
+        return ShmFile.removeJob(DIR, job);
+    }
+
+    /** Whether this machine offers POSIX shared memory as a directory ({@code /dev/shm}) this process can write. */
+    public static boolean available() {
+        return java.nio.file.Files.isDirectory(DIR) && java.nio.file.Files.isWritable(DIR);
+    }
+
+    /** Whether {@code peer} is reachable through shared memory (on this host and not this rank). */
+    public boolean reaches(int peer) {
+        return peer >= 0 && peer < size && outbox[peer] != null;
+    }
+
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public void send(int peer, MemorySegment src, long offset, long length) {
+        checkUsable();
+        requireReachable(peer);
+        Objects.checkFromIndexSize(offset, length, src.byteSize());
+        beginOut(peer, src, offset, length);
+        beginIn(-1, null, 0, 0);
+        progress();
+    }
+
+    @Override
+    public void recv(int peer, MemorySegment dst, long offset, long length) {
+        checkUsable();
+        requireReachable(peer);
+        Objects.checkFromIndexSize(offset, length, dst.byteSize());
+        beginOut(-1, null, 0, 0);
+        beginIn(peer, dst, offset, length);
+        progress();
+    }
+
+    @Override
+    public void sendRecv(int sendPeer, MemorySegment src, long srcOffset, long srcLength,
+                         int recvPeer, MemorySegment dst, long dstOffset, long dstLength) {
+        checkUsable();
+        requireReachable(sendPeer);
+        requireReachable(recvPeer);
+        Objects.checkFromIndexSize(srcOffset, srcLength, src.byteSize());
+        Objects.checkFromIndexSize(dstOffset, dstLength, dst.byteSize());
+        beginOut(sendPeer, src, srcOffset, srcLength);
+        beginIn(recvPeer, dst, dstOffset, dstLength);
+        progress();
+    }
+
+    private void beginOut(int peer, MemorySegment seg, long offset, long length) {
+        outPeer = peer;
+        outSeg = seg;
+        outOff = offset;
+        outLeft = length;
+        outTotal = length;
+    }
+
+    private void beginIn(int peer, MemorySegment seg, long offset, long length) {
+        inPeer = peer;
+        inSeg = seg;
+        inOff = offset;
+        inLeft = length;
+        inTotal = length;
+    }
+
+    /** Pushes what fits and pulls what has arrived until both transfers are done. */
+    private void progress() {
+        int idle = 0;
+        long idleSince = 0;
+        long nextPidCheck = 0;
+        try {
+            while (outLeft > 0 || inLeft > 0) {
+                if (step()) {
+                    idle = 0;
+                    continue;
+                }
+                checkUsable();
+                if (++idle == 1) {
+                    idleSince = System.nanoTime();
+                    nextPidCheck = idleSince + PID_CHECK_NANOS;
+                }
+                if (idle <= SPINS) {
+                    Thread.onSpinWait();
+                } else if (idle <= SPINS + yields) {
+                    Thread.yield();
+                } else {
+                    long now = System.nanoTime();
+                    boolean checkPid = now - nextPidCheck >= 0;
+                    if (checkPid) {
+                        nextPidCheck = now + PID_CHECK_NANOS;
+                    }
+                    checkPeers(checkPid);
+                    if (now - idleSince >= timeoutNanos) {
+                        throw fail(timedOut());
+                    }
+                    sleep();
+                }
+            }
+        } catch (IllegalStateException e) {
+            // The arena was closed under us by close() on another thread.
+            RuntimeException first = failure.get();
+            throw first != null ? first : fail(new KoloException("rank " + rank + ": shared memory unmapped", e));
+        } finally {
+            outSeg = null;
+            inSeg = null;
+        }
+    }
+
+    /** Waits in the kernel until a peer rings this rank's doorbell, or a short while. */
+    private void sleep() {
+        if (!Futex.AVAILABLE || Thread.currentThread().isVirtual()) {
+            // A virtual thread in a system call would pin its carrier; parking lets others run.
+            LockSupport.parkNanos(PARK_NANOS);
+            return;
+        }
+        own.sleepers(1);
+        try {
+            int bell = own.bell();
+            // Re-check after announcing the sleep: a peer that changed something before it saw us rang already.
+            if ((outLeft > 0 && outbox[outPeer].free() > 0) || (inLeft > 0 && inbox[inPeer].available() > 0)) {
+                return;
+            }
+            Futex.await(own.bellWord(), bell, sleepTimespec);
+        } finally {
+            own.sleepers(-1);
+        }
+    }
+
+    /** One attempt in each direction; true if any byte moved. */
+    private boolean step() {
+        boolean moved = false;
+        if (outLeft > 0) {
+            long n = outbox[outPeer].offer(outSeg, outOff, Math.min(outLeft, CHUNK));
+            if (n > 0) {
+                outOff += n;
+                outLeft -= n;
+                moved = true;
+                peerFiles[outPeer].ring();
+            }
+        }
+        if (inLeft > 0) {
+            long n = inbox[inPeer].poll(inSeg, inOff, Math.min(inLeft, CHUNK));
+            if (n > 0) {
+                inOff += n;
+                inLeft -= n;
+                moved = true;
+                peerFiles[inPeer].ring();
+            }
+        }
+        return moved;
+    }
+
+    private void checkPeers(boolean checkPid) {
+        if (outLeft > 0) {
+            checkPeer(outPeer, checkPid);
+        }
+        if (inLeft > 0 && (outLeft == 0 || inPeer != outPeer)) {
+            checkPeer(inPeer, checkPid);
+        }
+    }
+
+    private void checkPeer(int peer, boolean checkPid) {
+        int state = peerFiles[peer].state();
+        String why = null;
+        if (state == ShmFile.ABORTED) {
+            why = "rank " + peer + " aborted";
+        } else if (state == ShmFile.CLOSED) {
+            why = "rank " + peer + " closed its transport";
+        } else if (checkPid && peerProcess[peer] != null && !peerProcess[peer].isAlive()) {
+            why = "rank " + peer + " (pid " + peerFiles[peer].pid() + ") died: it exited, crashed or was killed";
+        }
+        if (why != null && !step()) {
+            // Bytes it wrote before leaving were taken by the step above; only now is the loss certain.
+            throw fail(new PeerFailedException(peer, "lost rank " + peer + " over shared memory: " + why, null));
+        }
+    }
+
+    private KoloTimeoutException timedOut() {
+        StringBuilder what = new StringBuilder();
+        if (outLeft > 0) {
+            what.append("to send ").append(outTotal).append(" bytes to rank ").append(outPeer)
+                    .append(" (").append(outTotal - outLeft).append(" sent)");
+        }
+        if (inLeft > 0) {
+            if (!what.isEmpty()) {
+                what.append(" and ");
+            }
+            what.append("to receive ").append(inTotal).append(" bytes from rank ").append(inPeer)
+                    .append(" (").append(inTotal - inLeft).append(" received)");
+        }
+        return new KoloTimeoutException("rank " + rank + " timed out after " + TcpTransport.describe(timeout)
+                + " waiting " + what + " over shared memory; raise KOLO_TIMEOUT_SECONDS if ranks legitimately wait"
+                + " this long");
+    }
+
+    /** Records the first failure and tells the host's ranks through this inbox's state; returns the first failure. */
+    private RuntimeException fail(RuntimeException cause) {
+        failure.compareAndSet(null, cause);
+        own.setState(ShmFile.ABORTED);
+        wakeEveryone();
+        return failure.get();
+    }
+
+    /** Rings this rank's doorbell (a thread of ours may sleep on it) and every peer's (they may wait on us). */
+    private void wakeEveryone() {
+        own.ring();
+        for (ShmFile f : peerFiles) {
+            if (f != null) {
+                f.ring();
+            }
+        }
+    }
+
+    private void checkUsable() {
+        RuntimeException first = failure.get();
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    private void requireReachable(int peer) {
+        if (!reaches(peer)) {
+            throw new IllegalArgumentException("rank " + rank + " cannot exchange with rank " + peer
+                    + " over shared memory (ranks on this host: " + hostRanks() + ", job size " + size + ")");
+        }
+    }
+
+    private String hostRanks() {
+        StringBuilder b = new StringBuilder().append(rank);
+        for (int p = 0; p < size; p++) {
+            if (outbox[p] != null) {
+                b.append(", ").append(p);
+            }
+        }
+        return b.toString();
+    }
+
+    @Override
+    public void abort(RuntimeException cause) {
+        Objects.requireNonNull(cause, "cause");
+        fail(cause);
+    }
+
+    @Override
+    public void close() {
+        failure.compareAndSet(null, new KoloException("rank " + rank + ": the shared-memory transport is closed"));
+        own.setState(ShmFile.CLOSED);
+        wakeEveryone();
+        // A thread still inside progress() makes close fail for a moment; it sees the failure and leaves.
+        for (int attempt = 0; ; attempt++) {
+            try {
+                arena.close();
+                return;
+            } catch (IllegalStateException e) {
+                if (!arena.scope().isAlive()) {
+                    return;
+                }
+                if (attempt == 100) {
+                    LOG.log(System.Logger.Level.DEBUG, "rank {0}: shared memory still in use at close", rank);
+                    return;
+                }
+                LockSupport.parkNanos(1_000_000);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ShmTransport[rank " + rank + " of " + size + ", host ranks " + hostRanks() + "]";
+    }
+}

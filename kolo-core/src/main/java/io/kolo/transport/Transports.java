@@ -1,0 +1,159 @@
+package io.kolo.transport;
+
+import io.kolo.KoloException;
+import io.kolo.KoloTimeoutException;
+import io.kolo.bootstrap.JobEnvironment;
+import io.kolo.bootstrap.JobSecret;
+import io.kolo.bootstrap.KeyValueStore;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.IntStream;
+
+/**
+ * Picks and builds a rank's transport from {@code KOLO_TRANSPORT}: shared memory between ranks of one host, TCP
+ * between hosts ({@code auto}, the default, and {@code shm}), or TCP for every pair ({@code tcp}).
+ *
+ * <p>Ranks find their host mates through the rendezvous store: each publishes a host key ({@code host/<rank>}) made
+ * of the host name, the kernel boot id and the identity of {@code /dev/shm}, so two containers of one machine that
+ * do not share {@code /dev/shm} count as different hosts. Under {@code auto} a rank that cannot use {@code /dev/shm}
+ * publishes a key of its own and so talks TCP to everyone, consistently on both ends of each pair.
+ */
+public final class Transports {
+    /** Values of {@code KOLO_TRANSPORT}. */
+    public enum Mode {
+        AUTO, SHM, TCP
+    }
+
+    private Transports() {
+    }
+
+    /** Parses {@code KOLO_TRANSPORT} (default {@code auto}). */
+    public static Mode mode(Map<String, String> env) {
+        String v = env.getOrDefault("KOLO_TRANSPORT", "auto").trim();
+        try {
+            return Mode.valueOf(v.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("KOLO_TRANSPORT=" + v + " is not a transport: use auto (shared memory"
+                    + " within a host, TCP between hosts), shm (the same, but fail if /dev/shm is unusable) or tcp");
+        }
+    }
+
+    /** Parses {@code KOLO_SHM_RING_BYTES} (default {@link ShmTransport#DEFAULT_RING_BYTES}). */
+    public static long ringBytes(Map<String, String> env) {
+        String v = env.get("KOLO_SHM_RING_BYTES");
+        if (v == null || v.isBlank()) {
+            return ShmTransport.DEFAULT_RING_BYTES;
+        }
+        try {
+            long n = Long.parseLong(v.trim());
+            if (n >= 4096 && Long.bitCount(n) == 1 && n <= (1L << 30)) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // fall through to the message below
+        }
+        throw new IllegalArgumentException("KOLO_SHM_RING_BYTES=" + v + " must be a power of two between 4096 and"
+                + " 1073741824 (bytes per ring, one ring per ordered pair of ranks on a host)");
+    }
+
+    /** The name under which a job's shared-memory segments are created: derived from, but not revealing, its secret. */
+    public static String jobTag(JobSecret secret) {
+        byte[] mac = secret.mac("kolo shared-memory job tag".getBytes(StandardCharsets.UTF_8));
+        return HexFormat.of().formatHex(mac, 0, 6);
+    }
+
+    /**
+     * Connects this rank of {@code job} (size > 1) to every other rank, as {@code KOLO_TRANSPORT} asks.
+     *
+     * @param bindAddress where this rank's TCP listener binds and what it advertises to other hosts
+     */
+    public static Transport connect(JobEnvironment job, InetAddress bindAddress, KeyValueStore store,
+                                    JobSecret secret) {
+        Mode mode = mode(job.env());
+        long ringBytes = ringBytes(job.env());
+        if (mode == Mode.TCP) {
+            return tcp(job, bindAddress, store, secret);
+        }
+        if (mode == Mode.SHM && !ShmTransport.available()) {
+            throw new IllegalArgumentException("KOLO_TRANSPORT=shm but " + ShmTransport.DIR + " is missing or not"
+                    + " writable on this host; use KOLO_TRANSPORT=auto or tcp");
+        }
+        int[] hostRanks = hostRanks(job, store);
+        if (hostRanks.length == 1) {
+            return tcp(job, bindAddress, store, secret);
+        }
+        ShmTransport shm = ShmTransport.connect(job.rank(), job.size(), hostRanks, store, jobTag(secret), ringBytes,
+                job.startTimeout(), job.timeout());
+        if (hostRanks.length == job.size()) {
+            return shm;
+        }
+        try {
+            return new HostRoutingTransport(shm, tcp(job, bindAddress, store, secret));
+        } catch (RuntimeException e) {
+            shm.close();
+            throw e;
+        }
+    }
+
+    private static Transport tcp(JobEnvironment job, InetAddress bindAddress, KeyValueStore store,
+                                 JobSecret secret) {
+        return TcpTransport.connect(job.rank(), job.size(), bindAddress, store, secret, job.startTimeout(),
+                job.timeout());
+    }
+
+    /** The ranks that share this rank's host (sorted, including it), agreed through the store. */
+    static int[] hostRanks(JobEnvironment job, KeyValueStore store) {
+        String mine = ShmTransport.available() ? hostKey() : "no-shm/rank-" + job.rank();
+        store.put("host/" + job.rank(), mine);
+        long deadline = System.nanoTime() + job.startTimeout().toNanos();
+        return IntStream.range(0, job.size()).filter(r -> {
+            if (r == job.rank()) {
+                return true;
+            }
+            try {
+                return mine.equals(store.get("host/" + r, Duration.ofNanos(Math.max(1, deadline - System.nanoTime()))));
+            } catch (KoloTimeoutException e) {
+                throw new KoloTimeoutException("rank " + job.rank() + " timed out after "
+                        + TcpTransport.describe(job.startTimeout()) + " waiting for rank " + r + " to publish its"
+                        + " host (it did not start, failed during startup, or cannot reach the rendezvous server);"
+                        + " raise KOLO_START_TIMEOUT_SECONDS if it legitimately starts this slowly");
+            } catch (KoloException e) {
+                // Usually the store's host (rank 0) hit its own start timeout first and exited.
+                throw new KoloException("rank " + job.rank() + " was waiting for rank " + r + " to publish its host"
+                        + " when the rendezvous store went away (" + e.getMessage() + "); rank " + r + " did not"
+                        + " start in time or failed during startup; raise KOLO_START_TIMEOUT_SECONDS if it"
+                        + " legitimately starts this slowly", e);
+            }
+        }).toArray();
+    }
+
+    /** Same value for processes that can map each other's files in {@code /dev/shm}. */
+    static String hostKey() {
+        StringBuilder key = new StringBuilder();
+        try {
+            key.append(InetAddress.getLocalHost().getHostName());
+        } catch (IOException e) {
+            key.append("unknown-host");
+        }
+        try {
+            key.append('/').append(Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).trim());
+        } catch (IOException | RuntimeException e) {
+            // Not Linux: host name and /dev/shm identity still separate machines in practice.
+        }
+        try {
+            key.append('/').append(Files.getAttribute(ShmTransport.DIR, "unix:dev"))
+                    .append(':').append(Files.getAttribute(ShmTransport.DIR, "unix:ino"));
+        } catch (IOException | RuntimeException e) {
+            key.append("/shm-unknown");
+        }
+        return key.toString();
+    }
+}

@@ -1,0 +1,35 @@
+package io.kolo.transport;
+
+import io.kolo.bootstrap.JobSecret;
+import io.kolo.bootstrap.RendezvousClient;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+
+/**
+ * Rank 1 of a two-rank shared-memory job in its own process, for {@link ShmTransportTest}: connects through the
+ * rendezvous store at {@code args[0]:args[1]} (secret from {@code KOLO_SECRET}), sends {@code args[3]} bytes of
+ * 7s to rank 0, prints "sent", then sleeps until killed: it holds rank 0 mid-message.
+ */
+public final class ShmPeerProcess {
+    private ShmPeerProcess() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        JobSecret secret = JobSecret.fromHex(System.getenv("KOLO_SECRET"));
+        try (RendezvousClient store = RendezvousClient.connect(
+                new InetSocketAddress(args[0], Integer.parseInt(args[1])), secret, Duration.ofSeconds(20))) {
+            ShmTransport t = ShmTransport.connect(1, 2, new int[] {0, 1}, store, args[2], 65536,
+                    Duration.ofSeconds(20), Duration.ofSeconds(60));
+            long bytes = Long.parseLong(args[3]);
+            MemorySegment src = Arena.global().allocate(bytes);
+            src.fill((byte) 7);
+            t.send(0, src, 0, bytes);
+            System.out.println("sent");
+            System.out.flush();
+            Thread.sleep(600_000);
+        }
+    }
+}
