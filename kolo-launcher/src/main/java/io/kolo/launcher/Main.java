@@ -20,6 +20,7 @@ public final class Main {
     @Command(name = "kolo",
             subcommands = {
                     RunCommand.class,
+                    BenchCommand.class,
             },
             description = "Kolo: ring-allreduce for the JVM. 'kolo COMMAND --help' for a command's options.")
     static final class Kolo {
