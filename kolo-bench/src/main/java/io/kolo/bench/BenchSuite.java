@@ -1,7 +1,6 @@
 package io.kolo.bench;
 
 import java.io.PrintStream;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -72,7 +71,7 @@ public final class BenchSuite {
             List<Peer> peers = List.of(
                     new OpenMpiPeer("vader", env, cache, config.peerTimeout()),
                     new OpenMpiPeer("tcp", env, cache, config.peerTimeout()),
-                    new GlooPeer(Path.of("/usr/bin/python3"), env, cache, config.peerTimeout()));
+                    new GlooPeer(env, cache, config.peerTimeout()));
             for (Peer peer : peers) {
                 progress.printf(Locale.ROOT, "kolo bench: %s...%n", peer.name());
                 Series s = peer.run(config.collective(), config.type(), config.ranks(), steps);

@@ -12,10 +12,11 @@ import java.util.Map;
 /**
  * Gloo through PyTorch ({@code torch.distributed}, backend {@code gloo}: what Horovod and PyTorch use without
  * MPI), with the system Python ({@code /usr/bin/python3}, Debian {@code python3-torch}). The script starts
- * its own ranks and meets them over loopback TCP.
+ * its own ranks and meets them over loopback TCP. {@code KOLO_BENCH_PYTHON} names another interpreter.
  */
 final class GlooPeer implements Peer {
     static final String SCRIPT = "gloo_bench.py";
+    static final String DEFAULT_PYTHON = "/usr/bin/python3";
     private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(60);
 
     private final Path python;
@@ -23,8 +24,9 @@ final class GlooPeer implements Peer {
     private final BenchCache cache;
     private final Duration timeout;
 
-    GlooPeer(Path python, Map<String, String> env, BenchCache cache, Duration timeout) {
-        this.python = python;
+    GlooPeer(Map<String, String> env, BenchCache cache, Duration timeout) {
+        String py = env.get("KOLO_BENCH_PYTHON");
+        this.python = Path.of(py == null || py.isBlank() ? DEFAULT_PYTHON : py);
         this.env = env;
         this.cache = cache;
         this.timeout = timeout;

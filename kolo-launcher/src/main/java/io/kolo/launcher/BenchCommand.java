@@ -86,7 +86,12 @@ final class BenchCommand implements Subcommand {
 
     @Override
     public int call(PrintStream out, PrintStream err, boolean installShutdownHook) throws InterruptedException {
-        Map<String, String> env = System.getenv();
+        return execute(System.getenv(), out, err, installShutdownHook);
+    }
+
+    /** {@code env}: where peers are looked for (PATH, KOLO_BENCH_PYTHON) and what -x VAR forwards. */
+    int execute(Map<String, String> env, PrintStream out, PrintStream err, boolean installShutdownHook)
+            throws InterruptedException {
         BenchSuite.Config config = config(env);
         List<String> warnings = new ArrayList<>();
         Map<String, String> exported = RankEnvironment.exports(exports, env, warnings);
