@@ -9,7 +9,7 @@ import java.util.List;
  */
 public record Step(long bytes, int iterations, int warmup) {
     /** Bytes moved per size by default: enough repetitions for a stable median, a few seconds at most per size. */
-    static final long BYTES_PER_SIZE = 1L << 30;
+    static final long BYTES_PER_SIZE = 512L << 20;
     static final int MIN_ITERATIONS = 5;
     static final int MAX_ITERATIONS = 200;
 

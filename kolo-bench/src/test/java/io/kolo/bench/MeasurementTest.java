@@ -48,7 +48,7 @@ class MeasurementTest {
         List<Step> steps = Step.plan(new long[] {8, 1 << 20, 16 << 20, 256 << 20}, -1, -1);
         assertEquals(200, steps.get(0).iterations());
         assertEquals(200, steps.get(1).iterations());
-        assertEquals(64, steps.get(2).iterations());
+        assertEquals(32, steps.get(2).iterations());
         assertEquals(5, steps.get(3).iterations());
         assertTrue(steps.get(0).warmup() > steps.get(1).warmup(), "the first size warms the JIT up");
         assertEquals(2, steps.get(3).warmup());
