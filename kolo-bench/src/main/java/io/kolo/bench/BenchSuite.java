@@ -58,6 +58,7 @@ public final class BenchSuite {
     public static Report run(Config config, KoloRunner kolo, Map<String, String> env, PrintStream progress)
             throws InterruptedException {
         List<Step> steps = steps(config);
+        String loadBefore = loadAverage();
         List<Series> series = new ArrayList<>();
         for (String transport : config.transports()) {
             String name = "Kolo " + transport;
@@ -83,8 +84,12 @@ public final class BenchSuite {
                 comparisons.add(new Comparison(counterpart(peer.name(), config.transports()), peer.name()));
             }
         }
+        Map<String, String> machine = describeMachine();
+        // Timings on a busy machine are not comparable with a quiet one's: record how busy it was.
+        machine.put("loadavg_start", loadBefore);
+        machine.put("loadavg_end", loadAverage());
         return new Report(config.collective(), config.ranks(), config.type(), config.commandLine(), steps, series,
-                comparisons, describeMachine());
+                comparisons, machine);
     }
 
     /**
@@ -97,6 +102,16 @@ public final class BenchSuite {
             return "Kolo " + wanted;
         }
         return "Kolo " + (transports.contains("auto") ? "auto" : transports.getFirst());
+    }
+
+    /** The 1, 5 and 15 minute load averages (Linux), or "unknown". */
+    static String loadAverage() {
+        try {
+            String[] f = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).trim().split("\\s+");
+            return f[0] + " " + f[1] + " " + f[2];
+        } catch (java.io.IOException | RuntimeException e) {
+            return "unknown";
+        }
     }
 
     static Map<String, String> describeMachine() {

@@ -20,4 +20,16 @@ public record Comparison(String kolo, String peer) {
         }
         return pm.avgSeconds() / km.avgSeconds();
     }
+
+    /** The same on median times: steadier than the average when the machine is busy with other work. */
+    public double medianRatio(Report report, long bytes) {
+        Series k = report.series(kolo);
+        Series p = report.series(peer);
+        Measurement km = k == null ? null : k.at(bytes);
+        Measurement pm = p == null ? null : p.at(bytes);
+        if (km == null || pm == null || km.medianSeconds() <= 0) {
+            return Double.NaN;
+        }
+        return pm.medianSeconds() / km.medianSeconds();
+    }
 }

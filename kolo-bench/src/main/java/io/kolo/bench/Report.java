@@ -109,7 +109,8 @@ public final class Report {
             header.append(String.format(Locale.ROOT, " | %-20s", c.label()));
             header2.append(String.format(Locale.ROOT, " | %20s", "ratio"));
         }
-        StringBuilder sb = new StringBuilder("Comparison (busbw in GB/s; ratio > 1: Kolo faster)\n");
+        StringBuilder sb = new StringBuilder("Comparison (avg us per op, busbw in GB/s; ratio = peer time / Kolo time"
+                + " on averages (medians in the JSON), > 1: Kolo faster)\n");
         sb.append(header).append('\n').append(header2).append('\n');
         for (Step step : steps) {
             sb.append(String.format(Locale.ROOT, "%9s", Sizes.format(step.bytes())));
@@ -182,6 +183,7 @@ public final class Report {
                     j.open('{');
                     j.field("bytes").number(step.bytes());
                     j.field("ratio").number(r);
+                    j.field("ratio_median").number(c.medianRatio(this, step.bytes()));
                     j.close('}');
                 }
             }

@@ -133,6 +133,15 @@ class ReportTest {
         }
         assertTrue(kolo > 100, "the first series is drawn in its colour: " + kolo + " pixels");
         assertThrows(IllegalArgumentException.class, () -> new Plot(report).write(dir.resolve("out.pdf")));
+
+        // Ratios: peer time over Kolo time per size, > 1 when Kolo is faster; printed and in the JSON.
+        Map<?, ?> ratio = (Map<?, ?>) ((List<?>) ((Map<?, ?>) JsonReader.parse(report.json())).get("ratios")).getFirst();
+        List<?> bySize = (List<?>) ratio.get("by_size");
+        assertEquals(3, bySize.size());
+        assertEquals(0.1, (Double) ((Map<?, ?>) bySize.get(0)).get("ratio"), 1e-9);
+        assertEquals(400.0 / 300.0, (Double) ((Map<?, ?>) bySize.get(2)).get("ratio_median"), 1e-5);
+        assertTrue(report.table().lines().anyMatch(l -> l.trim().startsWith("1MiB") && l.trim().endsWith("1.33x")),
+                report.table());
     }
 
     private static Measurement m(long bytes, double seconds) {
