@@ -32,12 +32,14 @@ import java.util.Set;
         description = "Measure a collective's latency and bus bandwidth per message size on N local ranks,"
                 + " optionally against Open MPI and Gloo.",
         customSynopsis = {
-                "kolo bench allreduce|allgather|broadcast|alltoall|reducescatter [-np N] [--sizes 8B..256MiB]",
-                "           [--dtype f32|f64|bf16|f16] [--iters N] [--warmup N] [--transport auto|shm|tcp]",
-                "           [--compare] [--json FILE] [--plot FILE.svg|FILE.png] [-x VAR=VALUE]..."},
-        footer = {"", "Bus bandwidth = algorithm bandwidth (bytes / time) x 2(N-1)/N for allreduce, (N-1)/N for",
-                "allgather, reducescatter and alltoall, 1 for broadcast (as nccl-tests). Times are per operation,",
-                "the slowest rank's, over the measured iterations."})
+                "kolo bench allreduce|allgather|broadcast|alltoall|reducescatter",
+                "           [-np N] [--sizes 8B..256MiB] [--dtype f32|f64|bf16|f16]",
+                "           [--iters N] [--warmup N] [--transport auto|shm|tcp] [--compare]",
+                "           [--json FILE] [--plot FILE.svg|FILE.png] [-x VAR=VALUE]..."},
+        footer = {"", "Bus bandwidth = algorithm bandwidth (bytes / time) x 2(N-1)/N for allreduce,",
+                "(N-1)/N for allgather, reducescatter and alltoall, 1 for broadcast (as",
+                "nccl-tests). Times are per operation, the slowest rank's, over the measured",
+                "iterations. See docs/performance.md."})
 final class BenchCommand implements Subcommand {
     @Parameters(index = "0", paramLabel = "COLLECTIVE",
             description = "allreduce, allgather, broadcast, alltoall or reducescatter.")
