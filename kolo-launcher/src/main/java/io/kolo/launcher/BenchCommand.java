@@ -10,6 +10,7 @@ import io.kolo.bench.Plot;
 import io.kolo.bench.Report;
 import io.kolo.bench.Sizes;
 import io.kolo.bench.Step;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -22,7 +23,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -95,13 +95,12 @@ final class BenchCommand implements Subcommand {
     int execute(Map<String, String> env, PrintStream out, PrintStream err, boolean installShutdownHook)
             throws InterruptedException {
         BenchSuite.Config config = config(env);
-        List<String> warnings = new ArrayList<>();
-        Map<String, String> exported = RankEnvironment.exports(exports, env, warnings);
+        // Checked once here so bad -x input fails before anything runs; each Kolo run repeats any warning.
+        Map<String, String> exported = RankEnvironment.exports(exports, env, new ArrayList<>());
         if (exported.containsKey("KOLO_TRANSPORT")) {
             throw new UsageException("-x KOLO_TRANSPORT: use --transport instead");
         }
-        warnings.forEach(err::println);
-        BenchSuite.KoloRunner runner = (t, c, type, steps) -> runKolo(t, c, type, steps, exported, err,
+        BenchSuite.KoloRunner runner = (t, c, type, steps) -> runKolo(t, c, type, steps, env, err,
                 installShutdownHook);
         Report report;
         try {
@@ -221,7 +220,7 @@ final class BenchCommand implements Subcommand {
     }
 
     private List<Measurement> runKolo(String transport, Collective c, ElementType type, List<Step> steps,
-                                      Map<String, String> exported, PrintStream err, boolean installShutdownHook)
+                                      Map<String, String> env, PrintStream err, boolean installShutdownHook)
             throws InterruptedException {
         Path results;
         try {
@@ -230,12 +229,16 @@ final class BenchCommand implements Subcommand {
             throw new BenchSuite.BenchFailure("cannot create a temporary file: " + e.getMessage());
         }
         try {
-            Map<String, String> env = new LinkedHashMap<>(exported);
-            env.put("KOLO_TRANSPORT", transport);
-            List<String> command = ChildCommand.forClasspath(workerClasspath(), List.of(
-                    BenchWorker.class.getName(), c.id(), type.id(), Step.format(steps), results.toString()));
-            RunCommand.Plan plan = new RunCommand.Plan(np, Topology.assign(List.of(new Hosts.Host("localhost", np)), np),
-                    command, env, List.of(), null, RunCommand.DEFAULT_START_TIMEOUT, false);
+            // Planned by kolo run's own option parsing, so the ranks start exactly as 'kolo run -cp ...' would.
+            List<String> runArgs = new ArrayList<>(List.of("-np", Integer.toString(np), "-x", "KOLO_TRANSPORT=" + transport));
+            for (String x : exports) {
+                runArgs.addAll(List.of("-x", x));
+            }
+            runArgs.addAll(List.of("-cp", workerClasspath(), "--", BenchWorker.class.getName(), c.id(), type.id(),
+                    Step.format(steps), results.toString()));
+            RunCommand run = new RunCommand();
+            new CommandLine(run).parseArgs(runArgs.toArray(String[]::new));
+            RunCommand.Plan plan = run.plan(env, Hosts.localNames());
             // The ranks' progress goes to stderr so stdout carries only the table.
             int code = RunCommand.execute(plan, err, err, installShutdownHook);
             if (code != 0) {
