@@ -22,6 +22,7 @@ public final class Main {
                     RunCommand.class,
                     KeysCommand.class,
                     HostfileCommand.class,
+                    BenchCommand.class,
             },
             description = "Kolo: ring-allreduce for the JVM. 'kolo COMMAND --help' for a command's options.")
     static final class Kolo {

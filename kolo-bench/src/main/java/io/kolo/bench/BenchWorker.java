@@ -1,0 +1,189 @@
+package io.kolo.bench;
+
+import io.kolo.BFloat16;
+import io.kolo.Communicator;
+import io.kolo.Float16;
+import io.kolo.Handle;
+import io.kolo.ReduceOp;
+import io.kolo.Tensor;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * One rank of {@code kolo bench}: for each step, checks the collective's result once, warms up, then times
+ * each iteration. Rank 0 writes one {@link Measurement} line per size to the result file.
+ *
+ * <p>It uses the public API exactly as a training loop does: native tensors, ops named per size (so after
+ * the first call the response cache skips the coordinator), and {@code ...Async(name, ...).await()}. The
+ * timed loop allocates nothing of its own.
+ *
+ * <p>Usage: {@code BenchWorker COLLECTIVE DTYPE STEPS RESULT_FILE}, with steps as {@link Step#format}.
+ */
+public final class BenchWorker {
+    private final Communicator comm;
+    private final Collective collective;
+    private final ElementType type;
+    private final int rank;
+    private final int size;
+
+    BenchWorker(Communicator comm, Collective collective, ElementType type) {
+        this.comm = comm;
+        this.collective = collective;
+        this.type = type;
+        this.rank = comm.rank();
+        this.size = comm.size();
+    }
+
+    public static void main(String[] args) {
+        if (args.length != 4) {
+            System.err.println("kolo-bench worker: usage: BenchWorker COLLECTIVE DTYPE BYTES:ITERS:WARMUP,... RESULT_FILE"
+                    + " (started by 'kolo bench', not by hand)");
+            System.exit(2);
+        }
+        Collective collective;
+        ElementType type;
+        List<Step> steps;
+        try {
+            collective = Collective.parse(args[0]);
+            type = ElementType.parse(args[1]);
+            steps = Step.parse(args[2]);
+        } catch (IllegalArgumentException e) {
+            System.err.println("kolo-bench worker: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        Path out = Path.of(args[3]);
+        try (Communicator comm = Communicator.fromEnvironment()) {
+            new BenchWorker(comm, collective, type).run(steps, out);
+        }
+    }
+
+    void run(List<Step> steps, Path resultFile) {
+        int maxIterations = steps.stream().mapToInt(Step::iterations).max().orElse(1);
+        long[] nanos = new long[maxIterations];
+        try (PrintStream results = rank == 0 ? new PrintStream(Files.newOutputStream(resultFile), true) : null) {
+            for (Step step : steps) {
+                Measurement m = measure(step, nanos);
+                if (results != null) {
+                    results.println(m.toLine());
+                    System.out.printf(Locale.ROOT, "%s %s: %.1f us, %.3f GB/s bus%n", collective.id(),
+                            Sizes.format(step.bytes()), m.avgSeconds() * 1e6,
+                            m.busBandwidth(collective, size) / 1e9);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write results to " + resultFile, e);
+        }
+    }
+
+    private Measurement measure(Step step, long[] nanos) {
+        long elements = step.bytes() / type.byteSize();
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment memory = arena.allocate(elements * type.byteSize(), 64);
+            long inputElements = collective == Collective.ALLGATHER ? elements / size : elements;
+            Tensor tensor = Tensor.of(memory.asSlice(0, inputElements * type.byteSize()), type.koloType(),
+                    inputElements);
+            String name = "bench." + collective.id() + "." + step.bytes();
+            long[] splits = new long[size];
+            Arrays.fill(splits, elements / size);
+
+            fill(tensor.segment(), inputElements, rank + 1);
+            check(step, run(name, tensor, splits));
+            // Zeros from here on: repeated in-place sums stay finite, so every iteration does the same work.
+            tensor.segment().fill((byte) 0);
+
+            for (int i = 0; i < step.warmup(); i++) {
+                run(name, tensor, splits);
+            }
+            int n = step.iterations();
+            for (int i = 0; i < n; i++) {
+                long start = System.nanoTime();
+                run(name, tensor, splits);
+                nanos[i] = System.nanoTime() - start;
+            }
+            // An op is finished when the slowest rank is: keep each iteration's worst time across ranks.
+            long[] worst = comm.allreduce(Arrays.copyOf(nanos, n), ReduceOp.MAX);
+            return Measurement.of(step.bytes(), worst, n);
+        }
+    }
+
+    /** One operation; returns the tensor holding the result. */
+    private Tensor run(String name, Tensor tensor, long[] splits) {
+        return switch (collective) {
+            case ALLREDUCE -> await(comm.allreduceAsync(name, tensor, ReduceOp.SUM));
+            case ALLGATHER -> await(comm.allgatherAsync(name, tensor));
+            case BROADCAST -> await(comm.broadcastAsync(name, tensor, 0));
+            case ALLTOALL -> await(comm.alltoallAsync(name, tensor, splits)).tensor();
+            case REDUCESCATTER -> await(comm.reducescatterAsync(name, tensor, ReduceOp.SUM));
+        };
+    }
+
+    private static <T> T await(Handle<T> handle) {
+        return handle.await();
+    }
+
+    /**
+     * Checks the first result, so a benchmark never reports the speed of a wrong answer: every rank put
+     * rank + 1 in each element it sent.
+     */
+    private void check(Step step, Tensor result) {
+        long n = result.elements();
+        long[] probes = {0, n / 2, n - 1};
+        for (long i : probes) {
+            if (n == 0) {
+                break;
+            }
+            double expected = switch (collective) {
+                case ALLREDUCE, REDUCESCATTER -> size * (size + 1) / 2.0;
+                case BROADCAST -> 1;
+                case ALLGATHER, ALLTOALL -> i / (n / size) + 1;
+            };
+            double actual = read(result.segment(), i);
+            if (actual != expected) {
+                throw new IllegalStateException(String.format(Locale.ROOT,
+                        "%s of %s gave %s at element %d on rank %d, expected %s", collective.id(),
+                        Sizes.format(step.bytes()), actual, i, rank, expected));
+            }
+        }
+    }
+
+    private void fill(MemorySegment seg, long elements, float value) {
+        switch (type) {
+            case F32 -> {
+                for (long i = 0; i < elements; i++) {
+                    seg.setAtIndex(ValueLayout.JAVA_FLOAT, i, value);
+                }
+            }
+            case F64 -> {
+                for (long i = 0; i < elements; i++) {
+                    seg.setAtIndex(ValueLayout.JAVA_DOUBLE, i, value);
+                }
+            }
+            case BF16, F16 -> {
+                short bits = type == ElementType.BF16 ? BFloat16.fromFloat(value) : Float16.fromFloat(value);
+                for (long i = 0; i < elements; i++) {
+                    seg.setAtIndex(ValueLayout.JAVA_SHORT, i, bits);
+                }
+            }
+        }
+    }
+
+    private double read(MemorySegment seg, long i) {
+        return switch (type) {
+            case F32 -> seg.getAtIndex(ValueLayout.JAVA_FLOAT, i);
+            case F64 -> seg.getAtIndex(ValueLayout.JAVA_DOUBLE, i);
+            case BF16 -> BFloat16.toFloat(seg.getAtIndex(ValueLayout.JAVA_SHORT, i));
+            case F16 -> Float16.toFloat(seg.getAtIndex(ValueLayout.JAVA_SHORT, i));
+        };
+    }
+}

@@ -1,0 +1,82 @@
+package io.kolo.bench;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/** The real peers on tiny sizes, when installed (Debian openmpi-bin libopenmpi-dev, python3-torch). */
+class PeersTest {
+    @TempDir
+    Path cacheHome;
+
+    private final List<Step> steps = Step.plan(new long[] {1024, 65536}, 3, 1);
+
+    private Map<String, String> env() {
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.put("XDG_CACHE_HOME", cacheHome.toString());
+        return env;
+    }
+
+    @Test
+    void openMpiOverSharedMemoryAndTcp() throws Exception {
+        boolean installed = PeerProcess.which("mpirun", System.getenv("PATH")).isPresent()
+                && PeerProcess.which("mpicc", System.getenv("PATH")).isPresent();
+        if (!installed) {
+            System.out.println("PeersTest: skipping Open MPI: no mpirun/mpicc on PATH (apt-get install openmpi-bin libopenmpi-dev)");
+        }
+        assumeTrue(installed, "Open MPI (mpirun, mpicc) not installed");
+        BenchCache cache = BenchCache.fromEnvironment(env());
+        for (String btl : List.of("vader", "tcp")) {
+            // Every collective over shared memory; TCP only differs in the transport, so one is enough there.
+            for (Collective c : btl.equals("tcp") ? List.of(Collective.ALLREDUCE) : List.of(Collective.values())) {
+                Series s = new OpenMpiPeer(btl, env(), cache, Duration.ofMinutes(2)).run(c, ElementType.F32, 2, steps);
+                assertEquals(Series.Status.OK, s.status(), btl + " " + c.id() + ": " + s.reason());
+                assertEquals(List.of(1024L, 65536L), s.measurements().stream().map(Measurement::bytes).toList());
+                assertTrue(s.measurements().stream().allMatch(m -> m.iterations() == 3 && m.minSeconds() > 0));
+            }
+        }
+        assertTrue(Files.list(cache.dir()).anyMatch(p -> p.getFileName().toString().matches("mpi_bench-[0-9a-f]{12}")),
+                "compiled once into the cache");
+        Series bf16 = new OpenMpiPeer("vader", env(), cache, Duration.ofMinutes(1))
+                .run(Collective.ALLREDUCE, ElementType.BF16, 2, steps);
+        assertEquals(Series.Status.SKIPPED, bf16.status());
+    }
+
+    @Test
+    void glooThroughPyTorch() throws Exception {
+        boolean installed = Files.isExecutable(Path.of(GlooPeer.DEFAULT_PYTHON));
+        if (!installed) {
+            System.out.println("PeersTest: skipping Gloo: no " + GlooPeer.DEFAULT_PYTHON + " (apt-get install python3-torch)");
+        }
+        assumeTrue(installed, GlooPeer.DEFAULT_PYTHON + " not installed");
+        BenchCache cache = BenchCache.fromEnvironment(env());
+        Series s = new GlooPeer(env(), cache, Duration.ofMinutes(2)).run(Collective.ALLREDUCE, ElementType.F32, 2, steps);
+        assumeTrue(s.status() != Series.Status.SKIPPED, "PyTorch with gloo not importable: " + s.reason());
+        assertEquals(Series.Status.OK, s.status(), s.reason());
+        assertEquals(List.of(1024L, 65536L), s.measurements().stream().map(Measurement::bytes).toList());
+        // Whatever this torch's gloo cannot do is reported as skipped with its reason, never as a failure.
+        Series rs = new GlooPeer(env(), cache, Duration.ofMinutes(2)).run(Collective.REDUCESCATTER, ElementType.F32, 2, steps);
+        assertTrue(rs.status() != Series.Status.FAILED, rs.reason());
+    }
+
+    @Test
+    void aPeerThatBreaksIsAFailureWithItsLastWords() {
+        PeerProcess.Result crashed = new PeerProcess.Result(3, List.of(
+                new Measurement(1024, 3, 1e-6, 1e-6, 1e-6, 1e-6).toLine()), "boom");
+        Series s = Peer.fromOutput("X", crashed, steps);
+        assertEquals(Series.Status.FAILED, s.status());
+        assertTrue(s.reason().contains("code 3") && s.reason().contains("boom"), s.reason());
+        Series partial = Peer.fromOutput("X", new PeerProcess.Result(0, crashed.stdout(), ""), steps);
+        assertTrue(partial.reason().contains("1 of 2 sizes"), partial.reason());
+    }
+}

@@ -1,0 +1,158 @@
+package io.kolo.bench;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.w3c.dom.Document;
+
+import javax.imageio.ImageIO;
+import javax.xml.parsers.DocumentBuilderFactory;
+import java.awt.image.BufferedImage;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A real (in-JVM, two ranks) run of every collective, through the report, JSON and plots. */
+class ReportTest {
+    @TempDir
+    Path dir;
+
+    private Report run(Collective collective, ElementType type, String sizes, boolean compare, Map<String, String> env)
+            throws InterruptedException {
+        BenchSuite.Config config = new BenchSuite.Config(collective, 2, Sizes.parse(sizes), type, 3, 1,
+                List.of("tcp"), compare, Duration.ofMinutes(2), "./kolo bench " + collective.id());
+        return BenchSuite.run(config, new InJvmKolo(2, dir), env, new PrintStream(new ByteArrayOutputStream()));
+    }
+
+    @Test
+    void everyCollectiveMeasuresEverySizeAndTheJsonSaysSo() throws Exception {
+        for (Collective c : Collective.values()) {
+            Report report = run(c, ElementType.F32, "1KiB,64KiB", false, Map.of());
+            @SuppressWarnings("unchecked")
+            Map<String, Object> json = (Map<String, Object>) JsonReader.parse(report.json());
+            assertEquals(c.id(), json.get("collective"));
+            assertEquals(2.0, json.get("ranks"));
+            assertEquals("f32", json.get("dtype"));
+            assertEquals(c.busFactor(2), json.get("bus_factor"));
+            List<?> series = (List<?>) json.get("series");
+            assertEquals(1, series.size());
+            Map<?, ?> kolo = (Map<?, ?>) series.getFirst();
+            assertEquals("Kolo tcp", kolo.get("name"));
+            assertEquals("ok", kolo.get("status"));
+            List<?> results = (List<?>) kolo.get("results");
+            assertEquals(2, results.size(), c.id());
+            for (int i = 0; i < 2; i++) {
+                Map<?, ?> r = (Map<?, ?>) results.get(i);
+                assertEquals(i == 0 ? 1024.0 : 65536.0, r.get("bytes"));
+                assertEquals(3.0, r.get("iterations"));
+                double min = (Double) r.get("min_us");
+                double median = (Double) r.get("median_us");
+                double max = (Double) r.get("max_us");
+                double avg = (Double) r.get("avg_us");
+                assertTrue(0 < min && min <= median && median <= max && min <= avg && avg <= max, r.toString());
+                double algbw = (Double) r.get("algbw_gbps");
+                assertEquals((Double) r.get("bytes") / (avg * 1e-6) / 1e9, algbw, algbw * 1e-3);
+                assertEquals(algbw * c.busFactor(2), (Double) r.get("busbw_gbps"), algbw * 1e-3);
+            }
+            String table = report.table();
+            assertTrue(table.contains("Kolo tcp") && table.contains("1KiB") && table.contains("64KiB"), table);
+        }
+    }
+
+    @Test
+    void otherTypesRunToo() throws Exception {
+        for (ElementType t : List.of(ElementType.F64, ElementType.BF16, ElementType.F16)) {
+            Report report = run(Collective.ALLREDUCE, t, "8B,4KiB", false, Map.of());
+            assertEquals(2, report.series().getFirst().measurements().size(), t.id());
+        }
+    }
+
+    @Test
+    void missingPeersAreReportedAsSkippedNotFailures() throws Exception {
+        Path emptyPath = Files.createDirectories(dir.resolve("empty-bin"));
+        Report report = run(Collective.ALLREDUCE, ElementType.F32, "1KiB", true,
+                Map.of("PATH", emptyPath.toString(), "KOLO_BENCH_PYTHON", dir.resolve("no-python").toString(),
+                        "HOME", dir.toString()));
+        assertEquals(List.of("Kolo tcp", "OMPI shm", "OMPI tcp", "Gloo"),
+                report.series().stream().map(Series::name).toList());
+        for (Series s : report.series().subList(1, 4)) {
+            assertEquals(Series.Status.SKIPPED, s.status(), s.toString());
+        }
+        assertTrue(report.series("OMPI shm").reason().contains("no mpirun on PATH"), report.series("OMPI shm").reason());
+        assertTrue(report.series("Gloo").reason().contains("not found"), report.series("Gloo").reason());
+        String table = report.table();
+        assertTrue(table.contains("OMPI shm: skipped (Open MPI not found"), table);
+        Map<?, ?> json = (Map<?, ?>) JsonReader.parse(report.json());
+        Map<?, ?> gloo = (Map<?, ?>) ((List<?>) json.get("series")).get(3);
+        assertEquals("skipped", gloo.get("status"));
+        assertEquals(List.of(), gloo.get("results"));
+        Map<?, ?> ratio = (Map<?, ?>) ((List<?>) json.get("ratios")).getFirst();
+        assertEquals("Kolo tcp", ratio.get("kolo"));
+        assertEquals(List.of(), ratio.get("by_size"));
+    }
+
+    @Test
+    void plotsAreWellFormedSvgAndPngWithOneLinePerSeries() throws Exception {
+        Report report = new Report(Collective.ALLREDUCE, 2, ElementType.F32, "cmd", Step.plan(new long[] {8, 1024, 1 << 20}, 3, 1),
+                List.of(Series.ok("Kolo shm", List.of(m(8, 10e-6), m(1024, 12e-6), m(1 << 20, 300e-6))),
+                        Series.ok("OMPI <shm> & co", List.of(m(8, 1e-6), m(1024, 2e-6), m(1 << 20, 400e-6))),
+                        Series.skipped("Gloo", "not installed")),
+                List.of(new Comparison("Kolo shm", "OMPI <shm> & co")), Map.of());
+        Path svg = dir.resolve("plots/out.svg");
+        new Plot(report).write(svg);
+        Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder()
+                .parse(new ByteArrayInputStream(Files.readAllBytes(svg)));
+        assertEquals("svg", doc.getDocumentElement().getTagName());
+        assertEquals(2, doc.getElementsByTagName("polyline").getLength(), "one line per measured series");
+        String text = Files.readString(svg, StandardCharsets.UTF_8);
+        assertTrue(text.contains(">Kolo shm</text>") && text.contains("OMPI &lt;shm&gt; &amp; co"), "legend");
+        assertTrue(text.contains(">1KiB</text>") && text.contains(">1MiB</text>"), "log-x size labels");
+        assertTrue(text.contains("bus bandwidth (GB/s)"));
+
+        Path png = dir.resolve("out.png");
+        new Plot(report).write(png);
+        BufferedImage image = ImageIO.read(png.toFile());
+        assertEquals(Plot.WIDTH, image.getWidth());
+        assertEquals(Plot.HEIGHT, image.getHeight());
+        int kolo = 0;
+        for (int x = 0; x < image.getWidth(); x++) {
+            for (int y = 0; y < image.getHeight(); y++) {
+                if ((image.getRGB(x, y) & 0xffffff) == 0x1f77b4) {
+                    kolo++;
+                }
+            }
+        }
+        assertTrue(kolo > 100, "the first series is drawn in its colour: " + kolo + " pixels");
+        assertThrows(IllegalArgumentException.class, () -> new Plot(report).write(dir.resolve("out.pdf")));
+
+        // Ratios: peer time over Kolo time per size, > 1 when Kolo is faster; printed and in the JSON.
+        Map<?, ?> ratio = (Map<?, ?>) ((List<?>) ((Map<?, ?>) JsonReader.parse(report.json())).get("ratios")).getFirst();
+        List<?> bySize = (List<?>) ratio.get("by_size");
+        assertEquals(3, bySize.size());
+        assertEquals(0.1, (Double) ((Map<?, ?>) bySize.get(0)).get("ratio"), 1e-9);
+        assertEquals(400.0 / 300.0, (Double) ((Map<?, ?>) bySize.get(2)).get("ratio_median"), 1e-5);
+        assertTrue(report.table().lines().anyMatch(l -> l.trim().startsWith("1MiB") && l.trim().endsWith("1.33x")),
+                report.table());
+    }
+
+    private static Measurement m(long bytes, double seconds) {
+        return new Measurement(bytes, 3, seconds, seconds, seconds, seconds);
+    }
+
+    @Test
+    void jsonReaderIsStrict() {
+        assertEquals(Map.of("a", List.of(1.0, "x\"y", true)), JsonReader.parse("{\"a\": [1, \"x\\\"y\", true]}"));
+        assertThrows(IllegalArgumentException.class, () -> JsonReader.parse("{\"a\": 1,}"));
+        assertThrows(IllegalArgumentException.class, () -> JsonReader.parse("[1] x"));
+        assertThrows(IllegalArgumentException.class, () -> JsonReader.parse("{a: 1}"));
+    }
+}

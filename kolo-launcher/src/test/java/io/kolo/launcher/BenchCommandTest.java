@@ -1,0 +1,129 @@
+package io.kolo.launcher;
+
+import io.kolo.bench.JsonReader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class BenchCommandTest {
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    private int kolo(String... args) {
+        return Main.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    private String err() {
+        return err.toString(StandardCharsets.UTF_8);
+    }
+
+    private void assertUsage(String expected, String... args) {
+        err.reset();
+        assertEquals(Main.USAGE, kolo(args), String.join(" ", args));
+        String message = err();
+        assertEquals(1, message.lines().count(), "one line: " + message);
+        assertTrue(message.startsWith("kolo: ") && message.contains(expected), message);
+    }
+
+    @Test
+    void badInputIsOneLineNamingTheProblem() {
+        assertUsage("unknown collective 'allreduse'", "bench", "allreduse");
+        assertUsage("COLLECTIVE", "bench");
+        assertUsage("-np must be at least 1", "bench", "allreduce", "-np", "0");
+        assertUsage("say KiB, MiB or GiB", "bench", "allreduce", "--sizes", "4MB");
+        assertUsage("runs backwards", "bench", "allreduce", "--sizes", "1MiB..1KiB");
+        assertUsage("unknown --dtype 'int8'", "bench", "allreduce", "--dtype", "int8");
+        assertUsage("--iters must be at least 1", "bench", "allreduce", "--iters", "0");
+        assertUsage("--warmup must be 0 or more", "bench", "allreduce", "--warmup", "-1");
+        assertUsage("--transport udp: use auto, shm or tcp", "bench", "allreduce", "--transport", "udp");
+        assertUsage(".svg or .png", "bench", "allreduce", "--plot", "out.pdf");
+        assertUsage("smaller than one f32 element per rank", "bench", "allgather", "-np", "3", "--sizes", "8B");
+        assertUsage("-x KOLO_TRANSPORT: use --transport", "bench", "allreduce", "-x", "KOLO_TRANSPORT=tcp",
+                "--sizes", "1KiB", "--iters", "1");
+        assertUsage("Unknown option", "bench", "allreduce", "--frobnicate");
+    }
+
+    @Test
+    void helpListsTheCollectivesAndOptions() {
+        assertEquals(0, kolo("bench", "--help"));
+        String help = out.toString(StandardCharsets.UTF_8);
+        for (String word : List.of("allreduce|allgather|broadcast|alltoall|reducescatter", "--sizes", "--compare",
+                "--json", "--plot", "--transport", "2(N-1)/N")) {
+            assertTrue(help.contains(word), word + " in\n" + help);
+        }
+    }
+
+    @Test
+    void transportsToRun() {
+        assertEquals(List.of("auto"), parse("allreduce").transports());
+        assertEquals(List.of("tcp"), parse("allreduce", "--transport", "tcp", "--compare").transports());
+        List<String> compared = parse("allreduce", "--compare").transports();
+        assertEquals("tcp", compared.getLast(), "TCP is always measured against Gloo and MPI over TCP");
+        assertEquals(BenchCommand.shmAvailable(), compared.contains("shm"));
+    }
+
+    private static BenchCommand parse(String... args) {
+        BenchCommand b = new BenchCommand();
+        new CommandLine(b).parseArgs(args);
+        return b;
+    }
+
+    @Test
+    void realRunOfTwoProcessesWritesTableJsonAndPlot(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("out/bench.json");
+        Path svg = dir.resolve("out/bench.svg");
+        assertEquals(0, kolo("bench", "allreduce", "-np", "2", "--sizes", "1KiB,64KiB", "--iters", "3",
+                "--warmup", "1", "--json", json.toString(), "--plot", svg.toString()), err());
+        String table = out.toString(StandardCharsets.UTF_8);
+        assertTrue(table.contains("allreduce, 2 ranks, f32") && table.contains("Kolo auto"), table);
+        assertTrue(table.lines().anyMatch(l -> l.trim().startsWith("1KiB")), table);
+        assertTrue(table.lines().anyMatch(l -> l.trim().startsWith("64KiB")), table);
+        Map<?, ?> doc = (Map<?, ?>) JsonReader.parse(Files.readString(json));
+        assertEquals("allreduce", doc.get("collective"));
+        assertEquals(2.0, doc.get("ranks"));
+        assertTrue(((String) doc.get("command")).startsWith("./kolo bench allreduce -np 2 --sizes 1KiB,64KiB"));
+        List<?> results = (List<?>) ((Map<?, ?>) ((List<?>) doc.get("series")).getFirst()).get("results");
+        assertEquals(List.of(1024.0, 65536.0), results.stream().map(r -> ((Map<?, ?>) r).get("bytes")).toList());
+        for (Object r : results) {
+            assertTrue((Double) ((Map<?, ?>) r).get("busbw_gbps") > 0, r.toString());
+        }
+        String plot = Files.readString(svg);
+        assertTrue(plot.startsWith("<?xml") && plot.contains("<polyline") && plot.trim().endsWith("</svg>"));
+    }
+
+    @Test
+    void compareWithoutPeersInstalledReportsThemSkipped(@TempDir Path dir) throws Exception {
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.put("PATH", Files.createDirectories(dir.resolve("bin")).toString());
+        env.put("KOLO_BENCH_PYTHON", dir.resolve("python3").toString());
+        env.put("XDG_CACHE_HOME", dir.toString());
+        Path json = dir.resolve("compare.json");
+        BenchCommand b = parse("allreduce", "--sizes", "4KiB", "--iters", "2", "--transport", "tcp", "--compare",
+                "--json", json.toString());
+        int code = b.execute(env, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), false);
+        assertEquals(0, code, err());
+        String table = out.toString(StandardCharsets.UTF_8);
+        assertTrue(table.contains("OMPI shm: skipped (Open MPI not found: no mpirun on PATH"), table);
+        assertTrue(table.contains("OMPI tcp: skipped"), table);
+        assertTrue(table.contains("Gloo: skipped"), table);
+        assertFalse(table.contains("FAILED"), table);
+        List<?> series = (List<?>) ((Map<?, ?>) JsonReader.parse(Files.readString(json))).get("series");
+        assertEquals(List.of("ok", "skipped", "skipped", "skipped"),
+                series.stream().map(s -> ((Map<?, ?>) s).get("status")).toList());
+    }
+}
