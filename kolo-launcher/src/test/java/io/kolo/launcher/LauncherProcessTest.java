@@ -97,15 +97,12 @@ class LauncherProcessTest {
                 + "if [ $KOLO_RANK = 1 ]; then "
                 + "  while [ ! -s " + dir + "/pids.0 ] || [ ! -s " + dir + "/pids.2 ]; do sleep 0.05; done; "
                 + "  echo last words >&2; exit 3; fi; wait";
-        long start = System.nanoTime();
         Result r = kolo("run", "-np", "3", "--", "sh", "-c", script);
         assertEquals(3, r.code(), r.err());
         assertTrue(r.err().contains("[1]<stderr>:last words\n"), r.err());
         assertTrue(r.err().lines().anyMatch("kolo: rank 1 exited with code 3; terminating the other 2 ranks"::equals),
                 r.err());
         assertTrue(r.err().indexOf("last words") < r.err().indexOf("kolo: rank 1 exited"), r.err());
-        // SIGTERM was enough: no need to sit out the grace period.
-        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(5), "took too long");
         assertAllGone(pidsIn(dir));
     }
 

@@ -161,7 +161,13 @@ public final class NetnsCluster implements AutoCloseable {
                 "PrintMotd no",
                 "LogLevel ERROR",
                 ""));
-        Process p = new ProcessBuilder("ip", "netns", "exec", hostNs(i), SSHD, "-D", "-e", "-f", config.toString())
+        // Each host also gets its own host name and its own /dev/shm, as separate machines have: otherwise
+        // Kolo would rightly see one machine and use shared memory between "hosts" instead of TCP.
+        // unshare and sh exec in place, so the process we start is still the sshd listener.
+        String ownHost = "hostname job-worker-" + i + " && mount -t tmpfs -o mode=1777 tmpfs /dev/shm && exec "
+                + SSHD + " -D -e -f '" + config + "'";
+        Process p = new ProcessBuilder("ip", "netns", "exec", hostNs(i), "unshare", "--uts", "--mount",
+                "--propagation", "private", "sh", "-c", ownHost)
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(hd.resolve("sshd.log").toFile()))
                 .start();
