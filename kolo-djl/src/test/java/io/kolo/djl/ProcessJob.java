@@ -15,14 +15,14 @@ import java.util.concurrent.TimeUnit;
  * A real Kolo job of separate JVMs on loopback, without the launcher: the environment contract by hand,
  * rank 0 serving the rendezvous store. Each rank's output goes to files in {@code dir}.
  */
-final class ProcessJob {
-    record Rank(int exitCode, String out, String err) {
+public final class ProcessJob {
+    public record Rank(int exitCode, String out, String err) {
     }
 
     private ProcessJob() {
     }
 
-    static List<Rank> run(int np, Path dir, long timeoutSeconds, String mainClass, String... args)
+    public static List<Rank> run(int np, Path dir, long timeoutSeconds, String mainClass, String... args)
             throws IOException, InterruptedException {
         int port;
         try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
@@ -68,7 +68,7 @@ final class ProcessJob {
         }
     }
 
-    static String report(Path dir, int np) throws IOException {
+    public static String report(Path dir, int np) throws IOException {
         StringBuilder sb = new StringBuilder();
         for (int r = 0; r < np; r++) {
             for (String stream : new String[]{"out", "err"}) {
