@@ -3,17 +3,9 @@ package io.kolo;
 import io.kolo.bootstrap.JobSecret;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
-import java.net.ServerSocket;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.function.IntFunction;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -26,11 +18,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class HierarchicalTcpJobTest {
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
 
     private static Map<String, String> env(int rank, int size, int localSize, int port, String secret) {
         Map<String, String> env = new HashMap<>();
@@ -44,32 +31,6 @@ class HierarchicalTcpJobTest {
         return env;
     }
 
-    private static List<Object> runRanks(int size, IntFunction<Map<String, String>> envOf, Ranks.Body<Object> body)
-            throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(size);
-        try {
-            List<Future<Object>> futures = new ArrayList<>();
-            for (int r = 0; r < size; r++) {
-                Map<String, String> env = envOf.apply(r);
-                futures.add(pool.submit(() -> {
-                    try (Communicator c = Communicator.fromEnvironment(env)) {
-                        return body.run(c);
-                    }
-                }));
-            }
-            List<Object> out = new ArrayList<>();
-            for (Future<Object> f : futures) {
-                try {
-                    out.add(f.get(90, TimeUnit.SECONDS));
-                } catch (java.util.concurrent.ExecutionException e) {
-                    out.add(e.getCause());
-                }
-            }
-            return out;
-        } finally {
-            pool.shutdownNow();
-        }
-    }
 
     private static Ranks.Body<Object> sums(int len) {
         return comm -> {
@@ -116,26 +77,26 @@ class HierarchicalTcpJobTest {
     /** 2 hosts x 2 ranks; 200 000 elements are well above the threshold, so the hierarchical path runs. */
     @Test
     void twoHostsOfTwoReduceHierarchicallyOverTcp() throws Exception {
-        int port = freePort();
+        int port = Ranks.freePort();
         String secret = JobSecret.generate().toHex();
         int len = 200_003;
-        checkSums(runRanks(4, r -> env(r, 4, 2, port, secret), sums(len)), 4, len);
+        checkSums(Ranks.fromEnvironment(4, r -> env(r, 4, 2, port, secret), sums(len)), 4, len);
     }
 
     /** 3 ranks at 2 per host cannot be split evenly: the job falls back to flat and still reduces correctly. */
     @Test
     void unevenHostsFallBackToFlat() throws Exception {
-        int port = freePort();
+        int port = Ranks.freePort();
         String secret = JobSecret.generate().toHex();
         int len = 100_001;
-        checkSums(runRanks(3, r -> env(r, 3, 2, port, secret), sums(len)), 3, len);
+        checkSums(Ranks.fromEnvironment(3, r -> env(r, 3, 2, port, secret), sums(len)), 3, len);
     }
 
     @Test
     void ranksWithDifferentHierarchicalSettingsFailAtStartOnEveryRank() throws Exception {
-        int port = freePort();
+        int port = Ranks.freePort();
         String secret = JobSecret.generate().toHex();
-        List<Object> results = runRanks(4, r -> {
+        List<Object> results = Ranks.fromEnvironment(4, r -> {
             Map<String, String> env = env(r, 4, 2, port, secret);
             if (r == 2) {
                 env.put("KOLO_HIERARCHICAL_ALLREDUCE", "0");

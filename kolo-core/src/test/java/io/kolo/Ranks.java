@@ -53,6 +53,44 @@ final class Ranks {
         return values;
     }
 
+    /** A free loopback port for a rendezvous store. */
+    static int freePort() throws java.io.IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    /**
+     * One thread per rank, each joining the job from its own {@code KOLO_*} environment as a separate process
+     * would; each element of the result is what that rank returned, or what it threw.
+     */
+    static List<Object> fromEnvironment(int size, java.util.function.IntFunction<Map<String, String>> envOf,
+                                        Body<Object> body) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(size);
+        try {
+            List<Future<Object>> futures = new ArrayList<>();
+            for (int r = 0; r < size; r++) {
+                Map<String, String> env = envOf.apply(r);
+                futures.add(pool.submit(() -> {
+                    try (Communicator c = Communicator.fromEnvironment(env)) {
+                        return body.run(c);
+                    }
+                }));
+            }
+            List<Object> out = new ArrayList<>();
+            for (Future<Object> f : futures) {
+                try {
+                    out.add(f.get(90, TimeUnit.SECONDS));
+                } catch (java.util.concurrent.ExecutionException e) {
+                    out.add(e.getCause());
+                }
+            }
+            return out;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     private static <T> List<Outcome<T>> outcomes(List<Communicator> comms, Body<T> body) {
         int size = comms.size();
         ExecutorService pool = Executors.newFixedThreadPool(size);

@@ -3,17 +3,9 @@ package io.kolo;
 import io.kolo.bootstrap.JobSecret;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
-import java.net.ServerSocket;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.function.IntFunction;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -27,11 +19,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class TcpJobTest {
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
 
     private static Map<String, String> env(int rank, int size, int port, String secret) {
         Map<String, String> env = new HashMap<>();
@@ -44,38 +31,12 @@ class TcpJobTest {
         return env;
     }
 
-    private static List<Object> runRanks(int size, IntFunction<Map<String, String>> envOf, Ranks.Body<Object> body)
-            throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(size);
-        try {
-            List<Future<Object>> futures = new ArrayList<>();
-            for (int r = 0; r < size; r++) {
-                Map<String, String> env = envOf.apply(r);
-                futures.add(pool.submit(() -> {
-                    try (Communicator c = Communicator.fromEnvironment(env)) {
-                        return body.run(c);
-                    }
-                }));
-            }
-            List<Object> out = new ArrayList<>();
-            for (Future<Object> f : futures) {
-                try {
-                    out.add(f.get(60, TimeUnit.SECONDS));
-                } catch (java.util.concurrent.ExecutionException e) {
-                    out.add(e.getCause());
-                }
-            }
-            return out;
-        } finally {
-            pool.shutdownNow();
-        }
-    }
 
     @Test
     void ranksFindEachOtherThroughRankZeroAndReduceOverTcp() throws Exception {
-        int port = freePort();
+        int port = Ranks.freePort();
         String secret = JobSecret.generate().toHex();
-        List<Object> results = runRanks(3, r -> env(r, 3, port, secret), comm -> {
+        List<Object> results = Ranks.fromEnvironment(3, r -> env(r, 3, port, secret), comm -> {
             double[] x = new double[300_000]; // large enough for the ring
             java.util.Arrays.fill(x, comm.rank() + 1);
             comm.allreduce(x, ReduceOp.SUM);
@@ -93,10 +54,10 @@ class TcpJobTest {
 
     @Test
     void aRankWithTheWrongSecretIsRejectedAndEveryRankSaysWhy() throws Exception {
-        int port = freePort();
+        int port = Ranks.freePort();
         String secret = JobSecret.generate().toHex();
         String wrong = JobSecret.generate().toHex();
-        List<Object> results = runRanks(3, r -> env(r, 3, port, r == 2 ? wrong : secret), comm -> "joined");
+        List<Object> results = Ranks.fromEnvironment(3, r -> env(r, 3, port, r == 2 ? wrong : secret), comm -> "joined");
         for (int r = 0; r < 3; r++) {
             Object o = results.get(r);
             assertNotNull(o);
