@@ -1,6 +1,16 @@
 package io.kolo.bench;
 
-import java.util.ArrayList;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.util.DefaultIndenter;
+import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
+import com.fasterxml.jackson.core.util.Separators;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.math.MathContext;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -136,157 +146,80 @@ public final class Report {
 
     // ---- JSON
 
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    /** Pretty-printed: two-space indent, {@code "name": value}, arrays one element per line, empty ones as {@code []}. */
+    private static final DefaultPrettyPrinter PRETTY;
+
+    static {
+        DefaultIndenter indent = new DefaultIndenter("  ", "\n");
+        DefaultPrettyPrinter p = new DefaultPrettyPrinter().withSeparators(Separators.createDefaultInstance()
+                .withObjectFieldValueSpacing(Separators.Spacing.AFTER)
+                .withObjectEmptySeparator("").withArrayEmptySeparator(""));
+        p.indentObjectsWith(indent);
+        p.indentArraysWith(indent);
+        PRETTY = p;
+    }
+
     public String json() {
-        Json j = new Json();
-        j.open('{');
-        j.field("collective").string(collective.id());
-        j.field("ranks").number(ranks);
-        j.field("dtype").string(type.id());
-        j.field("bus_factor").number(collective.busFactor(ranks));
-        j.field("command").string(command);
-        j.field("environment").open('{');
-        environment.entrySet().stream().sorted(Map.Entry.comparingByKey())
-                .forEach(e -> j.field(e.getKey()).string(e.getValue()));
-        j.close('}');
-        j.field("series").open('[');
+        ObjectNode root = JSON.createObjectNode();
+        root.put("collective", collective.id());
+        root.put("ranks", ranks);
+        root.put("dtype", type.id());
+        number(root, "bus_factor", collective.busFactor(ranks));
+        root.put("command", command);
+        ObjectNode env = root.putObject("environment");
+        environment.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> env.put(e.getKey(), e.getValue()));
+        ArrayNode seriesArray = root.putArray("series");
         for (Series s : series) {
-            j.open('{');
-            j.field("name").string(s.name());
-            j.field("status").string(s.status().name().toLowerCase(Locale.ROOT));
-            j.field("reason").string(s.reason());
-            j.field("results").open('[');
+            ObjectNode o = seriesArray.addObject();
+            o.put("name", s.name());
+            o.put("status", s.status().name().toLowerCase(Locale.ROOT));
+            o.put("reason", s.reason());
+            ArrayNode results = o.putArray("results");
             for (Measurement m : s.measurements()) {
-                j.open('{');
-                j.field("bytes").number(m.bytes());
-                j.field("iterations").number(m.iterations());
-                j.field("avg_us").number(m.avgSeconds() * 1e6);
-                j.field("min_us").number(m.minSeconds() * 1e6);
-                j.field("median_us").number(m.medianSeconds() * 1e6);
-                j.field("max_us").number(m.maxSeconds() * 1e6);
-                j.field("algbw_gbps").number(m.algBandwidth() / 1e9);
-                j.field("busbw_gbps").number(busBandwidth(m) / 1e9);
-                j.close('}');
+                ObjectNode r = results.addObject();
+                r.put("bytes", m.bytes());
+                r.put("iterations", m.iterations());
+                number(r, "avg_us", m.avgSeconds() * 1e6);
+                number(r, "min_us", m.minSeconds() * 1e6);
+                number(r, "median_us", m.medianSeconds() * 1e6);
+                number(r, "max_us", m.maxSeconds() * 1e6);
+                number(r, "algbw_gbps", m.algBandwidth() / 1e9);
+                number(r, "busbw_gbps", busBandwidth(m) / 1e9);
             }
-            j.close(']');
-            j.close('}');
         }
-        j.close(']');
-        j.field("ratios").open('[');
+        ArrayNode ratios = root.putArray("ratios");
         for (Comparison c : comparisons) {
-            j.open('{');
-            j.field("kolo").string(c.kolo());
-            j.field("peer").string(c.peer());
-            j.field("by_size").open('[');
+            ObjectNode o = ratios.addObject();
+            o.put("kolo", c.kolo());
+            o.put("peer", c.peer());
+            ArrayNode bySize = o.putArray("by_size");
             for (Step step : steps) {
                 double r = c.ratio(this, step.bytes());
                 if (!Double.isNaN(r)) {
-                    j.open('{');
-                    j.field("bytes").number(step.bytes());
-                    j.field("ratio").number(r);
-                    j.field("ratio_median").number(c.medianRatio(this, step.bytes()));
-                    j.close('}');
+                    ObjectNode b = bySize.addObject();
+                    b.put("bytes", step.bytes());
+                    number(b, "ratio", r);
+                    number(b, "ratio_median", c.medianRatio(this, step.bytes()));
                 }
             }
-            j.close(']');
-            j.close('}');
         }
-        j.close(']');
-        j.close('}');
-        return j.toString();
+        try {
+            return JSON.writer(PRETTY).writeValueAsString(root) + "\n";
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
-    /** Just enough of a JSON writer for the report: pretty, comma-correct, escaped. */
-    static final class Json {
-        private final StringBuilder sb = new StringBuilder();
-        private final List<Boolean> first = new ArrayList<>();
-        private boolean afterField;
-
-        Json open(char c) {
-            value();
-            sb.append(c);
-            first.add(true);
-            return this;
-        }
-
-        Json close(char c) {
-            boolean empty = first.removeLast();
-            if (!empty) {
-                newline();
-            }
-            sb.append(c);
-            return this;
-        }
-
-        Json field(String name) {
-            value();
-            afterField = true;
-            string(name);
-            sb.append(": ");
-            afterField = true;
-            return this;
-        }
-
-        Json string(String s) {
-            value();
-            if (s == null) {
-                sb.append("null");
-                return this;
-            }
-            sb.append('"');
-            for (char ch : s.toCharArray()) {
-                switch (ch) {
-                    case '"' -> sb.append("\\\"");
-                    case '\\' -> sb.append("\\\\");
-                    case '\n' -> sb.append("\\n");
-                    case '\r' -> sb.append("\\r");
-                    case '\t' -> sb.append("\\t");
-                    default -> {
-                        if (ch < 0x20) {
-                            sb.append(String.format(Locale.ROOT, "\\u%04x", (int) ch));
-                        } else {
-                            sb.append(ch);
-                        }
-                    }
-                }
-            }
-            sb.append('"');
-            return this;
-        }
-
-        Json number(double v) {
-            value();
-            if (Double.isNaN(v) || Double.isInfinite(v)) {
-                sb.append("null");
-            } else if (v == Math.rint(v) && Math.abs(v) < 1e15) {
-                sb.append((long) v);
-            } else {
-                sb.append(String.format(Locale.ROOT, "%.6g", v));
-            }
-            return this;
-        }
-
-        /** Before any value: a comma and newline unless it is the first in its container or follows its name. */
-        private void value() {
-            if (afterField) {
-                afterField = false;
-                return;
-            }
-            if (!first.isEmpty()) {
-                if (!first.getLast()) {
-                    sb.append(',');
-                }
-                first.set(first.size() - 1, false);
-                newline();
-            }
-        }
-
-        private void newline() {
-            sb.append('\n').append("  ".repeat(first.size()));
-        }
-
-        @Override
-        public String toString() {
-            return sb + "\n";
+    /** Whole numbers as integers, others to six significant digits, NaN and infinities as null. */
+    private static void number(ObjectNode o, String name, double v) {
+        if (Double.isNaN(v) || Double.isInfinite(v)) {
+            o.putNull(name);
+        } else if (v == Math.rint(v) && Math.abs(v) < 1e15) {
+            o.put(name, (long) v);
+        } else {
+            o.put(name, new BigDecimal(v).round(new MathContext(6)));
         }
     }
 }

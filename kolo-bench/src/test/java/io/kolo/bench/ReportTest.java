@@ -1,5 +1,7 @@
 package io.kolo.bench;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.w3c.dom.Document;
@@ -23,6 +25,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** A real (in-JVM, two ranks) run of every collective, through the report, JSON and plots. */
 class ReportTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
     @TempDir
     Path dir;
 
@@ -37,31 +41,30 @@ class ReportTest {
     void everyCollectiveMeasuresEverySizeAndTheJsonSaysSo() throws Exception {
         for (Collective c : Collective.values()) {
             Report report = run(c, ElementType.F32, "1KiB,64KiB", false, Map.of());
-            @SuppressWarnings("unchecked")
-            Map<String, Object> json = (Map<String, Object>) JsonReader.parse(report.json());
-            assertEquals(c.id(), json.get("collective"));
-            assertEquals(2.0, json.get("ranks"));
-            assertEquals("f32", json.get("dtype"));
-            assertEquals(c.busFactor(2), json.get("bus_factor"));
-            List<?> series = (List<?>) json.get("series");
+            JsonNode json = JSON.readTree(report.json());
+            assertEquals(c.id(), json.get("collective").asText());
+            assertEquals(2, json.get("ranks").asInt());
+            assertEquals(c.busFactor(2), json.get("bus_factor").asDouble());
+            assertEquals("f32", json.get("dtype").asText());
+            JsonNode series = json.get("series");
             assertEquals(1, series.size());
-            Map<?, ?> kolo = (Map<?, ?>) series.getFirst();
-            assertEquals("Kolo tcp", kolo.get("name"));
-            assertEquals("ok", kolo.get("status"));
-            List<?> results = (List<?>) kolo.get("results");
+            JsonNode kolo = series.get(0);
+            assertEquals("Kolo tcp", kolo.get("name").asText());
+            assertEquals("ok", kolo.get("status").asText());
+            JsonNode results = kolo.get("results");
             assertEquals(2, results.size(), c.id());
             for (int i = 0; i < 2; i++) {
-                Map<?, ?> r = (Map<?, ?>) results.get(i);
-                assertEquals(i == 0 ? 1024.0 : 65536.0, r.get("bytes"));
-                assertEquals(3.0, r.get("iterations"));
-                double min = (Double) r.get("min_us");
-                double median = (Double) r.get("median_us");
-                double max = (Double) r.get("max_us");
-                double avg = (Double) r.get("avg_us");
+                JsonNode r = results.get(i);
+                assertEquals(i == 0 ? 1024 : 65536, r.get("bytes").asLong());
+                assertEquals(3, r.get("iterations").asInt());
+                double min = r.get("min_us").asDouble();
+                double median = r.get("median_us").asDouble();
+                double max = r.get("max_us").asDouble();
+                double avg = r.get("avg_us").asDouble();
                 assertTrue(0 < min && min <= median && median <= max && min <= avg && avg <= max, r.toString());
-                double algbw = (Double) r.get("algbw_gbps");
-                assertEquals((Double) r.get("bytes") / (avg * 1e-6) / 1e9, algbw, algbw * 1e-3);
-                assertEquals(algbw * c.busFactor(2), (Double) r.get("busbw_gbps"), algbw * 1e-3);
+                double algbw = r.get("algbw_gbps").asDouble();
+                assertEquals(r.get("bytes").asDouble() / (avg * 1e-6) / 1e9, algbw, algbw * 1e-3);
+                assertEquals(algbw * c.busFactor(2), r.get("busbw_gbps").asDouble(), algbw * 1e-3);
             }
             String table = report.table();
             assertTrue(table.contains("Kolo tcp") && table.contains("1KiB") && table.contains("64KiB"), table);
@@ -91,13 +94,13 @@ class ReportTest {
         assertTrue(report.series("Gloo").reason().contains("not found"), report.series("Gloo").reason());
         String table = report.table();
         assertTrue(table.contains("OMPI shm: skipped (Open MPI not found"), table);
-        Map<?, ?> json = (Map<?, ?>) JsonReader.parse(report.json());
-        Map<?, ?> gloo = (Map<?, ?>) ((List<?>) json.get("series")).get(3);
-        assertEquals("skipped", gloo.get("status"));
-        assertEquals(List.of(), gloo.get("results"));
-        Map<?, ?> ratio = (Map<?, ?>) ((List<?>) json.get("ratios")).getFirst();
-        assertEquals("Kolo tcp", ratio.get("kolo"));
-        assertEquals(List.of(), ratio.get("by_size"));
+        JsonNode json = JSON.readTree(report.json());
+        JsonNode gloo = json.get("series").get(3);
+        assertEquals("skipped", gloo.get("status").asText());
+        assertTrue(gloo.get("results").isArray() && gloo.get("results").isEmpty(), gloo.toString());
+        JsonNode ratio = json.get("ratios").get(0);
+        assertEquals("Kolo tcp", ratio.get("kolo").asText());
+        assertTrue(ratio.get("by_size").isArray() && ratio.get("by_size").isEmpty(), ratio.toString());
     }
 
     @Test
@@ -135,24 +138,15 @@ class ReportTest {
         assertThrows(IllegalArgumentException.class, () -> new Plot(report).write(dir.resolve("out.pdf")));
 
         // Ratios: peer time over Kolo time per size, > 1 when Kolo is faster; printed and in the JSON.
-        Map<?, ?> ratio = (Map<?, ?>) ((List<?>) ((Map<?, ?>) JsonReader.parse(report.json())).get("ratios")).getFirst();
-        List<?> bySize = (List<?>) ratio.get("by_size");
+        JsonNode bySize = JSON.readTree(report.json()).get("ratios").get(0).get("by_size");
         assertEquals(3, bySize.size());
-        assertEquals(0.1, (Double) ((Map<?, ?>) bySize.get(0)).get("ratio"), 1e-9);
-        assertEquals(400.0 / 300.0, (Double) ((Map<?, ?>) bySize.get(2)).get("ratio_median"), 1e-5);
+        assertEquals(0.1, bySize.get(0).get("ratio").asDouble(), 1e-9);
+        assertEquals(400.0 / 300.0, bySize.get(2).get("ratio_median").asDouble(), 1e-5);
         assertTrue(report.table().lines().anyMatch(l -> l.trim().startsWith("1MiB") && l.trim().endsWith("1.33x")),
                 report.table());
     }
 
     private static Measurement m(long bytes, double seconds) {
         return new Measurement(bytes, 3, seconds, seconds, seconds, seconds);
-    }
-
-    @Test
-    void jsonReaderIsStrict() {
-        assertEquals(Map.of("a", List.of(1.0, "x\"y", true)), JsonReader.parse("{\"a\": [1, \"x\\\"y\", true]}"));
-        assertThrows(IllegalArgumentException.class, () -> JsonReader.parse("{\"a\": 1,}"));
-        assertThrows(IllegalArgumentException.class, () -> JsonReader.parse("[1] x"));
-        assertThrows(IllegalArgumentException.class, () -> JsonReader.parse("{a: 1}"));
     }
 }
