@@ -57,15 +57,15 @@ public final class MnistExample {
         try {
             for (int i = 0; i < args.length; i++) {
                 switch (args[i]) {
-                    case "--data" -> data = Path.of(value(args, ++i));
-                    case "--model" -> modelName = value(args, ++i);
-                    case "--epochs" -> epochs = positive(args, ++i);
-                    case "--batch-size" -> batchSize = positive(args, ++i);
-                    case "--lr" -> lr = Float.parseFloat(value(args, ++i));
-                    case "--warmup-steps" -> warmup = Integer.parseInt(value(args, ++i));
-                    case "--threads" -> threads = positive(args, ++i);
-                    case "--seed" -> seed = Long.parseLong(value(args, ++i));
-                    case "--checkpoint" -> checkpoint = Path.of(value(args, ++i));
+                    case "--data" -> data = Path.of(Args.value(args, ++i));
+                    case "--model" -> modelName = Args.value(args, ++i);
+                    case "--epochs" -> epochs = Args.positive(args, ++i);
+                    case "--batch-size" -> batchSize = Args.positive(args, ++i);
+                    case "--lr" -> lr = Float.parseFloat(Args.value(args, ++i));
+                    case "--warmup-steps" -> warmup = Integer.parseInt(Args.value(args, ++i));
+                    case "--threads" -> threads = Args.positive(args, ++i);
+                    case "--seed" -> seed = Long.parseLong(Args.value(args, ++i));
+                    case "--checkpoint" -> checkpoint = Path.of(Args.value(args, ++i));
                     case "-h", "--help" -> {
                         System.out.println(USAGE);
                         return;
@@ -237,25 +237,5 @@ public final class MnistExample {
                     + " there, or pass --data DIR");
         }
         return MnistData.load(dir);
-    }
-
-    private static String value(String[] args, int i) {
-        if (i >= args.length) {
-            throw new IllegalArgumentException(args[i - 1] + " needs a value");
-        }
-        return args[i];
-    }
-
-    private static int positive(String[] args, int i) {
-        String v = value(args, i);
-        try {
-            int n = Integer.parseInt(v);
-            if (n >= 1) {
-                return n;
-            }
-        } catch (NumberFormatException ignored) {
-            // reported below
-        }
-        throw new IllegalArgumentException(args[i - 1] + " needs a whole number >= 1, not '" + v + "'");
     }
 }

@@ -248,15 +248,15 @@ public final class SyntheticExample {
         boolean baseline = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
-                case "--model" -> model = value(args, ++i);
-                case "--batch-size" -> batch = positive(args, ++i);
-                case "--image-size" -> imageSize = positive(args, ++i);
-                case "--num-warmup-batches" -> warmup = Integer.parseInt(value(args, ++i));
-                case "--num-batches-per-iter" -> perIter = positive(args, ++i);
-                case "--num-iters" -> iters = positive(args, ++i);
-                case "--threads" -> threads = positive(args, ++i);
+                case "--model" -> model = Args.value(args, ++i);
+                case "--batch-size" -> batch = Args.positive(args, ++i);
+                case "--image-size" -> imageSize = Args.positive(args, ++i);
+                case "--num-warmup-batches" -> warmup = Integer.parseInt(Args.value(args, ++i));
+                case "--num-batches-per-iter" -> perIter = Args.positive(args, ++i);
+                case "--num-iters" -> iters = Args.positive(args, ++i);
+                case "--threads" -> threads = Args.positive(args, ++i);
                 case "--compression" -> {
-                    String c = value(args, ++i);
+                    String c = Args.value(args, ++i);
                     try {
                         compression = Compression.valueOf(c.toUpperCase(Locale.ROOT));
                     } catch (IllegalArgumentException e) {
@@ -274,25 +274,5 @@ public final class SyntheticExample {
             throw new IllegalArgumentException("--model must be mlp, resnet18 or resnet34, not '" + model + "'");
         }
         return new Settings(model, batch, imageSize, warmup, perIter, iters, threads, compression, baseline);
-    }
-
-    private static String value(String[] args, int i) {
-        if (i >= args.length) {
-            throw new IllegalArgumentException(args[i - 1] + " needs a value");
-        }
-        return args[i];
-    }
-
-    private static int positive(String[] args, int i) {
-        String v = value(args, i);
-        try {
-            int n = Integer.parseInt(v);
-            if (n >= 1) {
-                return n;
-            }
-        } catch (NumberFormatException ignored) {
-            // reported below
-        }
-        throw new IllegalArgumentException(args[i - 1] + " needs a whole number >= 1, not '" + v + "'");
     }
 }
