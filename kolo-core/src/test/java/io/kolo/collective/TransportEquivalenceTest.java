@@ -24,7 +24,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicReferenceArray;
-import java.util.function.IntFunction;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -169,7 +168,7 @@ class TransportEquivalenceTest {
     static List<Transport> tcp(int n) {
         InMemoryStore store = new InMemoryStore();
         JobSecret secret = JobSecret.generate();
-        return parallel(n, r -> TcpTransport.connect(r, n, InetAddress.getLoopbackAddress(), store, secret,
+        return ShmGroup.connectAll(n, r -> TcpTransport.connect(r, n, InetAddress.getLoopbackAddress(), store, secret,
                 Duration.ofSeconds(30), TIMEOUT));
     }
 
@@ -179,7 +178,7 @@ class TransportEquivalenceTest {
         JobSecret secret = JobSecret.generate();
         String job = ShmGroup.newJob();
         int half = n / 2;
-        return parallel(n, r -> {
+        return ShmGroup.connectAll(n, r -> {
             int[] host = r < half ? range(0, half) : range(half, n);
             ShmTransport shm = ShmTransport.connect(r, n, host, store, job, 65536, Duration.ofSeconds(30), TIMEOUT);
             return new HostRoutingTransport(shm, TcpTransport.connect(r, n, InetAddress.getLoopbackAddress(), store,
@@ -189,36 +188,6 @@ class TransportEquivalenceTest {
 
     static int[] range(int from, int to) {
         return java.util.stream.IntStream.range(from, to).toArray();
-    }
-
-    static List<Transport> parallel(int n, IntFunction<Transport> make) {
-        AtomicReferenceArray<Object> made = new AtomicReferenceArray<>(n);
-        List<Thread> threads = new ArrayList<>();
-        for (int r = 0; r < n; r++) {
-            int rank = r;
-            threads.add(Thread.ofPlatform().start(() -> {
-                try {
-                    made.set(rank, make.apply(rank));
-                } catch (Throwable e) {
-                    made.set(rank, e);
-                }
-            }));
-        }
-        List<Transport> out = new ArrayList<>();
-        for (int r = 0; r < n; r++) {
-            try {
-                threads.get(r).join();
-            } catch (InterruptedException e) {
-                throw new AssertionError(e);
-            }
-        }
-        for (int r = 0; r < n; r++) {
-            if (made.get(r) instanceof Throwable e) {
-                throw new AssertionError("rank " + r + " could not connect: " + e, e);
-            }
-            out.add((Transport) made.get(r));
-        }
-        return out;
     }
 
     static void assertSame(List<byte[]> expected, List<byte[]> actual, String what) {

@@ -8,6 +8,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.IntFunction;
 import java.util.stream.IntStream;
 
 /**
@@ -37,14 +38,22 @@ public final class ShmGroup {
     static List<Transport> open(java.nio.file.Path dir, int n, String job, long ringBytes, Duration timeout) {
         InMemoryStore store = new InMemoryStore();
         int[] all = IntStream.range(0, n).toArray();
+        return connectAll(n, rank -> ShmTransport.connect(dir, rank, n, all, store, job, ringBytes,
+                Duration.ofSeconds(20), timeout));
+    }
+
+    /**
+     * Connects {@code n} ranks at once, one platform thread each (connecting blocks until all have come), and
+     * closes the ones that did connect when any rank fails.
+     */
+    public static List<Transport> connectAll(int n, IntFunction<Transport> connect) {
         AtomicReferenceArray<Object> made = new AtomicReferenceArray<>(n);
         List<Thread> threads = new ArrayList<>();
         for (int r = 0; r < n; r++) {
             int rank = r;
             threads.add(Thread.ofPlatform().start(() -> {
                 try {
-                    made.set(rank, ShmTransport.connect(dir, rank, n, all, store, job, ringBytes,
-                            Duration.ofSeconds(20), timeout));
+                    made.set(rank, connect.apply(rank));
                 } catch (Throwable e) {
                     made.set(rank, e);
                 }
