@@ -196,20 +196,16 @@ class MultiHostTest {
 
     @Test
     void aRankKilledOnARemoteHostFailsTheJobNamingHostAndRank() throws Exception {
-        Path pids = Files.createDirectories(dir.resolve("pids-killed"));
-        Process p = start(Map.of(), "run", "-np", "4", "--hostfile", cluster.hostfile(2, 2).toString(),
-                "-cp", CP, Worker.class.getName(), "forever", pids.toString());
-        StringBuilder out = new StringBuilder();
-        StringBuilder err = new StringBuilder();
-        Thread o = Thread.ofVirtual().start(() -> collect(p.getInputStream(), out));
-        Thread e = Thread.ofVirtual().start(() -> collect(p.getErrorStream(), err));
-        awaitLines(out, "reducing", 4, p, err);
+        ForeverJob job = startForeverJob("pids-killed");
+        Process p = job.process();
+        Path pids = job.pids();
+        StringBuilder out = job.out();
+        StringBuilder err = job.err();
         long victim = Long.parseLong(Files.readString(pids.resolve("rank.3")).strip());
         assertTrue(cluster.pidsIn(1).contains(victim), "rank 3 should run in host 1's namespace");
         NetnsCluster.exec(List.of("kill", "-KILL", Long.toString(victim)));
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the launcher did not finish after a rank died");
-        o.join();
-        e.join();
+        job.awaitOutput();
         assertEquals(137, p.exitValue(), out + "" + err);
         assertTrue(err.toString().contains("kolo: rank 3 on host " + cluster.hostName(1)
                 + " exited with code 137; terminating the other 3 ranks"), err.toString());
@@ -218,14 +214,10 @@ class MultiHostTest {
 
     @Test
     void interruptingTheLauncherLeavesNoProcessOnAnyHost() throws Exception {
-        Path pids = Files.createDirectories(dir.resolve("pids-interrupted"));
-        Process p = start(Map.of(), "run", "-np", "4", "--hostfile", cluster.hostfile(2, 2).toString(),
-                "-cp", CP, Worker.class.getName(), "forever", pids.toString());
-        StringBuilder out = new StringBuilder();
-        StringBuilder err = new StringBuilder();
-        Thread o = Thread.ofVirtual().start(() -> collect(p.getInputStream(), out));
-        Thread e = Thread.ofVirtual().start(() -> collect(p.getErrorStream(), err));
-        awaitLines(out, "reducing", 4, p, err);
+        ForeverJob job = startForeverJob("pids-interrupted");
+        Process p = job.process();
+        StringBuilder out = job.out();
+        StringBuilder err = job.err();
         // Ctrl-C is SIGINT, unless this process tree was started in the background with SIGINT ignored
         // (the JVM could not see it then); SIGTERM takes the same path in the launcher.
         boolean sigintIgnored = (Long.parseLong(Files.readAllLines(Path.of("/proc/self/status")).stream()
@@ -234,8 +226,7 @@ class MultiHostTest {
         // To the launcher's process group, as the terminal does: its ssh clients must not be the ones to go.
         NetnsCluster.exec(List.of("kill", sigintIgnored ? "-TERM" : "-INT", "--", "-" + p.pid()));
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the launcher did not stop after the signal");
-        o.join();
-        e.join();
+        job.awaitOutput();
         assertEquals(sigintIgnored ? 143 : 130, p.exitValue(), out + "" + err);
         assertTrue(err.toString().contains("kolo: interrupted; terminating 4 ranks"), err.toString());
         assertTrue(!err.toString().contains("ssh connection"), err.toString());
@@ -246,7 +237,33 @@ class MultiHostTest {
 
     @Test
     void killingTheLauncherOutrightStillTakesTheRemoteRanksDown() throws Exception {
-        Path pids = Files.createDirectories(dir.resolve("pids-killed-launcher"));
+        ForeverJob job = startForeverJob("pids-killed-launcher");
+        Process p = job.process();
+        // No shutdown hook runs: only the closing of ssh's stdin tells the remote side.
+        p.destroyForcibly();
+        p.waitFor(30, TimeUnit.SECONDS);
+        job.awaitOutput();
+        assertNothingLeftOnHosts();
+        for (int attempt = 0; attempt < 100 && !launcherNsProcesses().isEmpty(); attempt++) {
+            Thread.sleep(100);
+        }
+        assertTrue(launcherNsProcesses().isEmpty(), "left in the launcher namespace: "
+                + describe(launcherNsProcesses()));
+    }
+
+    /** A {@code kolo run} of the "forever" worker on 2 hosts x 2 slots; its output is read as it comes. */
+    record ForeverJob(Process process, Path pids, StringBuilder out, StringBuilder err, Thread outReader,
+                      Thread errReader) {
+        /** After the launcher ended: waits (bounded) until its output has been read to the end. */
+        void awaitOutput() throws InterruptedException {
+            outReader.join(java.time.Duration.ofSeconds(30));
+            errReader.join(java.time.Duration.ofSeconds(30));
+        }
+    }
+
+    /** Starts a {@link ForeverJob} recording rank pids under {@code dir/pidsName} and waits until all 4 reduce. */
+    static ForeverJob startForeverJob(String pidsName) throws Exception {
+        Path pids = Files.createDirectories(dir.resolve(pidsName));
         Process p = start(Map.of(), "run", "-np", "4", "--hostfile", cluster.hostfile(2, 2).toString(),
                 "-cp", CP, Worker.class.getName(), "forever", pids.toString());
         StringBuilder out = new StringBuilder();
@@ -254,17 +271,7 @@ class MultiHostTest {
         Thread o = Thread.ofVirtual().start(() -> collect(p.getInputStream(), out));
         Thread e = Thread.ofVirtual().start(() -> collect(p.getErrorStream(), err));
         awaitLines(out, "reducing", 4, p, err);
-        // No shutdown hook runs: only the closing of ssh's stdin tells the remote side.
-        p.destroyForcibly();
-        p.waitFor(30, TimeUnit.SECONDS);
-        o.join(java.time.Duration.ofSeconds(30));
-        e.join(java.time.Duration.ofSeconds(30));
-        assertNothingLeftOnHosts();
-        for (int attempt = 0; attempt < 100 && !launcherNsProcesses().isEmpty(); attempt++) {
-            Thread.sleep(100);
-        }
-        assertTrue(launcherNsProcesses().isEmpty(), "left in the launcher namespace: "
-                + describe(launcherNsProcesses()));
+        return new ForeverJob(p, pids, out, err, o, e);
     }
 
     static List<Long> launcherNsProcesses() {
