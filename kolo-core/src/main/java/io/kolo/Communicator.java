@@ -48,13 +48,16 @@ public final class Communicator implements AutoCloseable {
     private final Topology topology;
     private final Engine engine;
     private final Transport transport;
+    private final FailureDiagnosis diagnosis;
     private final AutoCloseable[] owned;
     private volatile boolean closed;
 
-    private Communicator(Topology topology, Engine engine, Transport transport, AutoCloseable... owned) {
+    private Communicator(Topology topology, Engine engine, Transport transport, FailureDiagnosis diagnosis,
+                         AutoCloseable... owned) {
         this.topology = topology;
         this.engine = engine;
         this.transport = transport;
+        this.diagnosis = diagnosis;
         this.owned = owned;
     }
 
@@ -162,11 +165,12 @@ public final class Communicator implements AutoCloseable {
             }
             throw e;
         }
-        Engine engine = new Engine(ops, settings, new FailureDiagnosis(topology.rank(), store, transport));
+        FailureDiagnosis diagnosis = new FailureDiagnosis(topology.rank(), store, transport);
+        Engine engine = new Engine(ops, settings, diagnosis);
         AutoCloseable[] all = new AutoCloseable[owned.length + 1];
         all[0] = ops;
         System.arraycopy(owned, 0, all, 1, owned.length);
-        return new Communicator(topology, engine, transport, all);
+        return new Communicator(topology, engine, transport, diagnosis, all);
     }
 
     public Topology topology() {
@@ -587,9 +591,17 @@ public final class Communicator implements AutoCloseable {
         }
     }
 
-    /** Tears this rank's connections down as a crash would; tests use it to check that the others fail fast. */
+    /**
+     * Fails this rank as an internal error would (its cause recorded, its connections torn down); tests use it
+     * to check that the others fail fast and name it.
+     */
     void simulateCrash(String cause) {
-        transport.abort(new KoloException(cause));
+        diagnosis.explain(new KoloException(cause));
+    }
+
+    /** Drops this rank's connections without a word, as a process that exits or is killed would; for tests. */
+    void simulateExit() {
+        transport.close();
     }
 
     /** Stops this rank's engine (the other ranks stop at their next cycle) and releases its connections. */

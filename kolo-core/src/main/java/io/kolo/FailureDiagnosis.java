@@ -11,9 +11,15 @@ import java.util.Optional;
  * records it in the job's store, the launcher records exit codes there, and every rank reports the first
  * failure with the best cause known. It then aborts this rank's transport so that ranks waiting on this one
  * find out at once instead of at their timeout.
+ *
+ * <p>A peer that aborted is a messenger, not the cause: it aborted because it saw a failure (usually another
+ * rank's) and records that failure itself a moment later, so a rank that sees an abort waits for the record
+ * rather than racing it with "rank 0 aborted". The launcher, which knows which process exited first, may
+ * overwrite the record; ranks read it again until the cause it names is known.
  */
 final class FailureDiagnosis implements io.kolo.engine.Engine.FailureExplainer {
     private static final System.Logger LOG = System.getLogger(FailureDiagnosis.class.getName());
+    private static final String FIRST = "failure";
     private static final long CAUSE_WAIT_MILLIS = 2000;
     private final int rank;
     private final KeyValueStore store;
@@ -28,22 +34,23 @@ final class FailureDiagnosis implements io.kolo.engine.Engine.FailureExplainer {
     @Override
     public RuntimeException explain(RuntimeException failure) {
         RuntimeException result = failure;
-        if (failure instanceof PeerFailedException p) {
-            int failed = p.peer();
-            String seen = p.getMessage();
-            try {
-                store.putIfAbsent("failure", failed + "\t" + seen);
-                Optional<String> first = store.tryGet("failure");
-                if (first.isPresent()) {
-                    String[] parts = first.get().split("\t", 2);
-                    failed = Integer.parseInt(parts[0]);
-                    seen = parts.length > 1 ? parts[1] : seen;
+        try {
+            if (failure instanceof PeerFailedException p) {
+                if (!p.peerAborted()) {
+                    store.putIfAbsent(FIRST, p.peer() + "\t" + p.getMessage());
                 }
-                String cause = awaitCause(failed);
-                result = new RankFailedException(failed, cause != null ? cause : seen, p);
-            } catch (RuntimeException storeGone) {
-                LOG.log(System.Logger.Level.DEBUG, "failure store unreachable", storeGone);
-                result = new RankFailedException(failed, seen, p);
+                Record first = awaitCause(new Record(p.peer(), p.getMessage()));
+                result = new RankFailedException(first.rank, first.cause, p);
+            } else {
+                // This rank fails on its own (a timeout, an internal error): the peers that see it abort name it.
+                String cause = "rank " + rank + " failed: " + failure.getMessage();
+                store.putIfAbsent("failed/" + rank, cause);
+                store.putIfAbsent(FIRST, rank + "\t" + cause);
+            }
+        } catch (RuntimeException storeGone) {
+            LOG.log(System.Logger.Level.DEBUG, "failure store unreachable", storeGone);
+            if (failure instanceof PeerFailedException p) {
+                result = new RankFailedException(p.peer(), p.getMessage(), p);
             }
         }
         try {
@@ -54,22 +61,46 @@ final class FailureDiagnosis implements io.kolo.engine.Engine.FailureExplainer {
         return result;
     }
 
-    /** The launcher (or the rank itself) may record the real cause a moment after the connection broke. */
-    private String awaitCause(int failed) {
+    /**
+     * The first failure and its best-known cause: whoever recorded the failure first, with the cause the
+     * launcher (or the failed rank itself) records a moment later. Gives up after a short wait with what it
+     * has, recording {@code seen} when nobody recorded anything.
+     */
+    private Record awaitCause(Record seen) {
         long deadline = System.nanoTime() + CAUSE_WAIT_MILLIS * 1_000_000;
+        Record first = null;
         while (true) {
-            Optional<String> cause = store.tryGet("failed/" + failed);
-            if (cause.isPresent()) {
-                return cause.get();
+            Optional<String> recorded = store.tryGet(FIRST);
+            if (recorded.isPresent()) {
+                first = Record.parse(recorded.get(), seen);
+                Optional<String> cause = store.tryGet("failed/" + first.rank);
+                if (cause.isPresent()) {
+                    return new Record(first.rank, cause.get());
+                }
             }
             if (System.nanoTime() > deadline) {
-                return null;
+                if (first == null) {
+                    store.putIfAbsent(FIRST, seen.rank + "\t" + seen.cause);
+                    return seen;
+                }
+                return first;
             }
             try {
                 Thread.sleep(50);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return null;
+                return first != null ? first : seen;
+            }
+        }
+    }
+
+    private record Record(int rank, String cause) {
+        static Record parse(String value, Record fallback) {
+            String[] parts = value.split("\t", 2);
+            try {
+                return new Record(Integer.parseInt(parts[0]), parts.length > 1 ? parts[1] : fallback.cause);
+            } catch (NumberFormatException e) {
+                return fallback;
             }
         }
     }

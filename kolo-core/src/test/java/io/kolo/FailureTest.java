@@ -50,6 +50,38 @@ class FailureTest {
         }
     }
 
+    /**
+     * The ranks next to a vanished rank abort, and their other neighbours see those aborts before anyone has
+     * recorded the failure; they must still name the vanished rank, not the messenger next to them.
+     */
+    @Test
+    void ranksSeeingAMessengerAbortNameTheRankThatVanished() {
+        int n = 6;
+        var outcomes = Ranks.<Object>outcomes(n, Map.of(), comm -> {
+            float[] x = new float[1 << 12];
+            for (int step = 0; step < 3; step++) {
+                comm.allreduceAsync("grad", Tensor.of(x), ReduceOp.SUM).await();
+            }
+            if (comm.rank() == 3) {
+                comm.simulateExit();
+                return "vanished";
+            }
+            for (int step = 0; step < 100; step++) {
+                comm.allreduceAsync("grad", Tensor.of(x), ReduceOp.SUM).await();
+            }
+            return "no failure";
+        });
+        for (int r = 0; r < n; r++) {
+            if (r == 3) {
+                continue;
+            }
+            Throwable e = outcomes.get(r).error();
+            assertNotNull(e, "rank " + r + " should fail, got " + outcomes.get(r).value());
+            RankFailedException rf = assertInstanceOf(RankFailedException.class, e, "rank " + r);
+            assertEquals(3, rf.failedRank(), "rank " + r + ": " + e.getMessage());
+        }
+    }
+
     @Test
     void laterOpsFailImmediatelyWithTheSameCause() {
         var outcomes = Ranks.<Object>outcomes(2, Map.of(), comm -> {

@@ -272,7 +272,8 @@ public final class LocalTransport implements Transport {
         LocalTransport other = group.members[peer];
         RuntimeException theirs = other.failure;
         if (theirs != null) {
-            return new PeerFailedException(peer, "rank " + peer + " aborted: " + theirs.getMessage(), theirs);
+            return new PeerFailedException(peer, "rank " + peer + " aborted: " + theirs.getMessage(), theirs,
+                    true);
         }
         if (other.closed) {
             return new PeerFailedException(peer, "rank " + peer + " closed its transport", null);

@@ -423,7 +423,8 @@ public final class ShmTransport implements Transport {
     private void checkPeer(int peer, boolean checkPid) {
         int state = peerFiles[peer].state();
         String why = null;
-        if (state == ShmFile.ABORTED) {
+        boolean aborted = state == ShmFile.ABORTED;
+        if (aborted) {
             why = "rank " + peer + " aborted";
         } else if (state == ShmFile.CLOSED) {
             why = "rank " + peer + " closed its transport";
@@ -432,7 +433,8 @@ public final class ShmTransport implements Transport {
         }
         if (why != null && !step()) {
             // Bytes it wrote before leaving were taken by the step above; only now is the loss certain.
-            throw fail(new PeerFailedException(peer, "lost rank " + peer + " over shared memory: " + why, null));
+            throw fail(new PeerFailedException(peer, "lost rank " + peer + " over shared memory: " + why, null,
+                    aborted));
         }
     }
 

@@ -48,7 +48,7 @@ final class Job {
     private static final Duration REMOTE_SLACK = Duration.ofSeconds(3);
     static final Duration DEFAULT_GRACE = Duration.ofSeconds(5);
     /** How long the other ranks may take to fail on their own after one rank died, before they are terminated. */
-    static final Duration FAIL_FAST_WINDOW = Duration.ofSeconds(2);
+    static final Duration FAIL_FAST_WINDOW = Duration.ofSeconds(5);
     // After the ranks exit, how long to wait for pipes held open by descendants that escaped us.
     private static final Duration DRAIN = Duration.ofSeconds(2);
     private static final Duration DESCENDANT_POLL = Duration.ofMillis(100);
@@ -118,6 +118,9 @@ final class Job {
                         + code + ")" : " exited with code " + code);
                 try {
                     store.put("failed/" + rank, cause);
+                    // Ranks may have recorded a messenger first (a rank that aborted on seeing this exit, over
+                    // TCP indistinguishable from the cause); the first exit is what they should name.
+                    store.put("failure", rank + "\t" + cause);
                 } catch (RuntimeException e) {
                     message("kolo: could not record the failure in the rendezvous store: " + e.getMessage());
                 }
