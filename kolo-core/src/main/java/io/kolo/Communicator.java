@@ -1,6 +1,7 @@
 package io.kolo;
 
 import io.kolo.bootstrap.AdvertisedAddress;
+import io.kolo.bootstrap.CpuBinding;
 import io.kolo.bootstrap.InMemoryStore;
 import io.kolo.bootstrap.JobEnvironment;
 import io.kolo.bootstrap.KeyValueStore;
@@ -49,6 +50,7 @@ public final class Communicator implements AutoCloseable {
     private final Engine engine;
     private final Transport transport;
     private final FailureDiagnosis diagnosis;
+    private final Handle.Driver driver;
     private final AutoCloseable[] owned;
     private volatile boolean closed;
 
@@ -58,6 +60,7 @@ public final class Communicator implements AutoCloseable {
         this.engine = engine;
         this.transport = transport;
         this.diagnosis = diagnosis;
+        this.driver = engine::drive;
         this.owned = owned;
     }
 
@@ -77,6 +80,7 @@ public final class Communicator implements AutoCloseable {
         EngineSettings settings = EngineSettings.fromEnvironment(env);
         Topology topology = new Topology(job.rank(), job.size(), job.localRank(), job.localSize(), job.crossRank(),
                 job.crossSize());
+        CpuBinding.apply(env, job.localRank(), job.localSize());
         if (job.size() == 1) {
             InMemoryStore store = new InMemoryStore();
             Transport t = LocalTransport.group(1, settings.timeout()).getFirst();
@@ -351,6 +355,8 @@ public final class Communicator implements AutoCloseable {
             handles.add(submit(a.op().group(group, tensors.size()), x -> a.finish(t)));
         }
         Handle<List<Tensor>> all = new Handle<>(group, engine.settings().timeout());
+        all.drivenBy((done, deadline) -> engine.drive(() -> handles.getLast().poll() || done.getAsBoolean(),
+                deadline));
         Thread.ofVirtual().start(() -> {
             try {
                 List<Tensor> out = new ArrayList<>();
@@ -574,6 +580,7 @@ public final class Communicator implements AutoCloseable {
                 handle.fail(error);
             }
         });
+        handle.drivenBy(driver);
         engine.submit(op);
         handle.named(op.name());
         return handle;

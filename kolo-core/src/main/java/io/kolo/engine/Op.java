@@ -7,7 +7,8 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * One submitted collective: what to do, on which memory, and whom to tell when it is done. Created by the
- * public API, owned by the engine until its listener is called (exactly once, from the engine thread).
+ * public API, owned by the engine until its listener is called (exactly once, on the thread running the engine's
+ * cycle: the engine thread, or a caller driving cycles while it waits).
  */
 public final class Op {
 
@@ -17,7 +18,7 @@ public final class Op {
         MemorySegment allocate(long[] shape);
     }
 
-    /** Completion callback, called exactly once on the engine's thread. */
+    /** Completion callback, called exactly once on the thread that ran the op's cycle. */
     public interface Listener {
         void completed(Op op);
 

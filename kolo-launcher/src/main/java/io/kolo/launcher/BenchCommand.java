@@ -34,7 +34,8 @@ import java.util.Set;
         customSynopsis = {
                 "kolo bench allreduce|allgather|broadcast|alltoall|reducescatter",
                 "           [-np N] [--sizes 8B..256MiB] [--dtype f32|f64|bf16|f16]",
-                "           [--iters N] [--warmup N] [--transport auto|shm|tcp] [--compare]",
+                "           [--iters N] [--warmup N] [--transport auto|shm|tcp] [--bind-to core|none]",
+                "           [--compare]",
                 "           [--json FILE] [--plot FILE.svg|FILE.png] [-x VAR=VALUE]..."},
         footer = {"", "Bus bandwidth = algorithm bandwidth (bytes / time) x 2(N-1)/N for allreduce,",
                 "(N-1)/N for allgather, reducescatter and alltoall, 1 for broadcast (as",
@@ -64,6 +65,11 @@ final class BenchCommand implements Subcommand {
     @Option(names = "--transport", paramLabel = "T", defaultValue = "auto",
             description = "auto, shm or tcp: Kolo's transport between local ranks (KOLO_TRANSPORT, default: ${DEFAULT-VALUE}).")
     String transport = "auto";
+
+    @Option(names = "--bind-to", paramLabel = "WHAT", defaultValue = "core",
+            description = "core or none: pin each Kolo rank to one CPU (KOLO_BIND_TO). The default, core, is what"
+                    + " Open MPI's mpirun does by default for 2 ranks, so both are measured placed alike.")
+    String bindTo = "core";
 
     @Option(names = "--compare", description = "Also measure Open MPI (shm and TCP) and Gloo on the same sizes; missing ones are skipped.")
     boolean compare;
@@ -210,6 +216,9 @@ final class BenchCommand implements Subcommand {
         if (!transport.equals("auto")) {
             words.addAll(List.of("--transport", transport));
         }
+        if (!bindTo.equals("core")) {
+            words.addAll(List.of("--bind-to", bindTo));
+        }
         if (compare) {
             words.add("--compare");
         }
@@ -230,7 +239,8 @@ final class BenchCommand implements Subcommand {
         }
         try {
             // Planned by kolo run's own option parsing, so the ranks start exactly as 'kolo run -cp ...' would.
-            List<String> runArgs = new ArrayList<>(List.of("-np", Integer.toString(np), "-x", "KOLO_TRANSPORT=" + transport));
+            List<String> runArgs = new ArrayList<>(List.of("-np", Integer.toString(np), "-x", "KOLO_TRANSPORT=" + transport,
+                    "--bind-to", bindTo));
             for (String x : exports) {
                 runArgs.addAll(List.of("-x", x));
             }

@@ -79,6 +79,11 @@ final class RunCommand implements Subcommand {
                     + " (default: KOLO_IFACE, else the address every host reaches the launcher by).")
     String networkInterface;
 
+    @Option(names = "--bind-to", paramLabel = "WHAT",
+            description = "core: pin each rank to one CPU of its host (by local rank), as mpirun --bind-to core;"
+                    + " none: leave placement to the OS (default; sets KOLO_BIND_TO).")
+    String bindTo;
+
     @Option(names = "--verbose", description = "Print each rank's command line and KOLO_* variables (never the secret).")
     boolean verbose;
 
@@ -157,6 +162,12 @@ final class RunCommand implements Subcommand {
                 .filter(h -> !isLocal.test(h)).toList();
         List<String> warnings = new ArrayList<>();
         Map<String, String> exported = RankEnvironment.exports(exports, launcherEnv, warnings);
+        if (bindTo != null) {
+            if (!bindTo.equals("core") && !bindTo.equals("none")) {
+                throw new UsageException("--bind-to " + bindTo + ": use core (one CPU per rank) or none");
+            }
+            exported.put("KOLO_BIND_TO", bindTo);
+        }
         String iface = networkInterface != null ? networkInterface : launcherEnv.get("KOLO_IFACE");
         Ssh ssh = new Ssh(Ssh.clientCommand(launcherEnv), sshPort, sshIdentityFile,
                 Math.min(sshConnectTimeout, startTimeoutSeconds), sshConnectionAttempts);

@@ -1,0 +1,132 @@
+package io.kolo.bootstrap;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+import java.util.stream.Stream;
+
+/**
+ * {@code KOLO_BIND_TO=core}: pins every thread of this process to one CPU chosen by local rank, as Open MPI's
+ * {@code mpirun --bind-to core} does by default for two ranks or fewer. Two ranks that busy-wait on each other
+ * over shared memory then never share a CPU (the scheduler likes to wake a thread where its waker runs, which
+ * makes the pair take turns on one CPU while the other idles). {@code none} (the default) leaves placement to
+ * the scheduler, which suits training processes with many compute threads of their own.
+ */
+public final class CpuBinding {
+    private static final System.Logger LOG = System.getLogger(CpuBinding.class.getName());
+    public static final String VARIABLE = "KOLO_BIND_TO";
+    private static final int MASK_BYTES = 128;
+
+    private CpuBinding() {
+    }
+
+    /**
+     * Applies {@code KOLO_BIND_TO} from {@code env}; returns the CPU this process is now bound to, or empty when
+     * it binds nothing (none asked, more ranks on this host than CPUs, or not Linux).
+     *
+     * @throws IllegalArgumentException naming the variable when its value is not {@code none} or {@code core}
+     */
+    public static OptionalInt apply(Map<String, String> env, int localRank, int localSize) {
+        String mode = env.getOrDefault(VARIABLE, "none").trim();
+        switch (mode) {
+            case "", "none" -> {
+                return OptionalInt.empty();
+            }
+            case "core" -> {
+            }
+            default -> throw new IllegalArgumentException(VARIABLE + "=" + mode
+                    + " is not a binding Kolo knows: use core (one CPU per rank on a host) or none");
+        }
+        List<Integer> allowed;
+        try {
+            allowed = allowedCpus();
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, VARIABLE + "=core ignored: cannot read this process's CPUs ("
+                    + e.getMessage() + ")");
+            return OptionalInt.empty();
+        }
+        if (localSize > allowed.size()) {
+            LOG.log(System.Logger.Level.WARNING, VARIABLE + "=core ignored: " + localSize + " ranks on this host but only "
+                    + allowed.size() + " CPUs " + allowed + " to bind them to");
+            return OptionalInt.empty();
+        }
+        int cpu = allowed.get(localRank);
+        bindEveryThread(cpu);
+        LOG.log(System.Logger.Level.DEBUG, "local rank " + localRank + " bound to CPU " + cpu);
+        return OptionalInt.of(cpu);
+    }
+
+    /** The CPUs this process may run on, from /proc/self/status ({@code Cpus_allowed_list: 0-3,8}). */
+    static List<Integer> allowedCpus() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("Cpus_allowed_list:")) {
+                return parseList(line.substring(line.indexOf(':') + 1));
+            }
+        }
+        throw new IOException("no Cpus_allowed_list in /proc/self/status");
+    }
+
+    static List<Integer> parseList(String list) {
+        List<Integer> cpus = new ArrayList<>();
+        for (String part : list.trim().split(",")) {
+            if (part.isBlank()) {
+                continue;
+            }
+            String[] range = part.trim().split("-");
+            int from = Integer.parseInt(range[0].trim());
+            int to = range.length > 1 ? Integer.parseInt(range[1].trim()) : from;
+            for (int c = from; c <= to; c++) {
+                cpus.add(c);
+            }
+        }
+        return cpus;
+    }
+
+    /**
+     * Affinity is per thread in Linux, and a new thread inherits its creator's: binding every thread now binds
+     * the ones the JVM starts later too.
+     */
+    private static void bindEveryThread(int cpu) {
+        if (cpu >= MASK_BYTES * 8) {
+            throw new IllegalArgumentException(VARIABLE + "=core: CPU " + cpu + " is beyond the " + MASK_BYTES * 8
+                    + " CPUs Kolo can bind to");
+        }
+        Linker linker = Linker.nativeLinker();
+        MethodHandle setAffinity = linker.downcallHandle(linker.defaultLookup().find("sched_setaffinity").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG,
+                        ValueLayout.ADDRESS), Linker.Option.captureCallState("errno"));
+        try (Arena arena = Arena.ofConfined(); Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
+            MemorySegment mask = arena.allocate(MASK_BYTES, 8);
+            mask.set(ValueLayout.JAVA_BYTE, cpu / 8, (byte) (1 << (cpu % 8)));
+            MemorySegment state = arena.allocate(Linker.Option.captureStateLayout());
+            for (Path task : tasks.toList()) {
+                int tid = Integer.parseInt(task.getFileName().toString());
+                int rc = (int) setAffinity.invokeExact(state, tid, (long) MASK_BYTES, mask);
+                // A thread that ended meanwhile (ESRCH) is fine; anything else means we are not bound.
+                int errno = state.get(ValueLayout.JAVA_INT,
+                        Linker.Option.captureStateLayout().byteOffset(
+                                java.lang.foreign.MemoryLayout.PathElement.groupElement("errno")));
+                if (rc != 0 && errno != 3) {
+                    throw new IllegalStateException(VARIABLE + "=core: sched_setaffinity(thread " + tid + ", CPU " + cpu
+                            + ") failed with errno " + errno);
+                }
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException(VARIABLE + "=core: cannot list this process's threads: " + e.getMessage(), e);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(VARIABLE + "=core: " + t, t);
+        }
+    }
+}
