@@ -31,7 +31,20 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
  */
 public final class Kernels {
 
+    /**
+     * Whether the Vector API loops ({@link VectorKernels}) run: the JVM has the incubator module
+     * ({@code --add-modules jdk.incubator.vector}) and {@code -Dkolo.vectorKernels=false} does not switch them off.
+     * Checked through the module layer so that {@link VectorKernels} is never loaded without it.
+     */
+    static final boolean VECTORS = ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
+            && !"false".equals(System.getProperty("kolo.vectorKernels"));
+
     private Kernels() {
+    }
+
+    /** Whether this JVM reduces FLOAT32/FLOAT64/INT32/INT64 with SIMD loops (see {@link #VECTORS}). */
+    public static boolean vectorized() {
+        return VECTORS;
     }
 
     /**
@@ -47,6 +60,20 @@ public final class Kernels {
         long bytes = Math.multiplyExact(count, (long) type.byteSize());
         Objects.checkFromIndexSize(accOffset, bytes, acc.byteSize());
         Objects.checkFromIndexSize(inOffset, bytes, in.byteSize());
+        if (VECTORS) {
+            long done = VectorKernels.reduce(acc, accOffset, in, inOffset, count, type, op);
+            if (done > 0) {
+                long skip = done * type.byteSize();
+                reduceScalar(acc, accOffset + skip, in, inOffset + skip, count - done, type, op);
+                return;
+            }
+        }
+        reduceScalar(acc, accOffset, in, inOffset, count, type, op);
+    }
+
+    /** {@link #reduce} with the element-by-element loops only (no bounds checks: the caller made them). */
+    static void reduceScalar(MemorySegment acc, long accOffset, MemorySegment in, long inOffset, long count,
+                             DataType type, Reduction op) {
         switch (type) {
             case INT8 -> reduceInt8(acc, accOffset, in, inOffset, count, op);
             case UINT8 -> reduceUint8(acc, accOffset, in, inOffset, count, op);

@@ -17,6 +17,7 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class KernelsTest {
 
@@ -99,9 +100,34 @@ class KernelsTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("typesAndOps")
     void reduceMatchesAnElementWiseReferenceOnRandomBits(DataType type, Reduction op) {
+        checkAgainstReference(type, op, (acc, accOffset, in, inOffset, count) ->
+                Kernels.reduce(acc, accOffset, in, inOffset, count, type, op));
+    }
+
+    /** The element-by-element loops, which JVMs without the Vector API module run, on the same inputs. */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("typesAndOps")
+    void scalarLoopsMatchTheReferenceToo(DataType type, Reduction op) {
+        checkAgainstReference(type, op, (acc, accOffset, in, inOffset, count) ->
+                Kernels.reduceScalar(acc, accOffset, in, inOffset, count, type, op));
+    }
+
+    /** Surefire adds the module as kolo run does, so the tests above cover the SIMD loops, not only the scalar ones. */
+    @Test
+    void theTestJvmReducesWithTheVectorApi() {
+        assertTrue(Kernels.vectorized(), "run the tests with --add-modules=jdk.incubator.vector (the parent pom does)");
+    }
+
+    @FunctionalInterface
+    private interface Reducer {
+        void reduce(MemorySegment acc, long accOffset, MemorySegment in, long inOffset, long count);
+    }
+
+    private static void checkAgainstReference(DataType type, Reduction op, Reducer reducer) {
         SplittableRandom r = new SplittableRandom(type.ordinal() * 10L + op.ordinal());
         int esz = type.byteSize();
-        for (int count : new int[] {0, 1, 7, 1003}) {
+        // 1003 and 4099: whole SIMD vectors plus a tail the scalar loop finishes.
+        for (int count : new int[] {0, 1, 7, 1003, 4099}) {
             // Odd byte offsets check that unaligned layouts are used.
             long accOffset = 3;
             long inOffset = 5;
@@ -110,10 +136,10 @@ class KernelsTest {
             randomBits(acc, r);
             randomBits(in, r);
             MemorySegment before = MemorySegment.ofArray(acc.toArray(ValueLayout.JAVA_BYTE));
-            for (int rep = 0; rep < (count == 1003 ? 20 : 1); rep++) {
+            for (int rep = 0; rep < (count >= 1003 ? 20 : 1); rep++) {
                 // Repetition gets the loop compiled, so the test also covers the optimised code.
                 MemorySegment.copy(before, 0, acc, 0, acc.byteSize());
-                Kernels.reduce(acc, accOffset, in, inOffset, count, type, op);
+                reducer.reduce(acc, accOffset, in, inOffset, count);
             }
             MemorySegment a0 = before.asSlice(accOffset);
             MemorySegment a1 = acc.asSlice(accOffset);

@@ -17,6 +17,8 @@ final class ChildCommand {
     static final String EXAMPLES_PACKAGE = "io.kolo.examples";
     // The ranks use FFM for native memory; without this every rank prints a warning per first use.
     static final String NATIVE_ACCESS = "--enable-native-access=ALL-UNNAMED";
+    // kolo-core reduces float32/float64/int32/int64 with SIMD loops only when the JVM has the Vector API module.
+    static final String VECTOR_API = "--add-modules=jdk.incubator.vector";
 
     private ChildCommand() {
     }
@@ -31,7 +33,7 @@ final class ChildCommand {
     }
 
     static List<String> forJar(String jar, List<String> args) {
-        List<String> cmd = new ArrayList<>(List.of(javaExecutable(), NATIVE_ACCESS, "-jar", jar));
+        List<String> cmd = new ArrayList<>(List.of(javaExecutable(), NATIVE_ACCESS, VECTOR_API, "-jar", jar));
         cmd.addAll(args);
         return cmd;
     }
@@ -40,7 +42,7 @@ final class ChildCommand {
         if (mainAndArgs.isEmpty()) {
             throw new UsageException("-cp " + classpath + " needs a main class after it");
         }
-        List<String> cmd = new ArrayList<>(List.of(javaExecutable(), NATIVE_ACCESS, "-cp", classpath));
+        List<String> cmd = new ArrayList<>(List.of(javaExecutable(), NATIVE_ACCESS, VECTOR_API, "-cp", classpath));
         cmd.addAll(mainAndArgs);
         return cmd;
     }
@@ -65,7 +67,7 @@ final class ChildCommand {
         if (Files.isDirectory(lib)) {
             classpath = examplesJar + java.io.File.pathSeparator + lib.resolve("*") + java.io.File.pathSeparator + coreJar;
         }
-        List<String> cmd = new ArrayList<>(List.of(javaExecutable(), NATIVE_ACCESS, "-cp", classpath,
+        List<String> cmd = new ArrayList<>(List.of(javaExecutable(), NATIVE_ACCESS, VECTOR_API, "-cp", classpath,
                 EXAMPLES_PACKAGE + "." + className));
         cmd.addAll(args);
         return cmd;

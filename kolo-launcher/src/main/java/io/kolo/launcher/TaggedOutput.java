@@ -9,7 +9,8 @@ import java.nio.charset.StandardCharsets;
 /**
  * One of the launcher's streams shared by all ranks. Lines are written whole under one lock, so output
  * from different ranks interleaves only between lines; bytes are passed through untouched, whatever the
- * ranks' encoding.
+ * ranks' encoding. One line is dropped: the JDK's notice that a rank uses the incubating Vector API, which
+ * {@code kolo run} itself adds to the java commands it builds ({@link ChildCommand#VECTOR_API}).
  */
 final class TaggedOutput {
     // A rank printing without newlines must not make the launcher buffer without bound.
@@ -63,7 +64,13 @@ final class TaggedOutput {
         }
     }
 
+    private static final byte[] INCUBATOR_NOTICE =
+            "WARNING: Using incubator modules: jdk.incubator.vector".getBytes(StandardCharsets.US_ASCII);
+
     private void emit(int rank, byte[] line, int len, OutputStream file) throws IOException {
+        if (java.util.Arrays.equals(line, 0, len, INCUBATOR_NOTICE, 0, INCUBATOR_NOTICE.length)) {
+            return;
+        }
         // Strip the CR of CRLF so the tag is not followed by a stray carriage return on screen.
         int shown = len > 0 && line[len - 1] == '\r' ? len - 1 : len;
         line(rank, line, shown);

@@ -30,7 +30,7 @@ class ChildCommandTest {
     void exampleRunsWithTheExamplesAndCoreJars(@TempDir Path home) throws IOException {
         Path examples = fakeCheckout(home);
         List<String> cmd = ChildCommand.forExample("allreduce", List.of("--size", "8"), home);
-        assertEquals(List.of(ChildCommand.javaExecutable(), "--enable-native-access=ALL-UNNAMED", "-cp",
+        assertEquals(List.of(ChildCommand.javaExecutable(), "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector", "-cp",
                 examples + ":" + home.resolve("kolo-core/target/kolo-core-0.1.0-SNAPSHOT.jar"),
                 "io.kolo.examples.AllreduceExample", "--size", "8"), cmd);
         assertEquals(List.of("allreduce", "ring-allreduce"), ChildCommand.availableExamples(examples));

@@ -70,11 +70,11 @@ class RunCommandTest {
 
     @Test
     void javaConveniences() {
-        assertEquals(List.of(JAVA, "--enable-native-access=ALL-UNNAMED", "-jar", "app.jar", "--epochs", "3"),
+        assertEquals(List.of(JAVA, "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector", "-jar", "app.jar", "--epochs", "3"),
                 plan("-np", "2", "-jar", "app.jar", "--epochs", "3").command());
-        assertEquals(List.of(JAVA, "--enable-native-access=ALL-UNNAMED", "-cp", "a.jar:b.jar", "com.x.Main", "-np"),
+        assertEquals(List.of(JAVA, "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector", "-cp", "a.jar:b.jar", "com.x.Main", "-np"),
                 plan("-np", "2", "-cp", "a.jar:b.jar", "com.x.Main", "-np").command());
-        assertEquals(List.of(JAVA, "--enable-native-access=ALL-UNNAMED", "-cp", "lib/*", "M"),
+        assertEquals(List.of(JAVA, "--enable-native-access=ALL-UNNAMED", "--add-modules=jdk.incubator.vector", "-cp", "lib/*", "M"),
                 plan("-np", "1", "-classpath", "lib/*", "M").command());
         assertTrue(JAVA.endsWith("java"), JAVA);
     }
