@@ -30,10 +30,10 @@ import java.util.Locale;
  * <p>Usage: {@code BenchWorker COLLECTIVE DTYPE STEPS RESULT_FILE}, with steps as {@link Step#format}.
  */
 public final class BenchWorker {
-    /** Ops of the first size before anything is timed: C2 compiles the engine's whole path only after tens of thousands. */
-    private static final int JIT_WARMUP_OPS = 40_000;
-    /** Ops of the largest size up to {@link #JIT_WARMUP_LARGE_BYTES}, so the bulk loops (kernels, copies) compile too. */
-    private static final int JIT_WARMUP_LARGE_OPS = 2_000;
+    /** How long the JIT warm-up runs before the first timed op (see {@link #warmUpTheJit}). */
+    private static final long JIT_WARMUP_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(6);
+    private static final int JIT_WARMUP_OPS = 2_000;
+    /** The largest size up to this one is warmed up too, so the bulk loops (ring, kernels, copies) compile. */
     private static final long JIT_WARMUP_LARGE_BYTES = 1 << 20;
     private final Communicator comm;
     private final Collective collective;
@@ -93,19 +93,28 @@ public final class BenchWorker {
     }
 
     /**
-     * A JVM runs a new code path interpreted first and compiles it after some thousands of calls; the engine's
-     * small-op path measured 100 us per 1 KiB allreduce for the first 20,000 calls and 2-5 us once C2 had compiled
-     * it. Without this the first sizes would time the interpreter, while a training job runs the same ops for hours
-     * (JMH warms up for the same reason). Counted, not timed, so every rank runs the same number of ops.
+     * A JVM runs a new code path interpreted first and compiles it after some thousands of calls, and C2 keeps
+     * recompiling the engine's path for a few seconds; measured on the 2-vCPU VM with ranks pinned to one CPU each,
+     * 64 KiB allreduces averaged 63 us in the first second after 40,000 ops, 35 us in the next and 15-18 us from
+     * the third on, because the compiler thread took turns with the rank on its CPU. A training job runs the same
+     * ops for hours (JMH warms up for the same reason), so the first size and the largest one up to 1 MiB run for
+     * {@link #JIT_WARMUP_NANOS} before anything is timed. Rank 0's clock decides, through an allreduce, so every
+     * rank runs the same number of ops.
      */
     private void warmUpTheJit(List<Step> steps, long[] nanos) {
         if (steps.isEmpty()) {
             return;
         }
-        measure(new Step(steps.getFirst().bytes(), JIT_WARMUP_OPS, 0), nanos);
-        long mid = steps.stream().mapToLong(Step::bytes).filter(b -> b <= JIT_WARMUP_LARGE_BYTES).max()
-                .orElse(steps.getFirst().bytes());
-        measure(new Step(mid, JIT_WARMUP_LARGE_OPS, 0), nanos);
+        long first = steps.getFirst().bytes();
+        long mid = steps.stream().mapToLong(Step::bytes).filter(b -> b <= JIT_WARMUP_LARGE_BYTES).max().orElse(first);
+        long start = System.nanoTime();
+        long[] more = new long[1];
+        do {
+            measure(new Step(first, JIT_WARMUP_OPS, 0), nanos);
+            measure(new Step(mid, JIT_WARMUP_OPS / 10, 0), nanos);
+            more[0] = rank == 0 && System.nanoTime() - start < JIT_WARMUP_NANOS ? 1 : 0;
+            comm.allreduce(more, ReduceOp.MAX);
+        } while (more[0] != 0);
     }
 
     private Measurement measure(Step step, long[] nanos) {
