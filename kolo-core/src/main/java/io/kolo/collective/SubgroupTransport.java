@@ -75,6 +75,14 @@ final class SubgroupTransport implements Transport {
     }
 
     @Override
+    public void sendRecvCombine(int sendPeer, MemorySegment src, long srcOffset, long srcLength, int recvPeer,
+                                MemorySegment acc, long accOffset, long length, int unitBytes, MemorySegment scratch,
+                                io.kolo.transport.Combiner combiner) {
+        parent.sendRecvCombine(members[sendPeer], src, srcOffset, srcLength, members[recvPeer], acc, accOffset, length,
+                unitBytes, scratch, combiner);
+    }
+
+    @Override
     public void abort(RuntimeException cause) {
         parent.abort(cause);
     }

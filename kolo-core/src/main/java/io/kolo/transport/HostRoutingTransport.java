@@ -49,6 +49,20 @@ public final class HostRoutingTransport implements Transport {
     }
 
     @Override
+    public void sendRecvCombine(int sendPeer, MemorySegment src, long srcOffset, long srcLength, int recvPeer,
+                                MemorySegment acc, long accOffset, long length, int unitBytes, MemorySegment scratch,
+                                Combiner combiner) {
+        Transport out = route(sendPeer);
+        if (out == route(recvPeer)) {
+            out.sendRecvCombine(sendPeer, src, srcOffset, srcLength, recvPeer, acc, accOffset, length, unitBytes,
+                    scratch, combiner);
+        } else {
+            Transport.super.sendRecvCombine(sendPeer, src, srcOffset, srcLength, recvPeer, acc, accOffset, length,
+                    unitBytes, scratch, combiner);
+        }
+    }
+
+    @Override
     public void sendRecv(int sendPeer, MemorySegment src, long srcOffset, long srcLength,
                          int recvPeer, MemorySegment dst, long dstOffset, long dstLength) {
         Transport out = route(sendPeer);

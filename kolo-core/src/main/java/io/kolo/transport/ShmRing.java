@@ -81,6 +81,46 @@ final class ShmRing {
         return n;
     }
 
+    /**
+     * Consumer side: combines up to {@code length} available bytes, whole multiples of {@code unit}, into
+     * {@code acc} straight from the ring (no copy out); returns how many (0 when less than a unit has arrived). A
+     * unit that wraps around the ring's end is gathered into {@code stash} (at least {@code unit} bytes) first:
+     * earlier messages of other lengths leave the positions at any byte.
+     */
+    long pollCombine(MemorySegment acc, long offset, long length, int unit, MemorySegment stash, Combiner combiner) {
+        long head = (long) LONG.get(control, HEAD);
+        long tail = (long) LONG.getAcquire(control, TAIL);
+        long n = Math.min(length, tail - head);
+        n -= n % unit;
+        if (n <= 0) {
+            return 0;
+        }
+        long at = head & mask;
+        long first = Math.min(n, capacity - at);
+        if (first == n) {
+            combiner.combine(acc, offset, data, at, n);
+        } else {
+            long whole = first - first % unit;
+            if (whole > 0) {
+                combiner.combine(acc, offset, data, at, whole);
+            }
+            long split = first - whole;
+            long wrapped = 0;
+            if (split > 0) {
+                MemorySegment.copy(data, at + whole, stash, 0, split);
+                MemorySegment.copy(data, 0, stash, split, unit - split);
+                combiner.combine(acc, offset + whole, stash, 0, unit);
+                wrapped = unit - split;
+            }
+            long done = whole + (split > 0 ? unit : 0);
+            if (n > done) {
+                combiner.combine(acc, offset + done, data, wrapped, n - done);
+            }
+        }
+        LONG.setRelease(control, HEAD, head + n);
+        return n;
+    }
+
     /** Free bytes, as the producer sees them. */
     long free() {
         return capacity - ((long) LONG.get(control, TAIL) - (long) LONG.getAcquire(control, HEAD));

@@ -71,6 +71,11 @@ public final class ShmTransport implements Transport {
     private long outLeft;
     private long outTotal;
     private int inPeer = -1;
+    /** Set while a {@link #sendRecvCombine} runs: received bytes are combined into inSeg rather than copied. */
+    private Combiner inCombiner;
+    private int inUnit;
+    /** Gathers the one element that may wrap around a ring's end (largest element: 8 bytes). */
+    private final MemorySegment stash;
     private MemorySegment inSeg;
     private long inOff;
     private long inLeft;
@@ -88,6 +93,7 @@ public final class ShmTransport implements Transport {
         this.inbox = inbox;
         this.outbox = outbox;
         this.sleepTimespec = arena.allocate(16, 8);
+        this.stash = arena.allocate(64, 8);
         sleepTimespec.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, 0);
         sleepTimespec.set(java.lang.foreign.ValueLayout.JAVA_LONG, 8, SLEEP_NANOS);
         this.peerProcess = new ProcessHandle[size];
@@ -308,6 +314,29 @@ public final class ShmTransport implements Transport {
         progress();
     }
 
+    @Override
+    public void sendRecvCombine(int sendPeer, MemorySegment src, long srcOffset, long srcLength, int recvPeer,
+                                MemorySegment acc, long accOffset, long length, int unitBytes, MemorySegment scratch,
+                                Combiner combiner) {
+        if (unitBytes < 1 || unitBytes > stash.byteSize() || length % unitBytes != 0) {
+            throw new IllegalArgumentException("combine unit " + unitBytes + " bytes for a length of " + length);
+        }
+        checkUsable();
+        requireReachable(sendPeer);
+        requireReachable(recvPeer);
+        Objects.checkFromIndexSize(srcOffset, srcLength, src.byteSize());
+        Objects.checkFromIndexSize(accOffset, length, acc.byteSize());
+        beginOut(sendPeer, src, srcOffset, srcLength);
+        beginIn(recvPeer, acc, accOffset, length);
+        inCombiner = combiner;
+        inUnit = unitBytes;
+        try {
+            progress();
+        } finally {
+            inCombiner = null;
+        }
+    }
+
     private void beginOut(int peer, MemorySegment seg, long offset, long length) {
         outPeer = peer;
         outSeg = seg;
@@ -378,7 +407,7 @@ public final class ShmTransport implements Transport {
         try {
             int bell = own.bell();
             // Re-check after announcing the sleep: a peer that changed something before it saw us rang already.
-            if ((outLeft > 0 && outbox[outPeer].free() > 0) || (inLeft > 0 && inbox[inPeer].available() > 0)) {
+            if ((outLeft > 0 && outbox[outPeer].free() > 0) || (inLeft > 0 && inbox[inPeer].available() >= (inCombiner == null ? 1 : inUnit))) {
                 return;
             }
             Futex.await(own.bellWord(), bell, sleepTimespec);
@@ -400,7 +429,8 @@ public final class ShmTransport implements Transport {
             }
         }
         if (inLeft > 0) {
-            long n = inbox[inPeer].poll(inSeg, inOff, Math.min(inLeft, CHUNK));
+            long n = inCombiner == null ? inbox[inPeer].poll(inSeg, inOff, Math.min(inLeft, CHUNK))
+                    : inbox[inPeer].pollCombine(inSeg, inOff, Math.min(inLeft, CHUNK), inUnit, stash, inCombiner);
             if (n > 0) {
                 inOff += n;
                 inLeft -= n;

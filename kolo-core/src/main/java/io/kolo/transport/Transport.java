@@ -38,6 +38,21 @@ public interface Transport extends AutoCloseable {
                   int recvPeer, MemorySegment dst, long dstOffset, long dstLength);
 
     /**
+     * A {@link #sendRecv} whose received bytes are combined into {@code acc} instead of stored: the reduce-scatter
+     * step of a ring. Pieces handed to the combiner are whole multiples of {@code unitBytes} (an element). The
+     * default receives into {@code scratch} (at least {@code length} bytes) and combines once; a transport that
+     * can read received bytes in place (shared memory) combines them straight from there and skips a copy.
+     */
+    default void sendRecvCombine(int sendPeer, MemorySegment src, long srcOffset, long srcLength,
+                                 int recvPeer, MemorySegment acc, long accOffset, long length, int unitBytes,
+                                 MemorySegment scratch, Combiner combiner) {
+        sendRecv(sendPeer, src, srcOffset, srcLength, recvPeer, scratch, 0, length);
+        if (length > 0) {
+            combiner.combine(acc, accOffset, scratch, 0, length);
+        }
+    }
+
+    /**
      * Fails every blocked and later call with {@code cause} and releases the connections, so that
      * peers blocked on this rank notice quickly. Idempotent.
      */
