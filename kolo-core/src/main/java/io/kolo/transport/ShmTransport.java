@@ -40,6 +40,11 @@ public final class ShmTransport implements Transport {
     /** Largest piece published at once, so the consumer starts copying while the producer still copies. */
     private static final long CHUNK = 256 << 10;
     private static final int SPINS = 1_000;
+    /**
+     * How long a wait spins (after SPINS at least) before it sleeps in the kernel: a futex wake-up costs tens of
+     * microseconds, more than a small op, and two ranks that both fall asleep at every step pay it every time.
+     */
+    private static final long SPIN_NANOS = 200_000;
     /** Yields before sleeping when there is no futex (with one, yielding on a crowded host gives away a slice). */
     private static final int YIELDS_WITHOUT_FUTEX = 50;
     private static final long PARK_NANOS = 20_000;
@@ -369,7 +374,7 @@ public final class ShmTransport implements Transport {
                     idleSince = System.nanoTime();
                     nextPidCheck = idleSince + PID_CHECK_NANOS;
                 }
-                if (idle <= SPINS) {
+                if (idle <= SPINS || System.nanoTime() - idleSince < SPIN_NANOS) {
                     Thread.onSpinWait();
                 } else if (idle <= SPINS + yields) {
                     Thread.yield();
