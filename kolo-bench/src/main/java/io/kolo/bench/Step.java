@@ -8,10 +8,14 @@ import java.util.List;
  * gets the same steps, written {@code bytes:iters:warmup,...}, so their rows line up size for size.
  */
 public record Step(long bytes, int iterations, int warmup) {
-    /** Bytes moved per size by default: enough repetitions for a stable median, a few seconds at most per size. */
+    /**
+     * Bytes moved per size by default: enough repetitions for a stable median, a few seconds at most per size. Small
+     * messages repeat up to 2,000 times: at a few microseconds per op, one descheduled iteration (milliseconds on a
+     * 2-vCPU machine) would otherwise move a 200-iteration average by tens of percent.
+     */
     static final long BYTES_PER_SIZE = 512L << 20;
     static final int MIN_ITERATIONS = 5;
-    static final int MAX_ITERATIONS = 200;
+    static final int MAX_ITERATIONS = 2_000;
 
     public Step {
         if (bytes < 1 || iterations < 1 || warmup < 0) {
@@ -21,7 +25,7 @@ public record Step(long bytes, int iterations, int warmup) {
 
     /**
      * The steps for these sizes. {@code iterations} or {@code warmup} below 0 mean "scale by size": small
-     * messages repeat up to 200 times, large ones down to 5, so the default 8B..256MiB run takes seconds
+     * messages repeat up to 2,000 times, large ones down to 5, so the default 8B..256MiB run takes seconds
      * per size rather than minutes. The first size warms up longer because the JIT is still compiling.
      */
     public static List<Step> plan(long[] effectiveSizes, int iterations, int warmup) {

@@ -46,8 +46,8 @@ class MeasurementTest {
     @Test
     void stepsScaleIterationsBySizeAndRoundTrip() {
         List<Step> steps = Step.plan(new long[] {8, 1 << 20, 16 << 20, 256 << 20}, -1, -1);
-        assertEquals(200, steps.get(0).iterations());
-        assertEquals(200, steps.get(1).iterations());
+        assertEquals(2000, steps.get(0).iterations());
+        assertEquals(512, steps.get(1).iterations());
         assertEquals(32, steps.get(2).iterations());
         assertEquals(5, steps.get(3).iterations());
         assertTrue(steps.get(0).warmup() > steps.get(1).warmup(), "the first size warms the JIT up");

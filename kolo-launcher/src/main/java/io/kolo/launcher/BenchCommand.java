@@ -56,7 +56,7 @@ final class BenchCommand implements Subcommand {
     @Option(names = "--dtype", paramLabel = "TYPE", defaultValue = "f32", description = "f32, f64, bf16 or f16 (default: ${DEFAULT-VALUE}).")
     String dtype = "f32";
 
-    @Option(names = "--iters", paramLabel = "N", description = "Measured iterations per size (default: 200 for small sizes down to 5 for large).")
+    @Option(names = "--iters", paramLabel = "N", description = "Measured iterations per size (default: 2000 for small sizes down to 5 for large).")
     Integer iterations;
 
     @Option(names = "--warmup", paramLabel = "N", description = "Warm-up iterations per size (default: a fifth of --iters, at least 2).")
