@@ -326,17 +326,10 @@ public final class ShmTransport implements Transport {
         if (unitBytes < 1 || unitBytes > stash.byteSize() || length % unitBytes != 0) {
             throw new IllegalArgumentException("combine unit " + unitBytes + " bytes for a length of " + length);
         }
-        checkUsable();
-        requireReachable(sendPeer);
-        requireReachable(recvPeer);
-        Objects.checkFromIndexSize(srcOffset, srcLength, src.byteSize());
-        Objects.checkFromIndexSize(accOffset, length, acc.byteSize());
-        beginOut(sendPeer, src, srcOffset, srcLength);
-        beginIn(recvPeer, acc, accOffset, length);
         inCombiner = combiner;
         inUnit = unitBytes;
         try {
-            progress();
+            sendRecv(sendPeer, src, srcOffset, srcLength, recvPeer, acc, accOffset, length);
         } finally {
             inCombiner = null;
         }
