@@ -66,6 +66,18 @@ public final class CpuBinding {
         return OptionalInt.of(cpu);
     }
 
+    /**
+     * How many CPUs the machine has online ({@code /sys/devices/system/cpu/online}), whatever this process is bound
+     * to; {@link Runtime#availableProcessors()} where that cannot be read.
+     */
+    public static int onlineCpus() {
+        try {
+            return Math.max(1, parseList(Files.readString(Path.of("/sys/devices/system/cpu/online"))).size());
+        } catch (IOException | RuntimeException e) {
+            return Runtime.getRuntime().availableProcessors();
+        }
+    }
+
     /** The CPUs this process may run on, from /proc/self/status ({@code Cpus_allowed_list: 0-3,8}). */
     static List<Integer> allowedCpus() throws IOException {
         for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {

@@ -43,8 +43,11 @@ public final class ShmTransport implements Transport {
     /**
      * How long a wait spins (after SPINS at least) before it sleeps in the kernel: a futex wake-up costs tens of
      * microseconds, more than a small op, and two ranks that both fall asleep at every step pay it every time.
+     * Only when every rank of the host has a CPU of its own; otherwise the spinning rank takes the CPU from the one
+     * it waits for.
      */
     private static final long SPIN_NANOS = 200_000;
+    private final long spinNanos;
     /** Yields before sleeping when there is no futex (with one, yielding on a crowded host gives away a slice). */
     private static final int YIELDS_WITHOUT_FUTEX = 50;
     private static final long PARK_NANOS = 20_000;
@@ -99,6 +102,11 @@ public final class ShmTransport implements Transport {
         this.outbox = outbox;
         this.sleepTimespec = arena.allocate(16, 8);
         this.stash = arena.allocate(64, 8);
+        int hostRanks = 1;
+        for (ShmRing ring : outbox) {
+            hostRanks += ring != null ? 1 : 0;
+        }
+        this.spinNanos = hostRanks <= io.kolo.bootstrap.CpuBinding.onlineCpus() ? SPIN_NANOS : 0;
         sleepTimespec.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, 0);
         sleepTimespec.set(java.lang.foreign.ValueLayout.JAVA_LONG, 8, SLEEP_NANOS);
         this.peerProcess = new ProcessHandle[size];
@@ -367,7 +375,7 @@ public final class ShmTransport implements Transport {
                     idleSince = System.nanoTime();
                     nextPidCheck = idleSince + PID_CHECK_NANOS;
                 }
-                if (idle <= SPINS || System.nanoTime() - idleSince < SPIN_NANOS) {
+                if (idle <= SPINS || System.nanoTime() - idleSince < spinNanos) {
                     Thread.onSpinWait();
                 } else if (idle <= SPINS + yields) {
                     Thread.yield();

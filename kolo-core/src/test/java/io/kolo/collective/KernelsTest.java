@@ -8,6 +8,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -126,13 +127,18 @@ class KernelsTest {
     private static void checkAgainstReference(DataType type, Reduction op, Reducer reducer) {
         SplittableRandom r = new SplittableRandom(type.ordinal() * 10L + op.ordinal());
         int esz = type.byteSize();
-        // 1003 and 4099: whole SIMD vectors plus a tail the scalar loop finishes.
-        for (int count : new int[] {0, 1, 7, 1003, 4099}) {
+        // 1003 and 4099: whole SIMD vectors plus a tail the scalar loop finishes. Native memory takes the SIMD loops,
+        // a Java array's memory the scalar ones.
+        for (int count : new int[] {0, 1, 7, 1003, 4099, -1003}) {
+            boolean onHeap = count < 0;
+            count = Math.abs(count);
             // Odd byte offsets check that unaligned layouts are used.
             long accOffset = 3;
             long inOffset = 5;
-            MemorySegment acc = MemorySegment.ofArray(new byte[(int) (accOffset + (long) count * esz + 4)]);
-            MemorySegment in = MemorySegment.ofArray(new byte[(int) (inOffset + (long) count * esz)]);
+            MemorySegment acc = onHeap ? MemorySegment.ofArray(new byte[(int) (accOffset + (long) count * esz + 4)])
+                    : Arena.ofAuto().allocate(accOffset + (long) count * esz + 4);
+            MemorySegment in = onHeap ? MemorySegment.ofArray(new byte[(int) (inOffset + (long) count * esz)])
+                    : Arena.ofAuto().allocate(inOffset + (long) count * esz);
             randomBits(acc, r);
             randomBits(in, r);
             MemorySegment before = MemorySegment.ofArray(acc.toArray(ValueLayout.JAVA_BYTE));
