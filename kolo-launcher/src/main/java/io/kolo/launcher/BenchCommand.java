@@ -34,8 +34,8 @@ import java.util.Set;
         customSynopsis = {
                 "kolo bench allreduce|allgather|broadcast|alltoall|reducescatter",
                 "           [-np N] [--sizes 8B..256MiB] [--dtype f32|f64|bf16|f16]",
-                "           [--iters N] [--warmup N] [--transport auto|shm|tcp] [--bind-to core|none]",
-                "           [--compare]",
+                "           [--iters N] [--warmup N] [--transport auto|shm|tcp]",
+                "           [--bind-to core|none] [--compare]",
                 "           [--json FILE] [--plot FILE.svg|FILE.png] [-x VAR=VALUE]..."},
         footer = {"", "Bus bandwidth = algorithm bandwidth (bytes / time) x 2(N-1)/N for allreduce,",
                 "(N-1)/N for allgather, reducescatter and alltoall, 1 for broadcast (as",

@@ -280,7 +280,7 @@ final class RunCommand implements Subcommand {
 
     static final Set<String> VALUE_OPTIONS = Set.of("-np", "-H", "--hosts", "--hostfile", "-x", "--output-dir",
             "--start-timeout", "--example", "-p", "--ssh-port", "-i", "--ssh-identity-file", "--ssh-connect-timeout",
-            "--ssh-connection-attempts", "--network-interface");
+            "--ssh-connection-attempts", "--network-interface", "--bind-to");
 
     /**
      * Rewrites mpirun-style arguments so picocli sees the program behind an explicit "--": like mpirun, the

@@ -30,6 +30,15 @@ class RunCommandTest {
     }
 
     @Test
+    void bindToBecomesKoloBindToAndAnUnknownValueIsAUsageError() {
+        assertEquals("core", plan("-np", "2", "--bind-to", "core", "--", "true").exports().get("KOLO_BIND_TO"));
+        assertEquals("none", plan("-np", "2", "--bind-to", "none", "--", "true").exports().get("KOLO_BIND_TO"));
+        assertEquals(null, plan("-np", "2", "--", "true").exports().get("KOLO_BIND_TO"));
+        UsageException bad = assertThrows(UsageException.class, () -> plan("-np", "2", "--bind-to", "socket", "--", "true"));
+        assertEquals("--bind-to socket: use core (one CPU per rank) or none", bad.getMessage());
+    }
+
+    @Test
     void normalizeEndsKoloOptionsWhereMpirunWould() {
         assertEquals(List.of("-np", "2", "--", "python", "-x", "1"),
                 RunCommand.normalize(List.of("-np", "2", "python", "-x", "1")));
