@@ -43,7 +43,7 @@ public final class Kernels {
     }
 
     /** Whether this JVM reduces FLOAT32/FLOAT64/INT32/INT64 with SIMD loops (see {@link #VECTORS}). */
-    public static boolean vectorized() {
+    static boolean vectorized() {
         return VECTORS;
     }
 

@@ -24,12 +24,6 @@ final class Ring {
     private final int rank;
     private final int size;
     private final Reducer reducer = new Reducer();
-    /**
-     * Received pieces at least this large are reduced as they arrive; smaller ones are received whole and reduced
-     * in one pass, which measured faster below it (a 2-rank shared-memory allreduce: 12 % faster at 1 and 4 MiB
-     * reduced as they arrive, 5-15 % slower at 64 and 256 KiB).
-     */
-    static final long COMBINE_MIN_BYTES = 256 << 10;
 
     /** Reduces received bytes into the buffer; type and operation are set per call, so no allocation per step. */
     private static final class Reducer implements Combiner {
@@ -77,18 +71,10 @@ final class Ring {
                 long sn = Math.clamp(sendCount - done, 0, chunkElems);
                 long rn = Math.clamp(recvCount - done, 0, chunkElems);
                 // Past the end of the shorter block its offset is clamped, so an empty transfer stays in bounds.
-                long sendAt = (offsets[sendBlock] + Math.min(done, sendCount)) * esz;
-                long recvAt = (offsets[recvBlock] + Math.min(done, recvCount)) * esz;
-                if (rn * esz >= COMBINE_MIN_BYTES) {
-                    // Reduced as it arrives, straight from shared memory where the transport can (one copy fewer).
-                    transport.sendRecvCombine(next, buf, sendAt, sn * esz, prev, buf, recvAt, rn * esz, esz, tmp,
-                            reducer);
-                } else {
-                    transport.sendRecv(next, buf, sendAt, sn * esz, prev, tmp, 0, rn * esz);
-                    if (rn > 0) {
-                        Kernels.reduce(buf, recvAt, tmp, 0, rn, type, op);
-                    }
-                }
+                // The received chunk is reduced into this rank's block: staged in tmp, or straight out of the
+                // transport's memory where it can (shared memory, one copy fewer).
+                transport.sendRecvCombine(next, buf, (offsets[sendBlock] + Math.min(done, sendCount)) * esz, sn * esz,
+                        prev, buf, (offsets[recvBlock] + Math.min(done, recvCount)) * esz, rn * esz, esz, tmp, reducer);
             }
         }
     }

@@ -195,21 +195,15 @@ public final class Engine implements AutoCloseable {
         op.submittedNanos = System.nanoTime();
         queue.add(op);
         if (terminated) {
+            // The engine ended after checkUsable(): its last failQueued() may have run before our add.
             failQueued();
-            return;
-        }
-        if (driven()) {
-            // The caller that drives this rank's cycles takes it up in its next one (or the engine thread within
-            // a cycle time); waking the engine thread would only make it contend with that caller.
-            return;
-        }
-        // Cut the engine's between-cycle sleep short: otherwise a new op waits out the rest of the cycle
-        // (up to KOLO_CYCLE_TIME) before negotiation even starts, and it waits again on every rank, which
-        // measured as ~0.6 ms of the ~2.4 ms 4 KiB np=2 allreduce latency. Ops submitted while a cycle is
-        // running still queue up and are fused together in the next one.
-        LockSupport.unpark(thread);
-        if (terminated) {
-            failQueued();
+        } else if (!driven()) {
+            // Cut the engine's between-cycle sleep short: otherwise a new op waits out the rest of the cycle
+            // (up to KOLO_CYCLE_TIME) before negotiation even starts, and it waits again on every rank, which
+            // measured as ~0.6 ms of the ~2.4 ms 4 KiB np=2 allreduce latency. Ops submitted while a cycle is
+            // running still queue up and are fused together in the next one. While a caller drives this rank's
+            // cycles it takes the op up itself, and waking the engine thread would only contend with it.
+            LockSupport.unpark(thread);
         }
     }
 
@@ -304,10 +298,15 @@ public final class Engine implements AutoCloseable {
             // Not done: another rank has not submitted it yet. Pace like the engine thread would.
             long now = System.nanoTime();
             long rest = cycleNanos - (now - start);
-            if (rest > 0 && !(waiting() && now - lastDrainNanos < EAGER_CYCLES * cycleNanos)) {
+            if (shouldPause(rest, now)) {
                 LockSupport.parkNanos(Math.min(rest, deadlineNanos - now));
             }
         }
+    }
+
+    /** Whether to sleep out {@code rest} before the next cycle, rather than start it at once (see EAGER_CYCLES). */
+    private boolean shouldPause(long rest, long now) {
+        return rest > 0 && !(waiting() && now - lastDrainNanos < EAGER_CYCLES * cycleNanos);
     }
 
     /** True while a caller runs cycles, or did within the last cycle time and so will likely again. */
@@ -374,7 +373,7 @@ public final class Engine implements AutoCloseable {
                 long period = now - lastBusyNanos < IDLE_AFTER_NANOS ? cycleNanos
                         : Math.max(cycleNanos, Math.min(IDLE_CYCLE_NANOS, (now - lastBusyNanos) / 8));
                 long rest = period - (now - start);
-                if (rest > 0 && !(waiting() && now - lastDrainNanos < EAGER_CYCLES * cycleNanos)) {
+                if (shouldPause(rest, now)) {
                     pause(start, period, now);
                 }
             }

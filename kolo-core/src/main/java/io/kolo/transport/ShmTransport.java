@@ -2,6 +2,7 @@ package io.kolo.transport;
 
 import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
+import io.kolo.bootstrap.CpuBinding;
 import io.kolo.bootstrap.KeyValueStore;
 
 import java.lang.foreign.Arena;
@@ -47,6 +48,12 @@ public final class ShmTransport implements Transport {
      * it waits for.
      */
     private static final long SPIN_NANOS = 200_000;
+    /**
+     * Received pieces at least this large are combined straight out of the ring; smaller ones are staged and
+     * combined in one pass, which measured faster below it (a 2-rank allreduce: 12 % faster at 1 and 4 MiB combined
+     * in place, 5-15 % slower at 64 and 256 KiB).
+     */
+    static final long COMBINE_IN_PLACE_MIN_BYTES = 256 << 10;
     private final long spinNanos;
     /** Yields before sleeping when there is no futex (with one, yielding on a crowded host gives away a slice). */
     private static final int YIELDS_WITHOUT_FUTEX = 50;
@@ -82,7 +89,7 @@ public final class ShmTransport implements Transport {
     /** Set while a {@link #sendRecvCombine} runs: received bytes are combined into inSeg rather than copied. */
     private Combiner inCombiner;
     private int inUnit;
-    /** Gathers the one element that may wrap around a ring's end (largest element: 8 bytes). */
+    /** Gathers the one element that may wrap around a ring's end (the largest element has 8 bytes). */
     private final MemorySegment stash;
     private MemorySegment inSeg;
     private long inOff;
@@ -90,7 +97,7 @@ public final class ShmTransport implements Transport {
     private long inTotal;
 
     private ShmTransport(int rank, int size, Duration timeout, Arena arena, ShmFile own, ShmFile[] peerFiles,
-                         ShmRing[] inbox, ShmRing[] outbox) {
+                         ShmRing[] inbox, ShmRing[] outbox, int hostRanks) {
         this.rank = rank;
         this.size = size;
         this.timeout = timeout;
@@ -101,12 +108,8 @@ public final class ShmTransport implements Transport {
         this.inbox = inbox;
         this.outbox = outbox;
         this.sleepTimespec = arena.allocate(16, 8);
-        this.stash = arena.allocate(64, 8);
-        int hostRanks = 1;
-        for (ShmRing ring : outbox) {
-            hostRanks += ring != null ? 1 : 0;
-        }
-        this.spinNanos = hostRanks <= io.kolo.bootstrap.CpuBinding.onlineCpus() ? SPIN_NANOS : 0;
+        this.stash = arena.allocate(8, 8);
+        this.spinNanos = hostRanks <= CpuBinding.onlineCpus() ? SPIN_NANOS : 0;
         sleepTimespec.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, 0);
         sleepTimespec.set(java.lang.foreign.ValueLayout.JAVA_LONG, 8, SLEEP_NANOS);
         this.peerProcess = new ProcessHandle[size];
@@ -188,7 +191,7 @@ public final class ShmTransport implements Transport {
             // Every peer holds a mapping now: drop the name so no exit path, SIGKILL included, can leave it behind.
             own.unlink();
             ok = true;
-            return new ShmTransport(rank, size, timeout, arena, own, peerFiles, inbox, outbox);
+            return new ShmTransport(rank, size, timeout, arena, own, peerFiles, inbox, outbox, hostRanks.length);
         } finally {
             if (!ok) {
                 if (own != null) {
@@ -333,6 +336,11 @@ public final class ShmTransport implements Transport {
                                 Combiner combiner) {
         if (unitBytes < 1 || unitBytes > stash.byteSize() || length % unitBytes != 0) {
             throw new IllegalArgumentException("combine unit " + unitBytes + " bytes for a length of " + length);
+        }
+        if (length < COMBINE_IN_PLACE_MIN_BYTES) {
+            Transport.super.sendRecvCombine(sendPeer, src, srcOffset, srcLength, recvPeer, acc, accOffset, length,
+                    unitBytes, scratch, combiner);
+            return;
         }
         inCombiner = combiner;
         inUnit = unitBytes;
