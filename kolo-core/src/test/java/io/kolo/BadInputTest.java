@@ -148,4 +148,14 @@ class BadInputTest {
                 () -> Communicator.local(2, Map.of("KOLO_FUSION_THRESHOLD", "lots")));
         assertTrue(e.getMessage().contains("KOLO_FUSION_THRESHOLD"), e.getMessage());
     }
+
+    @Test
+    void eagerAllreduceBytesMustBeASmallNonNegativeSize() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Communicator.local(2, Map.of("KOLO_EAGER_ALLREDUCE_BYTES", "-1")));
+        assertTrue(e.getMessage().contains("KOLO_EAGER_ALLREDUCE_BYTES='-1'"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> Communicator.local(2, Map.of("KOLO_EAGER_ALLREDUCE_BYTES", "104857600")));
+        assertTrue(e.getMessage().contains("too large: use at most 1048576"), e.getMessage());
+    }
 }

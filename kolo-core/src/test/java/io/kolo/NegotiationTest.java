@@ -173,7 +173,7 @@ class NegotiationTest {
                     cachedBefore = comm.stats().cachedOps();
                 }
             }
-            return new EngineStats(0, comm.stats().cachedOps() - cachedBefore, 0, 0);
+            return new EngineStats(0, comm.stats().cachedOps() - cachedBefore, 0, 0, 0);
         });
         for (EngineStats s : stats) {
             assertTrue(s.cachedOps() > 0, "the 70 repeating names should run from the cache: " + s);
@@ -238,5 +238,99 @@ class NegotiationTest {
         assertEquals(List.of(3f, 2), results.get(0));
         assertEquals(List.of(5f, 2), results.get(1));
         assertEquals(List.of(6f, 2), results.get(2));
+    }
+
+    @Test
+    void aSmallAllreduceRepeatedUnderOneNameTravelsWithTheNegotiation() {
+        int steps = 40;
+        List<EngineStats> stats = Ranks.run(3, comm -> {
+            for (int step = 0; step < steps; step++) {
+                double[] loss = {comm.rank() + step, 1};
+                // Prescale and postscale cancel; AVERAGE over 3 ranks: (3 step + 3) / 3, exactly.
+                comm.allreduceAsync("loss", Tensor.of(loss), ReduceOp.AVERAGE, 2.0, 0.5).await();
+                if (loss[0] != step + 1.0 || loss[1] != 1.0) {
+                    throw new AssertionError("step " + step + ": " + java.util.Arrays.toString(loss));
+                }
+            }
+            return comm.stats();
+        });
+        for (EngineStats s : stats) {
+            assertTrue(s.eagerOps() > 0, "a repeated small allreduce should complete with its negotiation: " + s);
+            assertTrue(s.eagerOps() <= s.cachedOps(), "eager ops are cached ops: " + s);
+        }
+    }
+
+    @Test
+    void eagerAllreduceIsOffAtZeroBytes() {
+        List<EngineStats> stats = Ranks.run(2, Map.of("KOLO_EAGER_ALLREDUCE_BYTES", "0"), comm -> {
+            for (int step = 0; step < 20; step++) {
+                int[] x = {comm.rank() + 1};
+                comm.allreduceAsync("x", Tensor.of(x), ReduceOp.SUM).await();
+                if (x[0] != 3) {
+                    throw new AssertionError("step " + step + ": " + x[0]);
+                }
+            }
+            return comm.stats();
+        });
+        for (EngineStats s : stats) {
+            assertEquals(0, s.eagerOps(), s.toString());
+            assertTrue(s.cachedOps() > 0, s.toString());
+        }
+    }
+
+    @Test
+    void eagerPayloadsOfOpsNotReadyEverywhereAreDroppedNotMixedUp() {
+        // Ranks submit two small names in opposite orders, some of them late, so a cycle often finds the eager op
+        // ready on some ranks only: its payload must then be ignored and the op run later, each op with
+        // its own data.
+        int n = 4;
+        List<Boolean> ok = Ranks.run(n, comm -> {
+            for (int step = 0; step < 60; step++) {
+                long[] a = {comm.rank(), step};
+                long[] b = {100L * comm.rank(), -step};
+                boolean even = comm.rank() % 2 == 0;
+                Handle<Tensor> first = even ? comm.allreduceAsync("a", Tensor.of(a), ReduceOp.SUM)
+                        : comm.allreduceAsync("b", Tensor.of(b), ReduceOp.MAX);
+                if (step % 3 == 0 && !even) {
+                    Thread.sleep(1);
+                }
+                Handle<Tensor> second = even ? comm.allreduceAsync("b", Tensor.of(b), ReduceOp.MAX)
+                        : comm.allreduceAsync("a", Tensor.of(a), ReduceOp.SUM);
+                second.await();
+                first.await();
+                if (a[0] != n * (n - 1) / 2 || a[1] != (long) n * step || b[0] != 100L * (n - 1) || b[1] != -step) {
+                    throw new AssertionError("step " + step + " rank " + comm.rank() + ": a=" + java.util.Arrays.toString(a)
+                            + " b=" + java.util.Arrays.toString(b));
+                }
+            }
+            return true;
+        });
+        assertEquals(List.of(true, true, true, true), ok);
+    }
+
+    @Test
+    void eagerAndUsualPathsGiveBitIdenticalFloatResults() {
+        int n = 3;
+        List<List<float[]>> byMode = new ArrayList<>();
+        for (String eager : new String[]{"0", "8192"}) {
+            byMode.add(Ranks.run(n, Map.of("KOLO_EAGER_ALLREDUCE_BYTES", eager), comm -> {
+                Random random = new Random(comm.rank() * 101L + 5);
+                float[] last = null;
+                for (int step = 0; step < 10; step++) {
+                    float[] x = new float[1000];
+                    for (int i = 0; i < x.length; i++) {
+                        x[i] = (float) random.nextGaussian() * (i + 1);
+                    }
+                    comm.allreduceAsync("g", Tensor.of(x), ReduceOp.AVERAGE).await();
+                    last = x;
+                }
+                return last;
+            }));
+        }
+        for (int r = 0; r < n; r++) {
+            org.junit.jupiter.api.Assertions.assertArrayEquals(byMode.get(0).get(r), byMode.get(1).get(r),
+                    "rank " + r + ": eager on and off must give the same bits");
+            org.junit.jupiter.api.Assertions.assertArrayEquals(byMode.get(1).get(0), byMode.get(1).get(r));
+        }
     }
 }

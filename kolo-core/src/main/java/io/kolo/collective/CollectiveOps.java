@@ -24,6 +24,16 @@ public interface CollectiveOps extends AutoCloseable {
     void allreduce(MemorySegment buf, long count, DataType type, Reduction op);
 
     /**
+     * In place, two independent allreduces in one round of messages: {@code count} elements of {@code type} at the
+     * start of {@code buf} under {@code op}, and right after them (at byte {@code count * type.byteSize()}, which
+     * must be a multiple of {@code typeB}'s size) {@code countB} elements of {@code typeB} under {@code opB}. For
+     * latency-bound callers that would otherwise pay for two rounds: the engine sends a small op's data with its
+     * negotiation. Always the latency-optimal algorithm, so keep the whole buffer small.
+     */
+    void allreducePair(MemorySegment buf, long count, DataType type, Reduction op,
+                       long countB, DataType typeB, Reduction opB);
+
+    /**
      * Concatenation in rank order. Block {@code r} has {@code blockBytes[r]} bytes (blocks may differ in size,
      * may be empty) and starts at the sum of the earlier blocks' sizes. On entry this rank's own block is in
      * place; on return every block is.

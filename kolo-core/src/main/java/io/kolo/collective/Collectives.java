@@ -120,6 +120,26 @@ public final class Collectives implements CollectiveOps {
         allreduceAt(buf, 0, count, type, op);
     }
 
+    @Override
+    public void allreducePair(MemorySegment buf, long count, DataType type, Reduction op,
+                              long countB, DataType typeB, Reduction opB) {
+        checkOpen();
+        checkReduction(type, op);
+        long bytesA = count * type.byteSize();
+        if (countB > 0) {
+            checkReduction(typeB, opB);
+            if (bytesA % typeB.byteSize() != 0) {
+                throw new IllegalArgumentException("the second run starts at byte " + bytesA
+                        + ", not a multiple of " + typeB + "'s " + typeB.byteSize() + " bytes");
+            }
+            checkRange(buf, bytesA, countB, typeB.byteSize(), "buf");
+        }
+        checkRange(buf, 0, count, type.byteSize(), "buf");
+        if (size > 1) {
+            recursiveDoubling.allreduce(buf, 0, count, type, op, countB, typeB, opB);
+        }
+    }
+
     /**
      * Allreduce of the {@code count} elements starting at element {@code first} of {@code buf}, for callers that
      * reduce one block of a larger buffer (the hierarchical algorithm) without slicing it. Arguments are checked

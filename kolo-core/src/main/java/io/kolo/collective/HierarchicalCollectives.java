@@ -94,6 +94,14 @@ final class HierarchicalCollectives implements CollectiveOps {
         return size;
     }
 
+    /** Small by contract, so the flat latency-optimal algorithm, as for small allreduces. */
+    @Override
+    public void allreducePair(MemorySegment buf, long count, DataType type, Reduction op,
+                              long countB, DataType typeB, Reduction opB) {
+        checkOpen();
+        flat.allreducePair(buf, count, type, op, countB, typeB, opB);
+    }
+
     @Override
     public void allreduce(MemorySegment buf, long count, DataType type, Reduction op) {
         checkOpen();

@@ -34,7 +34,19 @@ final class RecursiveDoubling {
 
     /** Reduces the {@code count} elements starting at byte {@code base} of {@code buf}. */
     void allreduce(MemorySegment buf, long base, long count, DataType type, Reduction op) {
-        long bytes = count * type.byteSize();
+        allreduce(buf, base, count, type, op, 0, null, null);
+    }
+
+    /**
+     * Reduces two independent element runs in the same messages: {@code count} elements of {@code type} at byte
+     * {@code base} under {@code op}, and right after them {@code countB} elements of {@code typeB} under
+     * {@code opB} ({@code countB} may be 0). Each round still moves one message each way, so the second run costs
+     * bandwidth but no extra latency.
+     */
+    void allreduce(MemorySegment buf, long base, long count, DataType type, Reduction op,
+                   long countB, DataType typeB, Reduction opB) {
+        long bytesA = count * type.byteSize();
+        long bytes = bytesA + (countB == 0 ? 0 : countB * typeB.byteSize());
         MemorySegment tmp = scratch.get(bytes);
         int pof2 = Integer.highestOneBit(size);
         int extra = size - pof2;
@@ -45,7 +57,7 @@ final class RecursiveDoubling {
                 newRank = -1;
             } else {
                 transport.recv(rank - 1, tmp, 0, bytes);
-                Kernels.reduce(buf, base, tmp, 0, count, type, op);
+                combine(buf, base, tmp, count, type, op, countB, typeB, opB);
                 newRank = rank >> 1;
             }
         } else {
@@ -56,7 +68,7 @@ final class RecursiveDoubling {
                 int newPeer = newRank ^ mask;
                 int peer = newPeer < extra ? newPeer * 2 + 1 : newPeer + extra;
                 transport.sendRecv(peer, buf, base, bytes, peer, tmp, 0, bytes);
-                Kernels.reduce(buf, base, tmp, 0, count, type, op);
+                combine(buf, base, tmp, count, type, op, countB, typeB, opB);
             }
         }
         if (rank < 2 * extra) {
@@ -65,6 +77,15 @@ final class RecursiveDoubling {
             } else {
                 transport.send(rank - 1, buf, base, bytes);
             }
+        }
+    }
+
+    private static void combine(MemorySegment buf, long base, MemorySegment tmp, long count, DataType type,
+                                Reduction op, long countB, DataType typeB, Reduction opB) {
+        Kernels.reduce(buf, base, tmp, 0, count, type, op);
+        if (countB > 0) {
+            long bytesA = count * type.byteSize();
+            Kernels.reduce(buf, base + bytesA, tmp, bytesA, countB, typeB, opB);
         }
     }
 }

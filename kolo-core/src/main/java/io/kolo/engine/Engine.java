@@ -42,6 +42,13 @@ import java.util.concurrent.locks.LockSupport;
  * with that cached response is ready). Ops ready everywhere from the cache run without further talk. Only
  * when someone has something new does the cycle add a coordinator round: requests gathered at rank 0,
  * which checks them, fuses what is ready and broadcasts the responses.
+ *
+ * <p>A small allreduce repeated under one name (a loss, a metric, a latency benchmark) would cost two rounds of
+ * messages per cycle: the bit vector, then the data. So the last small allreduce that ran becomes the cycle's
+ * <em>eager</em> op: every rank appends a payload of its size to the bit vector (its data when that op is ready
+ * here), and both are reduced in one exchange. The op's own cache bit, ANDed over the ranks, says whether every
+ * payload was real; if so the op is done, otherwise the payload is dropped and the op goes the usual way. Which op
+ * is eager follows from the executed responses, identical on every rank, so the message sizes always agree.
  */
 public final class Engine implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Engine.class.getName());
@@ -114,12 +121,16 @@ public final class Engine implements AutoCloseable {
     private final PendingOps pending = new PendingOps();
     private final List<Op> toSend = new ArrayList<>();
     private final ResponseCache cache;
-    private final Op[] cachedAt;
+    private final ParkedOps parked;
+    /** Positions whose cached response does not answer this rank's new request; cleared every cycle. */
     private final boolean[] invalidLocal;
+    private int invalidCount;
     private final MessageTable table;
     private final Arena bitsArena = Arena.ofShared();
     private final MemorySegment bits;
     private final int cacheWords;
+    /** The last small allreduce executed (identical on every rank); null until one has run or when disabled. */
+    private String eagerName;
     private final Scratch fusion = new Scratch();
     private final Scratch scratch = new Scratch();
     private final Timeline timeline;
@@ -135,6 +146,7 @@ public final class Engine implements AutoCloseable {
     private volatile long cachedOps;
     private volatile long fusedBuffers;
     private volatile long completedOps;
+    private volatile long eagerOps;
 
     public Engine(CollectiveOps ops, EngineSettings settings, FailureExplainer explainer) {
         this.ops = ops;
@@ -145,10 +157,10 @@ public final class Engine implements AutoCloseable {
         this.cycleNanos = Math.max(0, settings.cycleTime().toNanos());
         this.lastDriveNanos = System.nanoTime() - TimeUnit.DAYS.toNanos(1);
         this.cache = new ResponseCache(settings.cacheCapacity());
-        this.cachedAt = new Op[settings.cacheCapacity()];
+        this.parked = new ParkedOps(settings.cacheCapacity());
         this.invalidLocal = new boolean[settings.cacheCapacity()];
         this.cacheWords = (settings.cacheCapacity() + 63) / 64;
-        this.bits = bitsArena.allocate(8L * (1 + 2L * cacheWords), 8);
+        this.bits = bitsArena.allocate(8L * (1 + 2L * cacheWords) + settings.eagerAllreduceBytes(), 8);
         this.table = rank == 0 ? new MessageTable(size) : null;
         this.timeline = rank == 0 && settings.timeline() != null ? Timeline.open(settings.timeline()) : null;
         for (OpKind k : OpKind.values()) {
@@ -219,7 +231,7 @@ public final class Engine implements AutoCloseable {
 
     /** Counters since start (updated by the engine thread, read from any). */
     public EngineStats stats() {
-        return new EngineStats(coordinatorRounds, cachedOps, fusedBuffers, completedOps);
+        return new EngineStats(coordinatorRounds, cachedOps, fusedBuffers, completedOps, eagerOps);
     }
 
     /** The first fatal error, if the engine has failed. */
@@ -406,18 +418,13 @@ public final class Engine implements AutoCloseable {
         int high = cache.highWater();
         int words = (high + 63) / 64;
         long now = System.nanoTime();
-        for (int p = 0; p < high; p++) {
-            Op op = cachedAt[p];
-            if (op != null && now - op.submittedNanos > CACHE_GRACE_NANOS) {
-                cachedAt[p] = null;
-                toSend.add(op);
+        for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {
+            if (now - parked.get(p).submittedNanos > CACHE_GRACE_NANOS) {
+                toSend.add(parked.remove(p));
             }
         }
         long flags = 0;
-        boolean anyInvalidLocal = false;
-        for (int p = 0; p < high; p++) {
-            anyInvalidLocal |= invalidLocal[p];
-        }
+        boolean anyInvalidLocal = invalidCount > 0;
         if (toSend.isEmpty()) {
             flags |= F_NOTHING_NEW;
         }
@@ -435,24 +442,38 @@ public final class Engine implements AutoCloseable {
         }
         bits.setAtIndex(ValueLayout.JAVA_LONG, 0, flags);
         for (int w = 0; w < words; w++) {
-            long ready = 0;
-            long valid = 0;
-            for (int b = 0; b < 64; b++) {
-                int p = w * 64 + b;
-                if (p < high) {
-                    if (cachedAt[p] != null) {
-                        ready |= 1L << b;
-                    }
-                    if (!invalidLocal[p]) {
-                        valid |= 1L << b;
+            // Positions at or above the high-water mark hold nothing: not ready, but valid.
+            long valid = w < words - 1 || high % 64 == 0 ? -1L : (1L << (high % 64)) - 1;
+            if (anyInvalidLocal) {
+                for (int b = 0; b < 64 && w * 64 + b < high; b++) {
+                    if (invalidLocal[w * 64 + b]) {
+                        valid &= ~(1L << b);
                     }
                 }
             }
-            bits.setAtIndex(ValueLayout.JAVA_LONG, 1 + w, ready);
+            bits.setAtIndex(ValueLayout.JAVA_LONG, 1 + w, parked.word(w));
             bits.setAtIndex(ValueLayout.JAVA_LONG, 1 + words + w, valid);
         }
-        ops.allreduce(bits, 1 + 2L * words, DataType.INT64, Reduction.BAND);
-        java.util.Arrays.fill(invalidLocal, 0, high, false);
+        int eager = eagerPosition();
+        long payloadAt = 8L * (1 + 2L * words);
+        Op eagerOp = eager >= 0 ? parked.get(eager) : null;
+        if (eager < 0) {
+            ops.allreduce(bits, 1 + 2L * words, DataType.INT64, Reduction.BAND);
+        } else {
+            Response r = cache.get(eager);
+            if (eagerOp != null) {
+                MemorySegment.copy(eagerOp.input, 0, bits, payloadAt, r.totalBytes());
+                if (r.prescale() != 1.0) {
+                    Kernels.scale(bits, payloadAt, r.totalElements(), r.type(), r.prescale());
+                }
+            }
+            ops.allreducePair(bits, 1 + 2L * words, DataType.INT64, Reduction.BAND,
+                    r.totalElements(), r.type(), reduction(r.op()));
+        }
+        if (anyInvalidLocal) {
+            java.util.Arrays.fill(invalidLocal, 0, high, false);
+            invalidCount = 0;
+        }
 
         long agreed = bits.getAtIndex(ValueLayout.JAVA_LONG, 0);
         boolean anyNew = (agreed & F_NOTHING_NEW) == 0;
@@ -460,32 +481,33 @@ public final class Engine implements AutoCloseable {
         boolean anyJoined = (agreed & F_NOT_JOINED) == 0;
         boolean anyInvalid = (agreed & F_ALL_VALID) == 0;
         boolean tableBusy = (agreed & F_TABLE_EMPTY) == 0;
+        if (eagerOp != null && !anyJoined && agreedBit(1, eager) && agreedBit(1 + words, eager)) {
+            parked.remove(eager);
+            cachedOps++;
+            eagerOps++;
+            finishEager(cache.get(eager), payloadAt);
+        }
 
         if (anyInvalid) {
             for (int p = 0; p < high; p++) {
-                if ((bits.getAtIndex(ValueLayout.JAVA_LONG, 1 + words + p / 64) & (1L << (p % 64))) == 0) {
+                if (!agreedBit(1 + words, p)) {
                     cache.erase(p);
-                    if (cachedAt[p] != null) {
-                        toSend.add(cachedAt[p]);
-                        cachedAt[p] = null;
+                    Op op = parked.remove(p);
+                    if (op != null) {
+                        toSend.add(op);
                     }
                 }
             }
         }
         fromCache.clear();
         toExecute.clear();
-        for (int p = 0; p < high; p++) {
-            if (cachedAt[p] == null) {
-                continue;
-            }
-            boolean readyEverywhere = (bits.getAtIndex(ValueLayout.JAVA_LONG, 1 + p / 64) & (1L << (p % 64))) != 0;
+        for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {
             if (anyJoined) {
                 // A joined rank has no cache bits; let the coordinator account for its zeros.
-                toSend.add(cachedAt[p]);
-                cachedAt[p] = null;
-            } else if (readyEverywhere) {
+                toSend.add(parked.remove(p));
+            } else if (agreedBit(1, p)) {
                 fromCache.add(cache.get(p));
-                cachedAt[p] = null;
+                parked.remove(p);
                 cachedOps++;
             }
         }
@@ -498,6 +520,28 @@ public final class Engine implements AutoCloseable {
         }
         revalidateCached();
         return anyShutdown;
+    }
+
+    /** Bit {@code p} of the agreed bit vector's part that starts at word {@code firstWord}. */
+    private boolean agreedBit(int firstWord, int p) {
+        return (bits.getAtIndex(ValueLayout.JAVA_LONG, firstWord + p / 64) & (1L << (p % 64))) != 0;
+    }
+
+    /** The cache position of this cycle's eager op, or -1. Depends only on state every rank shares. */
+    private int eagerPosition() {
+        return eagerName == null ? -1 : cache.position(eagerName);
+    }
+
+    /** The eager op's payload was reduced with the bit vector and every rank's was real: finish it from there. */
+    private void finishEager(Response r, long payloadAt) {
+        long negotiated = System.nanoTime();
+        Op op = pending.get(r.names().getFirst());
+        finishReduction(bits, payloadAt, r.totalElements(), r);
+        MemorySegment.copy(bits, payloadAt, op.input, 0, r.totalBytes());
+        long done = System.nanoTime();
+        trace(r, negotiated, negotiated, negotiated, done, true);
+        finish(r, negotiated, done);
+        cache.put(r);
     }
 
     /** Sleeps out the rest of the cycle unless an op is submitted first (which unparks this thread). */
@@ -532,11 +576,12 @@ public final class Engine implements AutoCloseable {
             }
             pending.put(op.name, op);
             int p = cache.position(op.name);
-            if (p >= 0 && cache.get(p).answers(op.request(rank)) && cachedAt[p] == null) {
-                cachedAt[p] = op;
+            if (p >= 0 && cache.get(p).answers(op.request(rank)) && parked.get(p) == null) {
+                parked.park(p, op);
             } else {
-                if (p >= 0) {
+                if (p >= 0 && !invalidLocal[p]) {
                     invalidLocal[p] = true;
+                    invalidCount++;
                 }
                 toSend.add(op);
             }
@@ -545,11 +590,10 @@ public final class Engine implements AutoCloseable {
 
     /** After the cache changed, ops parked on a position that now holds something else go the slow way. */
     private void revalidateCached() {
-        for (int p = 0; p < cache.highWater(); p++) {
-            Op op = cachedAt[p];
-            if (op != null && (cache.position(op.name) != p || !cache.get(p).answers(op.request(rank)))) {
-                cachedAt[p] = null;
-                toSend.add(op);
+        for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {
+            Op op = parked.get(p);
+            if (cache.position(op.name) != p || !cache.get(p).answers(op.request(rank))) {
+                toSend.add(parked.remove(p));
             }
         }
     }
@@ -617,11 +661,7 @@ public final class Engine implements AutoCloseable {
                 if (op != null) {
                     // The op may also be parked on a cache slot or queued for the coordinator; it is over now.
                     toSend.remove(op);
-                    for (int p = 0; p < cachedAt.length; p++) {
-                        if (cachedAt[p] == op) {
-                            cachedAt[p] = null;
-                        }
-                    }
+                    parked.remove(op);
                     fail(op, new KoloException(r.error()));
                 }
             }
@@ -694,6 +734,9 @@ public final class Engine implements AutoCloseable {
         }
         ops.allreduce(buf, total, r.type(), reduction(r.op()));
         finishReduction(buf, 0, total, r);
+        if (r.names().size() == 1 && r.totalBytes() <= settings.eagerAllreduceBytes()) {
+            eagerName = r.names().getFirst();
+        }
         long t2 = System.nanoTime();
         if (!direct) {
             long off = 0;
@@ -930,7 +973,7 @@ public final class Engine implements AutoCloseable {
         pending.clear();
         toSend.clear();
         joinOp = null;
-        java.util.Arrays.fill(cachedAt, null);
+        parked.clear();
         for (Op op : all) {
             fail(op, copy(error, op.kind.label() + " '" + op.name + "' failed"));
         }

@@ -22,13 +22,24 @@ import java.util.Map;
  *                             {@link Collectives#AUTO} (unset) scales it with the number of ranks
  * @param algorithms           {@code KOLO_HIERARCHICAL_ALLREDUCE} and {@code KOLO_HIERARCHICAL_ALLGATHER}
  * @param compression          {@code KOLO_COMPRESSION}: compression of allreduces that name none
+ * @param eagerAllreduceBytes  {@code KOLO_EAGER_ALLREDUCE_BYTES}: a cached allreduce of at most this many bytes
+ *                             travels with the negotiation that finds it ready everywhere (one round of messages
+ *                             instead of two); 0 disables
  */
 public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int cacheCapacity, Path timeline,
                              Duration stallCheckTime, Duration stallShutdownTime, Duration timeout,
                              long smallMessageBytes, AlgorithmSettings algorithms,
-                             Compression compression) {
+                             Compression compression, long eagerAllreduceBytes) {
 
     public static final long DEFAULT_FUSION_THRESHOLD = 128L << 20;
+    /**
+     * Latency-bound sizes: at 1 KiB the second round is about half of an allreduce's time, at 8 KiB copying the
+     * payload into every negotiation starts to cost more than the round it saves. Every cycle carries the
+     * payload once an op this small has run, so idle cycles pay for it too.
+     */
+    public static final long DEFAULT_EAGER_ALLREDUCE_BYTES = 8L << 10;
+    /** Large enough for any latency-bound payload; the negotiation buffer is sized for it up front. */
+    static final long MAX_EAGER_ALLREDUCE_BYTES = 1L << 20;
 
     /** Horovod's defaults. */
     public static EngineSettings defaults() {
@@ -52,9 +63,14 @@ public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int 
             throw new IllegalArgumentException("KOLO_TIMEOUT_SECONDS=0 is not allowed: every wait needs a timeout (seconds > 0)");
         }
         long small = number(env, "KOLO_SMALL_ALLREDUCE_BYTES", Collectives.AUTO, "bytes");
+        long eager = number(env, "KOLO_EAGER_ALLREDUCE_BYTES", DEFAULT_EAGER_ALLREDUCE_BYTES, "bytes, 0 disables");
+        if (eager > MAX_EAGER_ALLREDUCE_BYTES) {
+            throw new IllegalArgumentException("KOLO_EAGER_ALLREDUCE_BYTES=" + eager + " is too large: use at most "
+                    + MAX_EAGER_ALLREDUCE_BYTES + " (larger allreduces gain nothing from riding with the negotiation)");
+        }
         return new EngineSettings(fusion, Duration.ofNanos((long) (cycleMs * 1_000_000)), (int) cache, timeline,
                 Duration.ofSeconds(stallCheck), Duration.ofSeconds(stallShutdown), Duration.ofSeconds(timeout), small,
-                AlgorithmSettings.fromEnvironment(env), Compression.fromEnvironment(env));
+                AlgorithmSettings.fromEnvironment(env), Compression.fromEnvironment(env), eager);
     }
 
     private static long number(Map<String, String> env, String name, long fallback, String unit) {

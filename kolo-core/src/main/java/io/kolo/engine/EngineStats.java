@@ -8,6 +8,9 @@ package io.kolo.engine;
  * @param cachedOps         ops executed from the response cache, without a coordinator round
  * @param fusedBuffers      collectives that carried two or more ops in one buffer
  * @param completedOps      ops completed successfully
+ * @param eagerOps          cached ops whose data travelled with the negotiation ({@code KOLO_EAGER_ALLREDUCE_BYTES}),
+ *                          counted in {@code cachedOps} too
  */
-public record EngineStats(long coordinatorRounds, long cachedOps, long fusedBuffers, long completedOps) {
+public record EngineStats(long coordinatorRounds, long cachedOps, long fusedBuffers, long completedOps,
+                          long eagerOps) {
 }

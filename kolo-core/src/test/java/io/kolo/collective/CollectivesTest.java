@@ -241,6 +241,44 @@ class CollectivesTest {
 
     @ParameterizedTest(name = "n={0}")
     @MethodSource("sizes")
+    void allreducePairReducesBothRunsIndependentlyInOneRound(int n) {
+        Ranks.run(n, c -> {
+            int me = c.rank();
+            try (Arena arena = Arena.ofShared()) {
+                for (DataType type : DataType.values()) {
+                    for (Reduction op : AllreduceTest.reductions(type)) {
+                        // The engine's shape: int64 flags under BAND, then a payload of any type right after them.
+                        long countA = 5;
+                        long countB = 37;
+                        long seedA = 3;
+                        long seedB = 11L * op.ordinal() + type.ordinal();
+                        MemorySegment buf = arena.allocate(countA * 8 + countB * type.byteSize(), 8);
+                        MemorySegment a = buf.asSlice(0, countA * 8);
+                        MemorySegment b = buf.asSlice(countA * 8);
+                        AllreduceTest.fill(a, DataType.INT64, Reduction.BAND, seedA, me, countA);
+                        AllreduceTest.fill(b, type, op, seedB, me, countB);
+                        c.allreducePair(buf, countA, DataType.INT64, Reduction.BAND, countB, type, op);
+                        for (long i = 0; i < countA; i++) {
+                            assertEquals(Elements.expected(DataType.INT64, Reduction.BAND, seedA, n, i),
+                                    Elements.get(a, DataType.INT64, i), "BAND element " + i);
+                        }
+                        for (long i = 0; i < countB; i++) {
+                            assertEquals(Elements.expected(type, op, seedB, n, i), Elements.get(b, type, i),
+                                    type + " " + op + " element " + i);
+                        }
+                    }
+                }
+                MemorySegment odd = arena.allocate(3 + 8, 8);
+                IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                        () -> c.allreducePair(odd, 3, DataType.UINT8, Reduction.SUM, 1, DataType.INT64, Reduction.SUM));
+                org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("not a multiple"), e.getMessage());
+            }
+            return null;
+        });
+    }
+
+    @ParameterizedTest(name = "n={0}")
+    @MethodSource("sizes")
     void barrierReleasesNobodyBeforeEveryoneArrived(int n) {
         AtomicInteger arrived = new AtomicInteger();
         Ranks.run(n, c -> {

@@ -1,0 +1,74 @@
+package io.kolo.engine;
+
+import io.kolo.DataType;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ParkedOpsTest {
+
+    private static Op op(String name) {
+        return Op.of(OpKind.ALLREDUCE, name, DataType.FLOAT32, new long[]{1}, MemorySegment.ofArray(new float[1]));
+    }
+
+    private static List<Integer> positions(ParkedOps parked) {
+        List<Integer> out = new ArrayList<>();
+        for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {
+            out.add(p);
+        }
+        return out;
+    }
+
+    @Test
+    void visitsExactlyTheParkedPositionsAcrossWords() {
+        ParkedOps parked = new ParkedOps(200);
+        assertTrue(parked.isEmpty());
+        assertEquals(-1, parked.next(0));
+        int[] at = {0, 63, 64, 127, 130, 199};
+        for (int p : at) {
+            parked.park(p, op("t" + p));
+        }
+        assertEquals(List.of(0, 63, 64, 127, 130, 199), positions(parked));
+        assertEquals(1L | 1L << 63, parked.word(0));
+        assertEquals(1L | 1L << 63, parked.word(1));
+        assertEquals(1L << (130 - 128), parked.word(2));
+        assertEquals(1L << (199 - 192), parked.word(3));
+        assertEquals(-1, parked.next(200));
+    }
+
+    @Test
+    void removingWhileVisitingKeepsTheRest() {
+        ParkedOps parked = new ParkedOps(130);
+        Op a = op("a");
+        Op b = op("b");
+        Op c = op("c");
+        parked.park(5, a);
+        parked.park(70, b);
+        parked.park(129, c);
+        for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {
+            if (p == 70) {
+                assertSame(b, parked.remove(p));
+            }
+        }
+        assertEquals(List.of(5, 129), positions(parked));
+        assertNull(parked.remove(70));
+        parked.remove(c);
+        assertEquals(List.of(5), positions(parked));
+        assertEquals(0, parked.word(2));
+        parked.park(5, b);   // replacing keeps one op per position
+        assertSame(b, parked.get(5));
+        assertSame(b, parked.remove(5));
+        assertTrue(parked.isEmpty());
+        parked.park(1, a);
+        parked.clear();
+        assertTrue(parked.isEmpty());
+        assertEquals(-1, parked.next(0));
+    }
+}
