@@ -44,8 +44,8 @@ import java.util.concurrent.locks.LockSupport;
  * which checks them, fuses what is ready and broadcasts the responses.
  *
  * <p>A small allreduce repeated under one name (a loss, a metric, a latency benchmark) would cost two rounds of
- * messages per cycle: the bit vector, then the data. So the last small allreduce that ran becomes the cycle's
- * <em>eager</em> op: every rank appends a payload of its size to the bit vector (its data when that op is ready
+ * messages per cycle: the bit vector, then the data. So the last small allreduce that ran from the cache becomes the
+ * cycle's <em>eager</em> op: every rank appends a payload of its size to the bit vector (its data when that op is ready
  * here), and both are reduced in one exchange. The op's own cache bit, ANDed over the ranks, says whether every
  * payload was real; if so the op is done, otherwise the payload is dropped and the op goes the usual way. Which op
  * is eager follows from the executed responses, identical on every rank, so the message sizes always agree.
@@ -129,7 +129,10 @@ public final class Engine implements AutoCloseable {
     private final Arena bitsArena = Arena.ofShared();
     private final MemorySegment bits;
     private final int cacheWords;
-    /** The last small allreduce executed (identical on every rank); null until one has run or when disabled. */
+    /**
+     * The last small allreduce that ran from the response cache, i.e. was repeated (identical on every rank); null
+     * until one has, or when disabled.
+     */
     private String eagerName;
     private final Scratch fusion = new Scratch();
     private final Scratch scratch = new Scratch();
@@ -506,9 +509,15 @@ public final class Engine implements AutoCloseable {
                 // A joined rank has no cache bits; let the coordinator account for its zeros.
                 toSend.add(parked.remove(p));
             } else if (agreedBit(1, p)) {
-                fromCache.add(cache.get(p));
+                Response r = cache.get(p);
+                fromCache.add(r);
                 parked.remove(p);
                 cachedOps++;
+                if (r.kind() == OpKind.ALLREDUCE && r.totalBytes() <= settings.eagerAllreduceBytes()) {
+                    // A repeat: likely to come again. Fresh names (unnamed ops get a new one each time) never
+                    // displace it.
+                    eagerName = r.names().getFirst();
+                }
             }
         }
         fuse(fromCache, toExecute);
@@ -734,9 +743,6 @@ public final class Engine implements AutoCloseable {
         }
         ops.allreduce(buf, total, r.type(), reduction(r.op()));
         finishReduction(buf, 0, total, r);
-        if (r.names().size() == 1 && r.totalBytes() <= settings.eagerAllreduceBytes()) {
-            eagerName = r.names().getFirst();
-        }
         long t2 = System.nanoTime();
         if (!direct) {
             long off = 0;
