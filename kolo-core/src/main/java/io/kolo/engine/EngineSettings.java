@@ -33,9 +33,9 @@ public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int 
 
     public static final long DEFAULT_FUSION_THRESHOLD = 128L << 20;
     /**
-     * Latency-bound sizes: at 1 KiB the second round is about half of an allreduce's time, at 8 KiB copying the
-     * payload into every negotiation starts to cost more than the round it saves. Every cycle carries the
-     * payload once an op this small has run, so idle cycles pay for it too.
+     * Latency-bound sizes only: every cycle, idle ones too, carries a payload this large once an op this small has
+     * been repeated. 8 KiB is a judgement, not a measured crossover (a 1-8 KiB op costs a few microseconds of which
+     * one exchange is 1-3); measure with {@code kolo bench -x KOLO_EAGER_ALLREDUCE_BYTES=...} before changing it.
      */
     public static final long DEFAULT_EAGER_ALLREDUCE_BYTES = 8L << 10;
     /** Large enough for any latency-bound payload; the negotiation buffer is sized for it up front. */
