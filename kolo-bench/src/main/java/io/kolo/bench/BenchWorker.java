@@ -33,8 +33,15 @@ public final class BenchWorker {
     /** How long the JIT warm-up runs before the first timed op (see {@link #warmUpTheJit}). */
     private static final long JIT_WARMUP_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(6);
     private static final int JIT_WARMUP_OPS = 2_000;
+    /** Warm-up passes that use names never seen before (see {@link #warmUpTheJit}). */
+    private static final int JIT_WARMUP_FRESH_NAMES = 100;
     /** The largest size up to this one is warmed up too, so the bulk loops (ring, kernels, copies) compile. */
     private static final long JIT_WARMUP_LARGE_BYTES = 1 << 20;
+    /**
+     * Each size warms up for at least this long (rank 0's clock) on top of its warm-up iterations; see
+     * {@link #warmUp}.
+     */
+    static final long SIZE_WARMUP_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(250);
     private final Communicator comm;
     private final Collective collective;
     private final ElementType type;
@@ -75,11 +82,16 @@ public final class BenchWorker {
 
     void run(List<Step> steps, Path resultFile) {
         int maxIterations = steps.stream().mapToInt(Step::iterations).max().orElse(1);
-        long[] nanos = new long[Math.max(maxIterations, JIT_WARMUP_OPS)];
-        warmUpTheJit(steps, nanos);
-        try (PrintStream results = rank == 0 ? new PrintStream(Files.newOutputStream(resultFile), true) : null) {
+        try (Arena control = Arena.ofShared();
+             PrintStream results = rank == 0 ? new PrintStream(Files.newOutputStream(resultFile), true) : null) {
+            // The benchmark's own bookkeeping (iteration times, "go on?" flags) travels in native memory like the
+            // measured tensors: Java arrays there would make the JIT recompile the data path for them after every
+            // size, and the next size would be timed while it does.
+            MemorySegment nanos = control.allocate(8L * Math.max(maxIterations, JIT_WARMUP_OPS), 8);
+            MemorySegment more = control.allocate(8, 8);
+            warmUpTheJit(steps, nanos, more);
             for (Step step : steps) {
-                Measurement m = measure(step, nanos);
+                Measurement m = measure(step, nanos, more);
                 if (results != null) {
                     results.println(m.toLine());
                     System.out.printf(Locale.ROOT, "%s %s: %.1f us, %.3f GB/s bus%n", collective.id(),
@@ -101,30 +113,44 @@ public final class BenchWorker {
      * {@link #JIT_WARMUP_NANOS} before anything is timed. Rank 0's clock decides, through an allreduce, so every
      * rank runs the same number of ops.
      */
-    private void warmUpTheJit(List<Step> steps, long[] nanos) {
+    private void warmUpTheJit(List<Step> steps, MemorySegment nanos, MemorySegment more) {
         if (steps.isEmpty()) {
             return;
         }
         long first = steps.getFirst().bytes();
         long mid = steps.stream().mapToLong(Step::bytes).filter(b -> b <= JIT_WARMUP_LARGE_BYTES).max().orElse(first);
         long start = System.nanoTime();
-        long[] more = new long[1];
+        int pass = 0;
         do {
-            measure(new Step(first, JIT_WARMUP_OPS, 0), nanos);
-            measure(new Step(mid, JIT_WARMUP_OPS / 10, 0), nanos);
-            more[0] = rank == 0 && System.nanoTime() - start < JIT_WARMUP_NANOS ? 1 : 0;
-            comm.allreduce(more, ReduceOp.MAX);
-        } while (more[0] != 0);
+            // Fresh names in the first passes: every measured size brings a new name, and a name's first ops take
+            // the coordinator's path. Had the JIT never seen that path it would compile it away, and each size's
+            // first op would throw the engine back to slow code for hundreds of milliseconds (measured).
+            String tag = pass < JIT_WARMUP_FRESH_NAMES ? ".warmup" + pass : "";
+            measure(new Step(first, JIT_WARMUP_OPS, 0), tag, nanos, more);
+            measure(new Step(mid, JIT_WARMUP_OPS / 10, 0), tag, nanos, more);
+            pass++;
+        } while (goOn(more, System.nanoTime() - start < JIT_WARMUP_NANOS));
     }
 
-    private Measurement measure(Step step, long[] nanos) {
+    /** Rank 0's {@code decision}, agreed by every rank, so that all run the same number of ops. */
+    private boolean goOn(MemorySegment more, boolean decision) {
+        more.set(ValueLayout.JAVA_LONG, 0, rank == 0 && decision ? 1 : 0);
+        comm.allreduceAsync("bench.control.more", Tensor.of(more, io.kolo.DataType.INT64, 1), ReduceOp.MAX).await();
+        return more.get(ValueLayout.JAVA_LONG, 0) != 0;
+    }
+
+    private Measurement measure(Step step, MemorySegment nanos, MemorySegment more) {
+        return measure(step, "", nanos, more);
+    }
+
+    private Measurement measure(Step step, String nameTag, MemorySegment nanos, MemorySegment more) {
         long elements = step.bytes() / type.byteSize();
         try (Arena arena = Arena.ofShared()) {
             MemorySegment memory = arena.allocate(elements * type.byteSize(), 64);
             long inputElements = collective == Collective.ALLGATHER ? elements / size : elements;
             Tensor tensor = Tensor.of(memory.asSlice(0, inputElements * type.byteSize()), type.koloType(),
                     inputElements);
-            String name = "bench." + collective.id() + "." + step.bytes();
+            String name = "bench." + collective.id() + "." + step.bytes() + nameTag;
             long[] splits = new long[size];
             Arrays.fill(splits, elements / size);
 
@@ -133,19 +159,37 @@ public final class BenchWorker {
             // Zeros from here on: repeated in-place sums stay finite, so every iteration does the same work.
             tensor.segment().fill((byte) 0);
 
-            for (int i = 0; i < step.warmup(); i++) {
-                run(name, tensor, splits);
-            }
+            warmUp(step, name, tensor, splits, more);
             int n = step.iterations();
             for (int i = 0; i < n; i++) {
                 long start = System.nanoTime();
                 run(name, tensor, splits);
-                nanos[i] = System.nanoTime() - start;
+                nanos.setAtIndex(ValueLayout.JAVA_LONG, i, System.nanoTime() - start);
             }
             // An op is finished when the slowest rank is: keep each iteration's worst time across ranks.
-            long[] worst = comm.allreduce(Arrays.copyOf(nanos, n), ReduceOp.MAX);
-            return Measurement.of(step.bytes(), worst, n);
+            Tensor times = Tensor.of(nanos.asSlice(0, 8L * n), io.kolo.DataType.INT64, n);
+            comm.allreduceAsync("bench.control.times." + n, times, ReduceOp.MAX).await();
+            return Measurement.of(step.bytes(), nanos.asSlice(0, 8L * n).toArray(ValueLayout.JAVA_LONG), n);
         }
+    }
+
+    /**
+     * The step's warm-up iterations, then more in rounds of as many until rank 0 has spent
+     * {@link #SIZE_WARMUP_NANOS} on this size: the first ops under a new name take paths the JIT had compiled away
+     * (the coordinator's), it recompiles the engine's cycle, and ops run several times slower until it has (measured
+     * on the 2-vCPU VM: 1 KiB allreduces at 4-8 us for the first tens of milliseconds after a new name, 1.7 us once
+     * settled). A training loop repeats its names for hours; the bench times that steady state. Warm-up 0 means none.
+     */
+    private void warmUp(Step step, String name, Tensor tensor, long[] splits, MemorySegment more) {
+        if (step.warmup() == 0) {
+            return;
+        }
+        long start = System.nanoTime();
+        do {
+            for (int i = 0; i < step.warmup(); i++) {
+                run(name, tensor, splits);
+            }
+        } while (goOn(more, System.nanoTime() - start < SIZE_WARMUP_NANOS));
     }
 
     /** One operation; returns the tensor holding the result. */
