@@ -24,6 +24,9 @@ public final class Tensor {
     private final long[] shape;
     private final Object array;
     private final MemorySegment segment;
+    /** Derived once: the engine asks for both on every op. */
+    private final long elements;
+    private final MemorySegment exact;
 
     private Tensor(DataType type, long[] shape, Object array, MemorySegment segment) {
         long elements = 1;
@@ -41,6 +44,9 @@ public final class Tensor {
         this.shape = shape.clone();
         this.array = array;
         this.segment = segment;
+        this.elements = elements;
+        long bytes = elements * type.byteSize();
+        this.exact = segment.byteSize() == bytes ? segment : segment.asSlice(0, bytes);
     }
 
     private static long[] shapeOr(long[] shape, long length) {
@@ -136,17 +142,12 @@ public final class Tensor {
 
     /** Number of elements (product of the shape). */
     public long elements() {
-        long n = 1;
-        for (long d : shape) {
-            n *= d;
-        }
-        return n;
+        return elements;
     }
 
     /** The memory, sliced to exactly this tensor's bytes. */
     public MemorySegment segment() {
-        long bytes = elements() * type.byteSize();
-        return segment.byteSize() == bytes ? segment : segment.asSlice(0, bytes);
+        return exact;
     }
 
     /** True for off-heap memory. */

@@ -52,7 +52,7 @@ final class ParkedOps {
     /** The first position at or after {@code from} that holds an op, or -1; removing ops meanwhile is fine. */
     int next(int from) {
         int w = from >>> 6;
-        if (w >= words.length) {
+        if (count == 0 || w >= words.length) {
             return -1;
         }
         long word = words[w] & (-1L << from);

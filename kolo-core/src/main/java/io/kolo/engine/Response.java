@@ -21,9 +21,17 @@ import java.util.List;
  * @param joined   ranks that had joined when this was decided (they contribute zeros / no rows)
  * @param error    non-null: every named op fails with this message
  * @param lastJoined JOIN only: the last rank to join
+ * @param totalElements elements over all shapes, derived from them once: the eager path asks several times per op
  */
 record Response(OpKind kind, List<String> names, DataType type, ReduceOp op, double prescale, double postscale,
-                int root, long[][] shapes, long[][] perRank, int[] joined, String error, int lastJoined) {
+                int root, long[][] shapes, long[][] perRank, int[] joined, String error, int lastJoined,
+                long totalElements) {
+
+    Response(OpKind kind, List<String> names, DataType type, ReduceOp op, double prescale, double postscale,
+             int root, long[][] shapes, long[][] perRank, int[] joined, String error, int lastJoined) {
+        this(kind, names, type, op, prescale, postscale, root, shapes, perRank, joined, error, lastJoined,
+                sum(shapes));
+    }
 
     static Response error(OpKind kind, List<String> names, String message) {
         return new Response(kind, names, DataType.INT8, ReduceOp.SUM, 1, 1, 0, new long[names.size()][0], null,
@@ -39,7 +47,7 @@ record Response(OpKind kind, List<String> names, DataType type, ReduceOp op, dou
         return error != null;
     }
 
-    long totalElements() {
+    private static long sum(long[][] shapes) {
         long n = 0;
         for (long[] s : shapes) {
             n += Shapes.elements(s);
