@@ -333,4 +333,89 @@ class NegotiationTest {
             org.junit.jupiter.api.Assertions.assertArrayEquals(byMode.get(1).get(0), byMode.get(1).get(r));
         }
     }
+
+    /** Elements of a tensor the engine reduces where it lies inside a fused response (1 MiB and up), plus some. */
+    private static final int LARGE = (1 << 18) + 3;
+
+    /** Tensor i of the mixed set on rank r: small, large (heap), small, large (native), small. */
+    private static Tensor mixed(int i, int rank, java.lang.foreign.Arena arena) {
+        int n = i % 2 == 0 ? 5 + i : LARGE + i;
+        java.lang.foreign.MemorySegment seg = i == 3 ? arena.allocate(4L * n, 64)
+                : java.lang.foreign.MemorySegment.ofArray(new float[n]);
+        for (int j = 0; j < n; j++) {
+            seg.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, j, (rank + 1) * (i + 1) * (j % 7 + 1));
+        }
+        return Tensor.of(seg, DataType.FLOAT32, n);
+    }
+
+    @Test
+    void largeTensorsOfAFusedResponseAreReducedWhereTheyLieAndSmallOnesThroughTheBuffer() {
+        int n = 3;
+        List<EngineStats> stats = Ranks.run(n, Map.of("KOLO_CYCLE_TIME", "20"), comm -> {
+            try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
+                for (int step = 0; step < 3; step++) {
+                    List<Tensor> tensors = new ArrayList<>();
+                    List<Handle<Tensor>> handles = new ArrayList<>();
+                    for (int i = 0; i < 5; i++) {
+                        tensors.add(mixed(i, comm.rank(), arena));
+                        handles.add(comm.allreduceAsync("mixed." + i, tensors.get(i), ReduceOp.AVERAGE, 2.0, 0.5));
+                    }
+                    for (int i = 0; i < 5; i++) {
+                        handles.get(i).await();
+                        java.lang.foreign.MemorySegment seg = tensors.get(i).segment();
+                        for (long j = 0; j < tensors.get(i).elements(); j++) {
+                            // sum over ranks of (r + 1) (i + 1) (j % 7 + 1) = 6 (i + 1) (j % 7 + 1); x2 /3 x0.5
+                            float expected = 2f * (i + 1) * (j % 7 + 1);
+                            float actual = seg.getAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, j);
+                            if (Math.abs(actual - expected) > 1e-5f * expected) {
+                                throw new AssertionError("step " + step + ", tensor " + i + ", element " + j
+                                        + " on rank " + comm.rank() + ": " + actual + ", expected " + expected);
+                            }
+                        }
+                    }
+                }
+            }
+            return comm.stats();
+        });
+        for (EngineStats s : stats) {
+            assertTrue(s.fusedBuffers() > 0, "the five tensors should have met in fused responses: " + s);
+        }
+    }
+
+    @Test
+    void aJoinedRankContributesZerosToTheLargeTensorsOfAFusedResponseToo() {
+        List<float[]> sums = Ranks.run(3, Map.of("KOLO_CYCLE_TIME", "20"), comm -> {
+            if (comm.rank() == 2) {
+                comm.join();
+                return new float[0];
+            }
+            try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
+                List<Tensor> tensors = new ArrayList<>();
+                List<Handle<Tensor>> handles = new ArrayList<>();
+                for (int i = 0; i < 5; i++) {
+                    tensors.add(mixed(i, comm.rank(), arena));
+                    handles.add(comm.allreduceAsync("joined.mixed." + i, tensors.get(i), ReduceOp.SUM));
+                }
+                float[] firstAndLast = new float[10];
+                for (int i = 0; i < 5; i++) {
+                    handles.get(i).await();
+                    java.lang.foreign.MemorySegment seg = tensors.get(i).segment();
+                    firstAndLast[2 * i] = seg.getAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, 0);
+                    firstAndLast[2 * i + 1] = seg.getAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT,
+                            tensors.get(i).elements() - 1);
+                }
+                comm.join();
+                return firstAndLast;
+            }
+        });
+        for (int r = 0; r < 2; r++) {
+            float[] got = sums.get(r);
+            for (int i = 0; i < 5; i++) {
+                long last = (i % 2 == 0 ? 5 + i : LARGE + i) - 1;
+                // ranks 0 and 1 only: (1 + 2) (i + 1) (j % 7 + 1)
+                assertEquals(3f * (i + 1), got[2 * i], "rank " + r + ", tensor " + i + ", first element");
+                assertEquals(3f * (i + 1) * (last % 7 + 1), got[2 * i + 1], "rank " + r + ", tensor " + i + ", last");
+            }
+        }
+    }
 }
