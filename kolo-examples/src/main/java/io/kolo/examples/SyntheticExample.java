@@ -35,13 +35,13 @@ import java.util.Locale;
 public final class SyntheticExample {
     private static final String USAGE = "usage: synthetic [--model mlp|resnet18|resnet34] [--batch-size N]"
             + " [--image-size N] [--num-warmup-batches N] [--num-batches-per-iter N] [--num-iters N]"
-            + " [--threads N] [--compression none|fp16|bf16] [--baseline]";
+            + " [--threads N] [--compression none|fp16|bf16] [--baseline] [--ceiling]";
 
     private SyntheticExample() {
     }
 
     private record Settings(String model, int batchSize, int imageSize, int warmup, int batchesPerIter, int iters,
-                            Integer threads, Compression compression, boolean baseline) {
+                            Integer threads, Compression compression, boolean baseline, boolean ceiling) {
     }
 
     public static void main(String[] args) {
@@ -80,7 +80,11 @@ public final class SyntheticExample {
             DistributedOptions options = DistributedOptions.defaults().withCompression(s.compression());
             double baseline = 0;
             if (s.baseline()) {
-                baseline = baseline(config, options, data, labels, s);
+                baseline = alone(config, options, data, labels, s, false);
+            }
+            double ceiling = 0;
+            if (s.ceiling()) {
+                ceiling = alone(config, options, data, labels, s, true);
             }
             try (DistributedTrainer trainer = new DistributedTrainer(model, config, options)) {
                 trainer.initialize(new Shape(1).addAll(input.slice(1)));
@@ -91,7 +95,7 @@ public final class SyntheticExample {
                     System.out.println("Running warmup...");
                 }
                 double[] rates = measure(trainer, data, labels, s);
-                double averagingMs = trainer.gradientAveragingTime().toNanos() / 1e6 / trainer.gradientAverages();
+                double averagingMs = measuredAveragingMs;
                 double mean = mean(rates);
                 double conf = 1.96 * std(rates, mean);
                 double total = trainer.sumAcrossRanks("synthetic.total", Math.round(mean * 1000))[0] / 1000.0;
@@ -105,21 +109,37 @@ public final class SyntheticExample {
                         System.out.printf(Locale.ROOT, "Baseline (np=1, the same model alone): %.1f img/sec; "
                                 + "scaling efficiency %.1f%%%n", baseline, 100 * total / (Kolo.size() * baseline));
                     }
+                    if (s.ceiling()) {
+                        System.out.printf(Locale.ROOT, "Ceiling (every rank training alone at once, no averaging): "
+                                + "%.1f img/sec per rank", ceiling);
+                        if (s.baseline()) {
+                            System.out.printf(Locale.ROOT, "; this machine allows %.1f%% with free communication, "
+                                            + "Kolo's run reached %.1f%% of that%n", 100 * ceiling / baseline,
+                                    100 * total / (Kolo.size() * ceiling));
+                        } else {
+                            System.out.println();
+                        }
+                    }
                 }
             }
         }
     }
 
     /**
-     * The np=1 run, inside this job: rank 0 trains alone (a one-rank communicator, so no allreduce) while the
-     * other ranks wait, idle. Everyone meets at a barrier after each batch (not timed), so no wait comes near
-     * Kolo's stall warning or timeout however slow a batch is.
+     * Training without gradient averaging, inside this job: with {@code everyRank} false rank 0 trains alone (the
+     * np=1 baseline) while the other ranks wait, idle; with it true every rank trains a model of its own at the same
+     * time (the ceiling: what the ranks would reach if communication cost nothing, since they still share the
+     * machine's cores, caches and memory). Each trains through a one-rank communicator, so no allreduce runs.
+     * Everyone meets at a barrier after each batch (not timed), so no wait comes near Kolo's stall warning or timeout
+     * however slow a batch is. Returns the mean img/sec per training rank (0 on idle ranks).
      */
-    private static double baseline(DefaultTrainingConfig config, DistributedOptions options, NDArray data,
-                                   NDArray labels, Settings s) {
+    private static double alone(DefaultTrainingConfig config, DistributedOptions options, NDArray data,
+                                NDArray labels, Settings s, boolean everyRank) {
+        boolean trains = everyRank || Kolo.rank() == 0;
+        String label = everyRank ? "ceiling, every rank alone" : "baseline, np=1";
         // A model of its own: a second trainer on the measured model would re-initialise parameters that the
         // first one still references, and slows every later step of that model down several times.
-        Model model = Kolo.rank() == 0 ? Model.newInstance("baseline-" + s.model()) : null;
+        Model model = trains ? Model.newInstance((everyRank ? "ceiling-" : "baseline-") + s.model()) : null;
         Communicator alone = model != null ? Communicator.local(1).getFirst() : null;
         DistributedTrainer trainer = null;
         if (model != null) {
@@ -128,7 +148,10 @@ public final class SyntheticExample {
         }
         try {
             if (trainer != null) {
-                System.out.println("Running the np=1 baseline on rank 0 (the other ranks wait)...");
+                if (Kolo.rank() == 0) {
+                    System.out.println(everyRank ? "Running every rank alone at once, without gradient averaging..."
+                            : "Running the np=1 baseline on rank 0 (the other ranks wait)...");
+                }
                 trainer.initialize(new Shape(1).addAll(data.getShape().slice(1)));
             }
             for (int i = 0; i < s.warmup(); i++) {
@@ -149,11 +172,17 @@ public final class SyntheticExample {
                     Kolo.barrier();
                 }
                 rates[it] = s.batchSize() * s.batchesPerIter() / (nanos / 1e9);
-                if (trainer != null) {
-                    System.out.printf(Locale.ROOT, "Iter #%d: %.1f img/sec (baseline, np=1)%n", it, rates[it]);
+                if (Kolo.rank() == 0) {
+                    System.out.printf(Locale.ROOT, "Iter #%d: %.1f img/sec (%s)%n", it, rates[it], label);
                 }
             }
-            return trainer != null ? mean(rates) : 0;
+            double mine = trainer != null ? mean(rates) : 0;
+            if (!everyRank) {
+                return mine;
+            }
+            long[] sum = {Math.round(mine * 1000)};
+            Kolo.allreduce(sum, io.kolo.ReduceOp.SUM);
+            return sum[0] / 1000.0 / Kolo.size();
         } finally {
             if (trainer != null) {
                 trainer.close();
@@ -163,10 +192,15 @@ public final class SyntheticExample {
         }
     }
 
+    /** Gradient averaging per measured step on this rank, in ms (warm-up steps, with their one-time costs, left out). */
+    private static double measuredAveragingMs;
+
     private static double[] measure(DistributedTrainer trainer, NDArray data, NDArray labels, Settings s) {
         for (int i = 0; i < s.warmup(); i++) {
             batch(trainer, data, labels);
         }
+        long averagingBefore = trainer.gradientAveragingTime().toNanos();
+        long averagesBefore = trainer.gradientAverages();
         if (Kolo.rank() == 0) {
             System.out.println("Running benchmark...");
         }
@@ -181,6 +215,8 @@ public final class SyntheticExample {
                 System.out.printf(Locale.ROOT, "Iter #%d: %.1f img/sec per rank%n", it, rates[it]);
             }
         }
+        long averages = Math.max(1, trainer.gradientAverages() - averagesBefore);
+        measuredAveragingMs = (trainer.gradientAveragingTime().toNanos() - averagingBefore) / 1e6 / averages;
         return rates;
     }
 
@@ -246,6 +282,7 @@ public final class SyntheticExample {
         Integer threads = null;
         Compression compression = Compression.NONE;
         boolean baseline = false;
+        boolean ceiling = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--model" -> model = Args.value(args, ++i);
@@ -264,6 +301,7 @@ public final class SyntheticExample {
                     }
                 }
                 case "--baseline" -> baseline = true;
+                case "--ceiling" -> ceiling = true;
                 case "-h", "--help" -> {
                     return null;
                 }
@@ -273,6 +311,6 @@ public final class SyntheticExample {
         if (!java.util.List.of("mlp", "resnet18", "resnet34").contains(model)) {
             throw new IllegalArgumentException("--model must be mlp, resnet18 or resnet34, not '" + model + "'");
         }
-        return new Settings(model, batch, imageSize, warmup, perIter, iters, threads, compression, baseline);
+        return new Settings(model, batch, imageSize, warmup, perIter, iters, threads, compression, baseline, ceiling);
     }
 }

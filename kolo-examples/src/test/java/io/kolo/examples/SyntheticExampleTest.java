@@ -18,10 +18,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class SyntheticExampleTest {
 
     @Test
-    void twoRanksReportThroughputAveragingTimeAndScalingEfficiency(@TempDir Path dir) throws Exception {
+    void twoRanksReportThroughputAveragingTimeScalingEfficiencyAndTheCeiling(@TempDir Path dir) throws Exception {
         List<ProcessJob.Rank> ranks = ProcessJob.run(2, dir, 280, SyntheticExample.class.getName(),
                 "--model", "mlp", "--batch-size", "16", "--num-warmup-batches", "1", "--num-batches-per-iter", "2",
-                "--num-iters", "3", "--baseline");
+                "--num-iters", "3", "--baseline", "--ceiling");
         String all = ProcessJob.report(dir, 2);
         assertEquals(0, ranks.get(0).exitCode(), all);
         assertEquals(0, ranks.get(1).exitCode(), all);
@@ -36,6 +36,18 @@ class SyntheticExampleTest {
         Matcher eff = Pattern.compile("scaling efficiency ([0-9.]+)%").matcher(out);
         assertTrue(eff.find(), all);
         assertTrue(Double.parseDouble(eff.group(1)) > 0, all);
+        assertEquals(3, out.lines().filter(l -> l.matches("Iter #\\d: [0-9.]+ img/sec \\(ceiling, every rank alone\\)"))
+                .count(), all);
+        Matcher ceiling = Pattern.compile("Ceiling \\(every rank training alone at once, no averaging\\): ([0-9.]+) img/sec"
+                + " per rank; this machine allows ([0-9.]+)% with free communication, Kolo's run reached ([0-9.]+)% of"
+                + " that").matcher(out);
+        assertTrue(ceiling.find(), all);
+        double perRank = Double.parseDouble(ceiling.group(1));
+        double allows = Double.parseDouble(ceiling.group(2));
+        double reached = Double.parseDouble(ceiling.group(3));
+        assertTrue(perRank > 0 && allows > 0 && reached > 0, all);
+        // The three figures are one arithmetic: efficiency = allowed x reached.
+        assertEquals(Double.parseDouble(eff.group(1)), allows * reached / 100, 0.5, all);
     }
 
     @Test
