@@ -25,6 +25,8 @@ import io.kolo.djl.DistributedOptions;
 import io.kolo.djl.DistributedTrainer;
 import io.kolo.djl.KoloDjl;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 
 /**
@@ -78,146 +80,202 @@ public final class SyntheticExample {
             NDArray data = manager.randomUniform(0, 1, input);
             NDArray labels = manager.randomInteger(0, 1000, new Shape(s.batchSize()), DataType.INT32);
             DistributedOptions options = DistributedOptions.defaults().withCompression(s.compression());
-            double baseline = 0;
-            if (s.baseline()) {
-                baseline = alone(config, options, data, labels, s, false);
-            }
-            double ceiling = 0;
-            if (s.ceiling()) {
-                ceiling = alone(config, options, data, labels, s, true);
-            }
-            try (DistributedTrainer trainer = new DistributedTrainer(model, config, options)) {
-                trainer.initialize(new Shape(1).addAll(input.slice(1)));
+            Shape sample = new Shape(1).addAll(input.slice(1));
+            List<Mode> modes = new ArrayList<>();
+            try {
+                if (s.baseline()) {
+                    modes.add(Mode.alone("baseline, np=1", Kolo.rank() == 0, s, config, options, sample));
+                }
+                if (s.ceiling()) {
+                    modes.add(Mode.alone("ceiling, every rank alone", true, s, config, options, sample));
+                }
+                DistributedTrainer trainer = new DistributedTrainer(model, config, options);
+                Mode distributed = new Mode("per rank", trainer, null, null, false, s.iters());
+                modes.add(distributed);
+                trainer.initialize(sample);
                 if (Kolo.rank() == 0) {
                     System.out.printf(Locale.ROOT, "Model: %s (%,d parameters), batch size %d per rank, %d rank(s), "
                                     + "%d compute thread(s) per rank, gradients %s%n", s.model(), parameters(model),
                             s.batchSize(), Kolo.size(), threads, s.compression().name().toLowerCase(Locale.ROOT));
+                    if (modes.size() > 1) {
+                        System.out.println("Each iteration runs " + String.join(", then ", modes.stream()
+                                .map(m -> m.label).toList()) + ", so that all see the machine alike");
+                    }
                     System.out.println("Running warmup...");
                 }
-                double[] rates = measure(trainer, data, labels, s);
-                double averagingMs = measuredAveragingMs;
-                double mean = mean(rates);
-                double conf = 1.96 * std(rates, mean);
-                double total = trainer.sumAcrossRanks("synthetic.total", Math.round(mean * 1000))[0] / 1000.0;
+                for (Mode m : modes) {
+                    m.warmUp(s, data, labels);
+                }
                 if (Kolo.rank() == 0) {
-                    System.out.printf(Locale.ROOT, "Img/sec per rank: %.1f +-%.1f%n", mean, conf);
-                    System.out.printf(Locale.ROOT, "Total img/sec on %d rank(s): %.1f +-%.1f%n", Kolo.size(), total,
-                            conf * Kolo.size());
-                    System.out.printf(Locale.ROOT, "Gradient averaging on rank 0: %.1f ms per step of %.1f ms%n",
-                            averagingMs, 1000.0 * s.batchSize() / mean);
-                    if (s.baseline()) {
-                        System.out.printf(Locale.ROOT, "Baseline (np=1, the same model alone): %.1f img/sec; "
-                                + "scaling efficiency %.1f%%%n", baseline, 100 * total / (Kolo.size() * baseline));
-                    }
-                    if (s.ceiling()) {
-                        System.out.printf(Locale.ROOT, "Ceiling (every rank training alone at once, no averaging): "
-                                + "%.1f img/sec per rank", ceiling);
-                        if (s.baseline()) {
-                            System.out.printf(Locale.ROOT, "; this machine allows %.1f%% with free communication, "
-                                            + "Kolo's run reached %.1f%% of that%n", 100 * ceiling / baseline,
-                                    100 * total / (Kolo.size() * ceiling));
-                        } else {
-                            System.out.println();
-                        }
+                    System.out.println("Running benchmark...");
+                }
+                for (int it = 0; it < s.iters(); it++) {
+                    for (Mode m : modes) {
+                        m.iteration(it, s, data, labels);
                     }
                 }
+                report(s, modes, distributed);
+            } finally {
+                for (Mode m : modes) {
+                    m.close();
+                }
+            }
+        }
+    }
+
+    private static void report(Settings s, List<Mode> modes, Mode distributed) {
+        DistributedTrainer trainer = distributed.trainer;
+        double averagingMs = distributed.averagingNanos / 1e6 / Math.max(1, distributed.averages);
+        // Every rank's figure: a rank that waits long for the others tells which rank is slower.
+        float[] perRankAveraging = Kolo.allgather(new float[]{(float) averagingMs});
+        double mean = mean(distributed.rates);
+        double conf = 1.96 * std(distributed.rates, mean);
+        double total = trainer.sumAcrossRanks("synthetic.total", Math.round(mean * 1000))[0] / 1000.0;
+        double baseline = 0;
+        double ceiling = 0;
+        for (Mode m : modes) {
+            if (m != distributed) {
+                double v = m.meanPerTrainingRank();
+                if (m.label.startsWith("baseline")) {
+                    baseline = v;
+                } else {
+                    ceiling = v;
+                }
+            }
+        }
+        if (Kolo.rank() != 0) {
+            return;
+        }
+        System.out.printf(Locale.ROOT, "Img/sec per rank: %.1f +-%.1f%n", mean, conf);
+        System.out.printf(Locale.ROOT, "Total img/sec on %d rank(s): %.1f +-%.1f%n", Kolo.size(), total,
+                conf * Kolo.size());
+        System.out.printf(Locale.ROOT, "Gradient averaging on rank 0: %.1f ms per step of %.1f ms%n",
+                averagingMs, 1000.0 * s.batchSize() / mean);
+        if (perRankAveraging.length > 1) {
+            StringBuilder line = new StringBuilder("Gradient averaging per step by rank (waiting for slower ranks"
+                    + " included):");
+            for (int r = 0; r < perRankAveraging.length; r++) {
+                line.append(String.format(Locale.ROOT, " %d: %.1f ms", r, perRankAveraging[r]));
+            }
+            System.out.println(line);
+        }
+        if (s.baseline()) {
+            System.out.printf(Locale.ROOT, "Baseline (np=1, the same model alone): %.1f img/sec; "
+                    + "scaling efficiency %.1f%%%n", baseline, 100 * total / (Kolo.size() * baseline));
+        }
+        if (s.ceiling()) {
+            System.out.printf(Locale.ROOT, "Ceiling (every rank training alone at once, no averaging): "
+                    + "%.1f img/sec per rank", ceiling);
+            if (s.baseline()) {
+                System.out.printf(Locale.ROOT, "; this machine allows %.1f%% with free communication, "
+                                + "Kolo's run reached %.1f%% of that%n", 100 * ceiling / baseline,
+                        100 * total / (Kolo.size() * ceiling));
+            } else {
+                System.out.println();
             }
         }
     }
 
     /**
-     * Training without gradient averaging, inside this job: with {@code everyRank} false rank 0 trains alone (the
-     * np=1 baseline) while the other ranks wait, idle; with it true every rank trains a model of its own at the same
-     * time (the ceiling: what the ranks would reach if communication cost nothing, since they still share the
-     * machine's cores, caches and memory). Each trains through a one-rank communicator, so no allreduce runs.
-     * Everyone meets at a barrier after each batch (not timed), so no wait comes near Kolo's stall warning or timeout
-     * however slow a batch is. Returns the mean img/sec per training rank (0 on idle ranks).
+     * One way of training measured side by side with the others, iteration by iteration (so that drift in the
+     * machine's speed, which is large on shared VMs, reaches all alike): the distributed run, or training without
+     * gradient averaging through a one-rank communicator. Without averaging, rank 0 alone trains (the np=1
+     * baseline, the other ranks wait idle), or every rank trains a model of its own at the same time (the ceiling:
+     * what the ranks would reach if communication cost nothing, since they still share the machine's cores, caches
+     * and memory). Those meet at a barrier after each batch (not timed), so no wait comes near Kolo's stall warning
+     * or timeout however slow a batch is.
      */
-    private static double alone(DefaultTrainingConfig config, DistributedOptions options, NDArray data,
-                                NDArray labels, Settings s, boolean everyRank) {
-        boolean trains = everyRank || Kolo.rank() == 0;
-        String label = everyRank ? "ceiling, every rank alone" : "baseline, np=1";
-        // A model of its own: a second trainer on the measured model would re-initialise parameters that the
-        // first one still references, and slows every later step of that model down several times.
-        Model model = trains ? Model.newInstance((everyRank ? "ceiling-" : "baseline-") + s.model()) : null;
-        Communicator alone = model != null ? Communicator.local(1).getFirst() : null;
-        DistributedTrainer trainer = null;
-        if (model != null) {
-            model.setBlock(block(s));
-            trainer = new DistributedTrainer(model, config, alone, options);
+    private static final class Mode implements AutoCloseable {
+        final String label;
+        final DistributedTrainer trainer;
+        final Model model;
+        final Communicator alone;
+        final boolean barrierPerBatch;
+        final double[] rates;
+        long averagingNanos;
+        long averages;
+
+        Mode(String label, DistributedTrainer trainer, Model model, Communicator alone, boolean barrierPerBatch,
+             int iterations) {
+            this.label = label;
+            this.trainer = trainer;
+            this.model = model;
+            this.alone = alone;
+            this.barrierPerBatch = barrierPerBatch;
+            this.rates = new double[iterations];
         }
-        try {
-            if (trainer != null) {
-                if (Kolo.rank() == 0) {
-                    System.out.println(everyRank ? "Running every rank alone at once, without gradient averaging..."
-                            : "Running the np=1 baseline on rank 0 (the other ranks wait)...");
-                }
-                trainer.initialize(new Shape(1).addAll(data.getShape().slice(1)));
+
+        static Mode alone(String label, boolean trains, Settings s, DefaultTrainingConfig config,
+                          DistributedOptions options, Shape sample) {
+            if (!trains) {
+                return new Mode(label, null, null, null, true, s.iters());
             }
+            // A model of its own: a second trainer on the measured model would re-initialise parameters that the
+            // first one still references, and slows every later step of that model down several times.
+            Model model = Model.newInstance(label.replaceAll("[^a-z0-9]+", "-") + "-" + s.model());
+            model.setBlock(block(s));
+            Communicator alone = Communicator.local(1).getFirst();
+            DistributedTrainer trainer = new DistributedTrainer(model, config, alone, options);
+            trainer.initialize(sample);
+            return new Mode(label, trainer, model, alone, true, s.iters());
+        }
+
+        void warmUp(Settings s, NDArray data, NDArray labels) {
             for (int i = 0; i < s.warmup(); i++) {
                 if (trainer != null) {
                     batch(trainer, data, labels);
                 }
-                Kolo.barrier();
-            }
-            double[] rates = new double[s.iters()];
-            for (int it = 0; it < s.iters(); it++) {
-                long nanos = 0;
-                for (int b = 0; b < s.batchesPerIter(); b++) {
-                    long start = System.nanoTime();
-                    if (trainer != null) {
-                        batch(trainer, data, labels);
-                    }
-                    nanos += System.nanoTime() - start;
+                if (barrierPerBatch) {
                     Kolo.barrier();
                 }
-                rates[it] = s.batchSize() * s.batchesPerIter() / (nanos / 1e9);
-                if (Kolo.rank() == 0) {
-                    System.out.printf(Locale.ROOT, "Iter #%d: %.1f img/sec (%s)%n", it, rates[it], label);
+            }
+        }
+
+        void iteration(int it, Settings s, NDArray data, NDArray labels) {
+            long averagingBefore = trainer != null ? trainer.gradientAveragingTime().toNanos() : 0;
+            long averagesBefore = trainer != null ? trainer.gradientAverages() : 0;
+            long nanos = 0;
+            for (int b = 0; b < s.batchesPerIter(); b++) {
+                long start = System.nanoTime();
+                if (trainer != null) {
+                    batch(trainer, data, labels);
+                }
+                nanos += System.nanoTime() - start;
+                if (barrierPerBatch) {
+                    Kolo.barrier();
                 }
             }
-            double mine = trainer != null ? mean(rates) : 0;
-            if (!everyRank) {
-                return mine;
+            if (trainer != null) {
+                averagingNanos += trainer.gradientAveragingTime().toNanos() - averagingBefore;
+                averages += trainer.gradientAverages() - averagesBefore;
             }
-            long[] sum = {Math.round(mine * 1000)};
-            Kolo.allreduce(sum, io.kolo.ReduceOp.SUM);
-            return sum[0] / 1000.0 / Kolo.size();
-        } finally {
+            rates[it] = trainer != null ? s.batchSize() * s.batchesPerIter() / (nanos / 1e9) : 0;
+            if (Kolo.rank() == 0) {
+                System.out.printf(Locale.ROOT, "Iter #%d: %.1f img/sec %s%n", it, rates[it],
+                        label.equals("per rank") ? label : "(" + label + ")");
+            }
+        }
+
+        /** The mean img/sec of the ranks that trained in this mode. */
+        double meanPerTrainingRank() {
+            double mine = trainer != null ? mean(rates) : 0;
+            long[] sums = {Math.round(mine * 1000), trainer != null ? 1 : 0};
+            Kolo.allreduce(sums, io.kolo.ReduceOp.SUM);
+            return sums[0] / 1000.0 / Math.max(1, sums[1]);
+        }
+
+        @Override
+        public void close() {
             if (trainer != null) {
                 trainer.close();
+            }
+            if (alone != null) {
                 alone.close();
+            }
+            if (model != null) {
                 model.close();
             }
         }
-    }
-
-    /** Gradient averaging per measured step on this rank, in ms (warm-up steps, with their one-time costs, left out). */
-    private static double measuredAveragingMs;
-
-    private static double[] measure(DistributedTrainer trainer, NDArray data, NDArray labels, Settings s) {
-        for (int i = 0; i < s.warmup(); i++) {
-            batch(trainer, data, labels);
-        }
-        long averagingBefore = trainer.gradientAveragingTime().toNanos();
-        long averagesBefore = trainer.gradientAverages();
-        if (Kolo.rank() == 0) {
-            System.out.println("Running benchmark...");
-        }
-        double[] rates = new double[s.iters()];
-        for (int it = 0; it < s.iters(); it++) {
-            long start = System.nanoTime();
-            for (int b = 0; b < s.batchesPerIter(); b++) {
-                batch(trainer, data, labels);
-            }
-            rates[it] = s.batchSize() * s.batchesPerIter() / ((System.nanoTime() - start) / 1e9);
-            if (Kolo.rank() == 0) {
-                System.out.printf(Locale.ROOT, "Iter #%d: %.1f img/sec per rank%n", it, rates[it]);
-            }
-        }
-        long averages = Math.max(1, trainer.gradientAverages() - averagesBefore);
-        measuredAveragingMs = (trainer.gradientAveragingTime().toNanos() - averagingBefore) / 1e6 / averages;
-        return rates;
     }
 
     private static void batch(DistributedTrainer trainer, NDArray data, NDArray labels) {

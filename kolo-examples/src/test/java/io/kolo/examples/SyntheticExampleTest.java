@@ -33,6 +33,8 @@ class SyntheticExampleTest {
         assertTrue(total.find() && Double.parseDouble(total.group(1)) > 0, all);
         assertTrue(out.lines().anyMatch(l -> l.matches("Gradient averaging on rank 0: [0-9.]+ ms per step of [0-9.]+ ms")),
                 all);
+        assertTrue(out.lines().anyMatch(l -> l.matches("Gradient averaging per step by rank \\(waiting for slower ranks"
+                + " included\\): 0: [0-9.]+ ms 1: [0-9.]+ ms")), all);
         Matcher eff = Pattern.compile("scaling efficiency ([0-9.]+)%").matcher(out);
         assertTrue(eff.find(), all);
         assertTrue(Double.parseDouble(eff.group(1)) > 0, all);
