@@ -182,8 +182,8 @@ public final class SyntheticExample {
      * gradient averaging through a one-rank communicator. Without averaging, rank 0 alone trains (the np=1
      * baseline, the other ranks wait idle), or every rank trains a model of its own at the same time (the ceiling:
      * what the ranks would reach if communication cost nothing, since they still share the machine's cores, caches
-     * and memory). Those meet at a barrier after each batch (not timed), so no wait comes near Kolo's stall warning
-     * or timeout however slow a batch is.
+     * and memory). Those meet at a barrier after each batch, so that every rank's step waits for the slowest as in
+     * synchronous training, and no wait comes near Kolo's stall warning or timeout however slow a batch is.
      */
     private static final class Mode implements AutoCloseable {
         final String label;
@@ -234,17 +234,18 @@ public final class SyntheticExample {
         void iteration(int it, Settings s, NDArray data, NDArray labels) {
             long averagingBefore = trainer != null ? trainer.gradientAveragingTime().toNanos() : 0;
             long averagesBefore = trainer != null ? trainer.gradientAverages() : 0;
-            long nanos = 0;
+            // The barrier's wait is timed: with communication for free, synchronous training would still wait for
+            // the slowest rank at every step. (Rank 0 alone waits for nobody: the idle ranks are there first.)
+            long start = System.nanoTime();
             for (int b = 0; b < s.batchesPerIter(); b++) {
-                long start = System.nanoTime();
                 if (trainer != null) {
                     batch(trainer, data, labels);
                 }
-                nanos += System.nanoTime() - start;
                 if (barrierPerBatch) {
                     Kolo.barrier();
                 }
             }
+            long nanos = System.nanoTime() - start;
             if (trainer != null) {
                 averagingNanos += trainer.gradientAveragingTime().toNanos() - averagingBefore;
                 averages += trainer.gradientAverages() - averagesBefore;
