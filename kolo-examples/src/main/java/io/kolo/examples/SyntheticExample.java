@@ -99,7 +99,7 @@ public final class SyntheticExample {
                             s.batchSize(), Kolo.size(), threads, s.compression().name().toLowerCase(Locale.ROOT));
                     if (modes.size() > 1) {
                         System.out.println("Each iteration runs " + String.join(", then ", modes.stream()
-                                .map(m -> m.label).toList()) + ", so that all see the machine alike");
+                                .map(Mode::title).toList()) + ", so that all see the machine alike");
                     }
                     System.out.println("Running warmup...");
                 }
@@ -255,6 +255,11 @@ public final class SyntheticExample {
                 System.out.printf(Locale.ROOT, "Iter #%d: %.1f img/sec %s%n", it, rates[it],
                         label.equals("per rank") ? label : "(" + label + ")");
             }
+        }
+
+        String title() {
+            return label.startsWith("baseline") ? "the np=1 baseline"
+                    : label.startsWith("ceiling") ? "the ceiling" : "the distributed run";
         }
 
         /** The mean img/sec of the ranks that trained in this mode. */
