@@ -8,7 +8,8 @@ import java.lang.invoke.VarHandle;
  * A single-producer/single-consumer byte ring inside a shared-memory segment: one direction of one pair of ranks.
  *
  * <p>Layout from the region's start: the producer's position (total bytes ever written) in its own 128-byte block,
- * the consumer's position (total bytes ever read) in the next, then {@code capacity} data bytes. Positions only grow,
+ * the consumer's position (total bytes ever read) and its count of messages read directly in the next, then
+ * {@code capacity} data bytes. Positions only grow,
  * so {@code tail - head} is the number of unread bytes and no slot is ever ambiguous. The producer publishes with a
  * release store after copying and the consumer reads it with an acquire load (and vice versa for the head), which
  * is all the ordering two processes need; neither side ever takes a lock, so a process that dies mid-copy leaves
@@ -19,6 +20,8 @@ final class ShmRing {
     static final long CONTROL_BYTES = 256;
     private static final long TAIL = 0;
     private static final long HEAD = 128;
+    /** Messages the consumer has read straight from the producer's memory (see {@link ShmTransport}); its writer. */
+    private static final long DIRECT_READS = 192;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
 
     private final MemorySegment control;
@@ -119,6 +122,16 @@ final class ShmRing {
         }
         LONG.setRelease(control, HEAD, head + n);
         return n;
+    }
+
+    /** Consumer side: one more message read straight from the producer's memory, which may now reuse it. */
+    void directReadDone() {
+        LONG.setRelease(control, DIRECT_READS, (long) LONG.get(control, DIRECT_READS) + 1);
+    }
+
+    /** Producer side: how many messages the consumer has read straight from the producer's memory so far. */
+    long directReads() {
+        return (long) LONG.getAcquire(control, DIRECT_READS);
     }
 
     /** Free bytes, as the producer sees them. */

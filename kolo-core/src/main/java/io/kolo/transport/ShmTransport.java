@@ -25,6 +25,11 @@ import java.util.concurrent.locks.LockSupport;
  * has arrived in one loop, so ring steps never deadlock whatever their size. An idle wait spins briefly, then yields,
  * then parks for short intervals: a host may have fewer cores than busy threads.
  *
+ * <p>Single copy: a message of {@link #DIRECT_MIN_BYTES} or more from native memory travels as a header holding its
+ * address; the receiver copies it straight out of the sender's process ({@link CrossMemory}) and counts it done in
+ * the ring, and only then does the sender's call return. Each pair probes at setup whether the system allows such
+ * reads. Every receive must take exactly one send's bytes ({@link Transport}), so both sides know where headers are.
+ *
  * <p>Failure detection: each inbox carries its owner's pid and state. A waiting rank checks the peer's state (closed,
  * aborted) and, every few milliseconds, whether its process still lives, so a peer killed with SIGKILL in the middle of
  * a transfer fails this rank within milliseconds with a {@link PeerFailedException}. Files are unlinked once every
@@ -54,6 +59,17 @@ public final class ShmTransport implements Transport {
      * in place, 5-15 % slower at 64 and 256 KiB).
      */
     static final long COMBINE_IN_PLACE_MIN_BYTES = 256 << 10;
+    /**
+     * Messages at least this large travel in one copy where the receiver may read the sender's memory
+     * ({@link CrossMemory}): the sender puts only a header with the address into the ring, the receiver copies the
+     * bytes straight out of the sender's process and tells it so. Smaller ones, and any from Java heap memory (it has
+     * no fixed address), are copied through the ring.
+     */
+    static final long DIRECT_MIN_BYTES = 64 << 10;
+    /** Header kinds, before every message of {@link #DIRECT_MIN_BYTES} or more between ranks that can read directly. */
+    static final long HEADER_INLINE = 0x4B4F4C4F494E4C4EL;
+    static final long HEADER_DIRECT = 0x4B4F4C4F44495254L;
+    private static final int HEADER_BYTES = 16;
     private final long spinNanos;
     /** Yields before sleeping when there is no futex (with one, yielding on a crowded host gives away a slice). */
     private static final int YIELDS_WITHOUT_FUTEX = 50;
@@ -96,8 +112,27 @@ public final class ShmTransport implements Transport {
     private long inLeft;
     private long inTotal;
 
+    // Single-copy transfers (see DIRECT_MIN_BYTES).
+    /** Non-null when this process may use process_vm_readv at all. */
+    private final CrossMemory cross;
+    /** readsFrom[p]: this rank reads large messages from p straight out of p's memory, so they carry a header. */
+    private final boolean[] readsFrom;
+    /** readBy[p]: p reads this rank's memory, so large messages to p carry a header. */
+    private final boolean[] readBy;
+    /** Direct sends to each peer so far: the count its {@link ShmRing#directReads()} must reach. */
+    private final long[] directSends;
+    private final MemorySegment outHeader;
+    private final MemorySegment inHeader;
+    /** Where directly read bytes land when they are combined, or when the destination is Java heap memory. */
+    private final MemorySegment stage;
+    private long outHeaderLeft;
+    private boolean outDirect;
+    private boolean awaitingRead;
+    private long readTarget;
+    private long inHeaderLeft;
+
     private ShmTransport(int rank, int size, Duration timeout, Arena arena, ShmFile own, ShmFile[] peerFiles,
-                         ShmRing[] inbox, ShmRing[] outbox, int hostRanks) {
+                         ShmRing[] inbox, ShmRing[] outbox, int hostRanks, boolean[] readsFrom, boolean[] readBy) {
         this.rank = rank;
         this.size = size;
         this.timeout = timeout;
@@ -110,6 +145,17 @@ public final class ShmTransport implements Transport {
         this.sleepTimespec = arena.allocate(16, 8);
         this.stash = arena.allocate(8, 8);
         this.spinNanos = hostRanks <= CpuBinding.onlineCpus() ? SPIN_NANOS : 0;
+        this.readsFrom = readsFrom;
+        this.readBy = readBy;
+        this.directSends = new long[size];
+        this.outHeader = arena.allocate(HEADER_BYTES, 8);
+        this.inHeader = arena.allocate(HEADER_BYTES, 8);
+        boolean anyDirect = false;
+        for (boolean b : readsFrom) {
+            anyDirect |= b;
+        }
+        this.cross = anyDirect ? new CrossMemory(arena) : null;
+        this.stage = anyDirect ? arena.allocate(CHUNK, 64) : null;
         sleepTimespec.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, 0);
         sleepTimespec.set(java.lang.foreign.ValueLayout.JAVA_LONG, 8, SLEEP_NANOS);
         this.peerProcess = new ProcessHandle[size];
@@ -132,11 +178,26 @@ public final class ShmTransport implements Transport {
      */
     public static ShmTransport connect(int rank, int size, int[] hostRanks, KeyValueStore store, String job,
                                        long ringBytes, Duration startTimeout, Duration timeout) {
-        return connect(DIR, rank, size, hostRanks, store, job, ringBytes, startTimeout, timeout);
+        return connect(DIR, rank, size, hostRanks, store, job, ringBytes, startTimeout, timeout, true);
+    }
+
+    /**
+     * As {@link #connect(int, int, int[], KeyValueStore, String, long, Duration, Duration)}; {@code singleCopy}
+     * false ({@code KOLO_SHM_SINGLE_COPY=0}) keeps this rank from reading other ranks' memory, so every message to
+     * it is copied through the ring.
+     */
+    public static ShmTransport connect(int rank, int size, int[] hostRanks, KeyValueStore store, String job,
+                                       long ringBytes, Duration startTimeout, Duration timeout, boolean singleCopy) {
+        return connect(DIR, rank, size, hostRanks, store, job, ringBytes, startTimeout, timeout, singleCopy);
     }
 
     static ShmTransport connect(Path dir, int rank, int size, int[] hostRanks, KeyValueStore store, String job,
                                 long ringBytes, Duration startTimeout, Duration timeout) {
+        return connect(dir, rank, size, hostRanks, store, job, ringBytes, startTimeout, timeout, true);
+    }
+
+    static ShmTransport connect(Path dir, int rank, int size, int[] hostRanks, KeyValueStore store, String job,
+                                long ringBytes, Duration startTimeout, Duration timeout, boolean singleCopy) {
         Objects.requireNonNull(store, "store");
         if (size < 1 || rank < 0 || rank >= size) {
             throw new IllegalArgumentException("rank " + rank + " is outside a job of size " + size);
@@ -190,8 +251,13 @@ public final class ShmTransport implements Transport {
             }
             // Every peer holds a mapping now: drop the name so no exit path, SIGKILL included, can leave it behind.
             own.unlink();
+            boolean[] readsFrom = new boolean[size];
+            boolean[] readBy = new boolean[size];
+            probeDirectReads(rank, hostRanks, store, arena, peerFiles, singleCopy, readsFrom, readBy, deadline,
+                    startTimeout);
             ok = true;
-            return new ShmTransport(rank, size, timeout, arena, own, peerFiles, inbox, outbox, hostRanks.length);
+            return new ShmTransport(rank, size, timeout, arena, own, peerFiles, inbox, outbox, hostRanks.length,
+                    readsFrom, readBy);
         } finally {
             if (!ok) {
                 if (own != null) {
@@ -199,6 +265,48 @@ public final class ShmTransport implements Transport {
                     own.unlink();
                 }
                 arena.close();
+            }
+        }
+    }
+
+    /**
+     * Which peers this rank can read directly, and which can read it: each rank publishes a word of its memory
+     * holding a random value, reads every peer's with process_vm_readv, and publishes whether that worked. Ptrace
+     * restrictions (Yama, seccomp, containers) make it fail; those pairs copy through the ring.
+     */
+    private static void probeDirectReads(int rank, int[] hostRanks, KeyValueStore store, Arena arena,
+                                         ShmFile[] peerFiles, boolean singleCopy, boolean[] readsFrom,
+                                         boolean[] readBy, long deadline, Duration startTimeout) {
+        boolean able = singleCopy && CrossMemory.AVAILABLE;
+        MemorySegment probe = arena.allocate(8, 8);
+        long magic = new java.security.SecureRandom().nextLong() | 1;
+        probe.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, magic);
+        store.put("shm/probe/" + rank, probe.address() + ":" + magic);
+        CrossMemory cross = able ? new CrossMemory(arena) : null;
+        MemorySegment got = arena.allocate(8, 8);
+        for (int peer : hostRanks) {
+            if (peer == rank) {
+                continue;
+            }
+            String[] p = await(store, "shm/probe/" + peer, deadline, rank, peer, startTimeout,
+                    "to publish its shared-memory probe").split(":");
+            boolean ok = false;
+            if (cross != null) {
+                long n = cross.read((int) peerFiles[peer].pid(), Long.parseLong(p[0]), got, 0, 8);
+                ok = n == 8 && got.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0) == Long.parseLong(p[1]);
+                if (!ok) {
+                    LOG.log(System.Logger.Level.DEBUG, "rank {0} cannot read rank {1}''s memory (errno {2});"
+                            + " messages from it are copied through shared memory twice", rank, peer,
+                            n < 0 ? cross.lastErrno() : 0);
+                }
+            }
+            readsFrom[peer] = ok;
+            store.put("shm/direct/" + rank + "/" + peer, ok ? "1" : "0");
+        }
+        for (int peer : hostRanks) {
+            if (peer != rank) {
+                readBy[peer] = "1".equals(await(store, "shm/direct/" + peer + "/" + rank, deadline, rank, peer,
+                        startTimeout, "to probe this rank's memory"));
             }
         }
     }
@@ -282,6 +390,21 @@ public final class ShmTransport implements Transport {
         return java.nio.file.Files.isDirectory(DIR) && java.nio.file.Files.isWritable(DIR);
     }
 
+    /** Whether this rank reads large messages from {@code peer} straight out of its memory (tests, diagnostics). */
+    boolean readsDirectlyFrom(int peer) {
+        return readsFrom[peer];
+    }
+
+    /** Whether {@code peer} reads this rank's large messages straight out of its memory (tests, diagnostics). */
+    boolean readDirectlyBy(int peer) {
+        return readBy[peer];
+    }
+
+    /** Messages this rank has read straight out of {@code peer}'s memory so far (tests, diagnostics). */
+    long directReadsFrom(int peer) {
+        return inbox[peer].directReads();
+    }
+
     /** Whether {@code peer} is reachable through shared memory (on this host and not this rank). */
     public boolean reaches(int peer) {
         return peer >= 0 && peer < size && outbox[peer] != null;
@@ -357,6 +480,17 @@ public final class ShmTransport implements Transport {
         outOff = offset;
         outLeft = length;
         outTotal = length;
+        outHeaderLeft = 0;
+        outDirect = false;
+        awaitingRead = false;
+        if (peer >= 0 && length >= DIRECT_MIN_BYTES && readBy[peer]) {
+            // Both sides know the length and the pair's ability, so both know a header comes. Heap memory has no
+            // fixed address for the receiver to read: it goes through the ring behind an inline header.
+            outDirect = seg.isNative();
+            outHeader.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, outDirect ? HEADER_DIRECT : HEADER_INLINE);
+            outHeader.set(java.lang.foreign.ValueLayout.JAVA_LONG, 8, outDirect ? seg.address() + offset : 0);
+            outHeaderLeft = HEADER_BYTES;
+        }
     }
 
     private void beginIn(int peer, MemorySegment seg, long offset, long length) {
@@ -365,6 +499,16 @@ public final class ShmTransport implements Transport {
         inOff = offset;
         inLeft = length;
         inTotal = length;
+        inHeaderLeft = peer >= 0 && length >= DIRECT_MIN_BYTES && readsFrom[peer] ? HEADER_BYTES : 0;
+    }
+
+    /** Whether this call still has anything to send, or waits for the receiver to finish reading its memory. */
+    private boolean sending() {
+        return outHeaderLeft > 0 || outLeft > 0 || awaitingRead;
+    }
+
+    private boolean receiving() {
+        return inHeaderLeft > 0 || inLeft > 0;
     }
 
     /** Pushes what fits and pulls what has arrived until both transfers are done. */
@@ -373,7 +517,7 @@ public final class ShmTransport implements Transport {
         long idleSince = 0;
         long nextPidCheck = 0;
         try {
-            while (outLeft > 0 || inLeft > 0) {
+            while (sending() || receiving()) {
                 if (step()) {
                     idle = 0;
                     continue;
@@ -421,7 +565,7 @@ public final class ShmTransport implements Transport {
         try {
             int bell = own.bell();
             // Re-check after announcing the sleep: a peer that changed something before it saw us rang already.
-            if ((outLeft > 0 && outbox[outPeer].free() > 0) || (inLeft > 0 && inbox[inPeer].available() >= (inCombiner == null ? 1 : inUnit))) {
+            if (canProgress()) {
                 return;
             }
             Futex.await(own.bellWord(), bell, sleepTimespec);
@@ -430,10 +574,43 @@ public final class ShmTransport implements Transport {
         }
     }
 
+    /** Whether a {@link #step} could move something now (re-checked after announcing a sleep). */
+    private boolean canProgress() {
+        if (outHeaderLeft > 0 || outLeft > 0) {
+            if (outbox[outPeer].free() > 0) {
+                return true;
+            }
+        } else if (awaitingRead && outbox[outPeer].directReads() >= readTarget) {
+            return true;
+        }
+        if (inHeaderLeft > 0) {
+            return inbox[inPeer].available() > 0;
+        }
+        return inLeft > 0 && inbox[inPeer].available() >= (inCombiner == null ? 1 : inUnit);
+    }
+
     /** One attempt in each direction; true if any byte moved. */
     private boolean step() {
         boolean moved = false;
-        if (outLeft > 0) {
+        if (outHeaderLeft > 0) {
+            long n = outbox[outPeer].offer(outHeader, HEADER_BYTES - outHeaderLeft, outHeaderLeft);
+            if (n > 0) {
+                outHeaderLeft -= n;
+                moved = true;
+                peerFiles[outPeer].ring();
+                if (outHeaderLeft == 0 && outDirect) {
+                    outOff += outLeft;
+                    outLeft = 0;
+                    awaitingRead = true;
+                    readTarget = ++directSends[outPeer];
+                }
+            }
+        } else if (awaitingRead) {
+            if (outbox[outPeer].directReads() >= readTarget) {
+                awaitingRead = false;
+                moved = true;
+            }
+        } else if (outLeft > 0) {
             long n = outbox[outPeer].offer(outSeg, outOff, Math.min(outLeft, CHUNK));
             if (n > 0) {
                 outOff += n;
@@ -442,7 +619,24 @@ public final class ShmTransport implements Transport {
                 peerFiles[outPeer].ring();
             }
         }
-        if (inLeft > 0) {
+        if (inHeaderLeft > 0) {
+            long n = inbox[inPeer].poll(inHeader, HEADER_BYTES - inHeaderLeft, inHeaderLeft);
+            if (n > 0) {
+                inHeaderLeft -= n;
+                moved = true;
+                peerFiles[inPeer].ring();
+                if (inHeaderLeft == 0) {
+                    long kind = inHeader.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0);
+                    if (kind == HEADER_DIRECT) {
+                        readDirect(inHeader.get(java.lang.foreign.ValueLayout.JAVA_LONG, 8));
+                    } else if (kind != HEADER_INLINE) {
+                        throw fail(new KoloException("rank " + rank + " received a message header it does not know"
+                                + " from rank " + inPeer + " over shared memory (0x" + Long.toHexString(kind)
+                                + "); do all ranks run the same Kolo version?"));
+                    }
+                }
+            }
+        } else if (inLeft > 0) {
             long n = inCombiner == null ? inbox[inPeer].poll(inSeg, inOff, Math.min(inLeft, CHUNK))
                     : inbox[inPeer].pollCombine(inSeg, inOff, Math.min(inLeft, CHUNK), inUnit, stash, inCombiner);
             if (n > 0) {
@@ -455,11 +649,60 @@ public final class ShmTransport implements Transport {
         return moved;
     }
 
+    /**
+     * Copies the whole incoming message out of the sender's memory at {@code address}, then tells the sender it may
+     * reuse it. Straight into a native destination; through {@link #stage}, a piece at a time, into heap memory or
+     * into the combiner.
+     */
+    private void readDirect(long address) {
+        int pid = (int) peerFiles[inPeer].pid();
+        long done = 0;
+        while (done < inLeft) {
+            boolean straight = inCombiner == null && inSeg.isNative();
+            long piece = straight ? inLeft - done : Math.min(inLeft - done, stage.byteSize());
+            long n = straight ? cross.read(pid, address + done, inSeg, inOff + done, piece)
+                    : cross.read(pid, address + done, stage, 0, piece);
+            if (n != piece) {
+                throw fail(directReadFailed(n < 0 ? cross.lastErrno() : 0, n, piece));
+            }
+            if (!straight) {
+                if (inCombiner != null) {
+                    inCombiner.combine(inSeg, inOff + done, stage, 0, piece);
+                } else {
+                    MemorySegment.copy(stage, 0, inSeg, inOff + done, piece);
+                }
+            }
+            done += piece;
+        }
+        inOff += inLeft;
+        inLeft = 0;
+        inbox[inPeer].directReadDone();
+        peerFiles[inPeer].ring();
+    }
+
+    private RuntimeException directReadFailed(int errno, long got, long wanted) {
+        int peer = inPeer;
+        ProcessHandle p = peerProcess[peer];
+        if (errno == CrossMemory.ESRCH || (p != null && !p.isAlive())) {
+            return new PeerFailedException(peer, "lost rank " + peer + " over shared memory: rank " + peer + " (pid "
+                    + peerFiles[peer].pid() + ") died: it exited, crashed or was killed", null, false);
+        }
+        int state = peerFiles[peer].state();
+        if (state == ShmFile.ABORTED || state == ShmFile.CLOSED) {
+            return new PeerFailedException(peer, "lost rank " + peer + " over shared memory: rank " + peer
+                    + (state == ShmFile.ABORTED ? " aborted" : " closed its transport"), null,
+                    state == ShmFile.ABORTED);
+        }
+        return new KoloException("rank " + rank + " could not read " + wanted + " bytes from rank " + peer
+                + "'s memory (process_vm_readv: " + (errno != 0 ? "errno " + errno : got + " bytes") + "); set"
+                + " KOLO_SHM_SINGLE_COPY=0 to copy through shared memory instead");
+    }
+
     private void checkPeers(boolean checkPid) {
-        if (outLeft > 0) {
+        if (sending()) {
             checkPeer(outPeer, checkPid);
         }
-        if (inLeft > 0 && (outLeft == 0 || inPeer != outPeer)) {
+        if (receiving() && (!sending() || inPeer != outPeer)) {
             checkPeer(inPeer, checkPid);
         }
     }
@@ -484,11 +727,14 @@ public final class ShmTransport implements Transport {
 
     private KoloTimeoutException timedOut() {
         StringBuilder what = new StringBuilder();
-        if (outLeft > 0) {
+        if (awaitingRead) {
+            what.append("for rank ").append(outPeer).append(" to read ").append(outTotal)
+                    .append(" bytes straight from this rank's memory");
+        } else if (outHeaderLeft > 0 || outLeft > 0) {
             what.append("to send ").append(outTotal).append(" bytes to rank ").append(outPeer)
                     .append(" (").append(outTotal - outLeft).append(" sent)");
         }
-        if (inLeft > 0) {
+        if (receiving()) {
             if (!what.isEmpty()) {
                 what.append(" and ");
             }

@@ -8,7 +8,9 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>All methods are called from one thread per rank (the engine's background thread), so
  * implementations need no internal locking for concurrent callers. Messages between a pair of ranks
- * arrive in the order they were sent. Every blocking call gives up after the transport's timeout with
+ * arrive in the order they were sent, and each receive takes exactly one send's bytes: callers pair every send with
+ * a receive of the same length, as MPI does (shared memory relies on it to read a large message straight from the
+ * sender's memory). Every blocking call gives up after the transport's timeout with
  * a {@link io.kolo.KoloTimeoutException} naming the peer, and fails with a
  * {@link PeerFailedException} when the peer is gone.
  *

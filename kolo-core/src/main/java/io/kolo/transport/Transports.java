@@ -64,6 +64,21 @@ public final class Transports {
                 + " 1073741824 (bytes per ring, one ring per ordered pair of ranks on a host)");
     }
 
+    /** Parses {@code KOLO_SHM_SINGLE_COPY} (default on): whether large messages may be read from the sender's memory. */
+    public static boolean singleCopy(Map<String, String> env) {
+        String v = env.get("KOLO_SHM_SINGLE_COPY");
+        if (v == null || v.isBlank()) {
+            return true;
+        }
+        return switch (v.trim().toLowerCase(Locale.ROOT)) {
+            case "1", "true", "on", "yes" -> true;
+            case "0", "false", "off", "no" -> false;
+            default -> throw new IllegalArgumentException("KOLO_SHM_SINGLE_COPY=" + v + " is not 0 or 1 (1, the default:"
+                    + " ranks on one host read large messages straight from the sender's memory where the system"
+                    + " allows it; 0: always copy through shared memory)");
+        };
+    }
+
     /** The name under which a job's shared-memory segments are created: derived from, but not revealing, its secret. */
     public static String jobTag(JobSecret secret) {
         byte[] mac = secret.mac("kolo shared-memory job tag".getBytes(StandardCharsets.UTF_8));
@@ -79,6 +94,7 @@ public final class Transports {
                                     JobSecret secret) {
         Mode mode = mode(job.env());
         long ringBytes = ringBytes(job.env());
+        boolean singleCopy = singleCopy(job.env());
         if (mode == Mode.TCP) {
             return tcp(job, bindAddress, store, secret);
         }
@@ -91,7 +107,7 @@ public final class Transports {
             return tcp(job, bindAddress, store, secret);
         }
         ShmTransport shm = ShmTransport.connect(job.rank(), job.size(), hostRanks, store, jobTag(secret), ringBytes,
-                job.startTimeout(), job.timeout());
+                job.startTimeout(), job.timeout(), singleCopy);
         if (hostRanks.length == job.size()) {
             return shm;
         }

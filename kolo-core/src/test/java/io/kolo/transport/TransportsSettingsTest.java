@@ -1,0 +1,34 @@
+package io.kolo.transport;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The transport variables: defaults, accepted values, and a message naming the variable for a bad one. */
+class TransportsSettingsTest {
+
+    @Test
+    void singleCopyIsOnByDefaultAndTakesZeroOrOne() {
+        assertTrue(Transports.singleCopy(Map.of()));
+        assertTrue(Transports.singleCopy(Map.of("KOLO_SHM_SINGLE_COPY", " 1 ")));
+        assertFalse(Transports.singleCopy(Map.of("KOLO_SHM_SINGLE_COPY", "0")));
+        assertFalse(Transports.singleCopy(Map.of("KOLO_SHM_SINGLE_COPY", "off")));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Transports.singleCopy(Map.of("KOLO_SHM_SINGLE_COPY", "sometimes")));
+        assertTrue(e.getMessage().startsWith("KOLO_SHM_SINGLE_COPY=sometimes is not 0 or 1"), e.getMessage());
+    }
+
+    @Test
+    void ringBytesMustBeAPowerOfTwoInRange() {
+        assertEquals(ShmTransport.DEFAULT_RING_BYTES, Transports.ringBytes(Map.of()));
+        assertEquals(65536, Transports.ringBytes(Map.of("KOLO_SHM_RING_BYTES", "65536")));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Transports.ringBytes(Map.of("KOLO_SHM_RING_BYTES", "65535")));
+        assertTrue(e.getMessage().startsWith("KOLO_SHM_RING_BYTES=65535 must be a power of two"), e.getMessage());
+    }
+}
