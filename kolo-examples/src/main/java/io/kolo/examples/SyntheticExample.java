@@ -284,13 +284,22 @@ public final class SyntheticExample {
         }
     }
 
+    /**
+     * One training step on the synthetic batch. The batch is copied into a manager of its own for the step, as
+     * DJL's {@code Batch} would be: every intermediate array of the forward and backward pass attaches to its input's
+     * manager, and on the long-lived arrays' manager they would stay until the run ends (measured: about 250 MB per
+     * ResNet-18 step, until the machine ran out of memory).
+     */
     private static void batch(DistributedTrainer trainer, NDArray data, NDArray labels) {
-        try (GradientCollector collector = trainer.newGradientCollector()) {
-            NDList out = trainer.forward(new NDList(data));
-            NDArray loss = trainer.getLoss().evaluate(new NDList(labels), out);
+        try (NDManager step = data.getManager().newSubManager();
+             GradientCollector collector = trainer.newGradientCollector()) {
+            NDArray x = data.duplicate();
+            NDArray y = labels.duplicate();
+            x.attach(step);
+            y.attach(step);
+            NDList out = trainer.forward(new NDList(x));
+            NDArray loss = trainer.getLoss().evaluate(new NDList(y), out);
             collector.backward(loss);
-            out.close();
-            loss.close();
         }
         trainer.step();
     }
