@@ -238,6 +238,19 @@ class ShmTransportTest {
         }
     }
 
+    /** Starts {@link ShmPeerProcess} as rank 1: it connects, sends {@code bytes} to rank 0, prints "sent" and waits. */
+    private static Process startPeer(RendezvousServer store, JobSecret secret, String job, long bytes)
+            throws IOException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp",
+                System.getProperty("java.class.path"), ShmPeerProcess.class.getName(),
+                store.address().getAddress().getHostAddress(), String.valueOf(store.address().getPort()), job,
+                String.valueOf(bytes))
+                .redirectErrorStream(true);
+        pb.environment().put("KOLO_SECRET", secret.toHex());
+        return pb.start();
+    }
+
     /** Rank 1 is a real process killed with SIGKILL mid-message: rank 0 fails fast naming it; nothing is left. */
     @Test
     void peerKilledMidMessageIsDetectedThroughItsPid() throws Exception {
@@ -247,13 +260,7 @@ class ShmTransportTest {
         long total = 1 << 20;
         long sent = 300_000;
         try (RendezvousServer store = RendezvousServer.start(InetAddress.getLoopbackAddress(), 0, secret)) {
-            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-                    ShmPeerProcess.class.getName(), store.address().getAddress().getHostAddress(),
-                    String.valueOf(store.address().getPort()), job, String.valueOf(sent))
-                    .redirectErrorStream(true);
-            pb.environment().put("KOLO_SECRET", secret.toHex());
-            Process peer = pb.start();
+            Process peer = startPeer(store, secret, job, sent);
             try {
                 CompletableFuture<ShmTransport> mine = CompletableFuture.supplyAsync(() -> ShmTransport.connect(
                         0, 2, new int[] {0, 1}, store, job, 65536, Duration.ofSeconds(30), Duration.ofSeconds(120)));
@@ -300,13 +307,7 @@ class ShmTransportTest {
         JobSecret secret = JobSecret.generate();
         String job = ShmGroup.newJob();
         try (RendezvousServer store = RendezvousServer.start(InetAddress.getLoopbackAddress(), 0, secret)) {
-            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp",
-                    System.getProperty("java.class.path"), ShmPeerProcess.class.getName(),
-                    store.address().getAddress().getHostAddress(), String.valueOf(store.address().getPort()), job, "0")
-                    .redirectErrorStream(true);
-            pb.environment().put("KOLO_SECRET", secret.toHex());
-            Process peer = pb.start();
+            Process peer = startPeer(store, secret, job, 0);
             try {
                 ShmTransport t = CompletableFuture.supplyAsync(() -> ShmTransport.connect(0, 2, new int[] {0, 1},
                         store, job, 65536, Duration.ofSeconds(30), Duration.ofSeconds(120))).get(60, TimeUnit.SECONDS);
