@@ -32,6 +32,13 @@ import java.util.Locale;
 public final class BenchWorker {
     /** How long the JIT warm-up runs before the first timed op (see {@link #warmUpTheJit}). */
     private static final long JIT_WARMUP_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(6);
+    /** After {@link #JIT_WARMUP_NANOS}, the JIT warm-up goes on until no rank's JIT has compiled for this long... */
+    private static final long JIT_QUIET_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+    /** ...but no longer than this in all. */
+    private static final long JIT_WARMUP_MAX_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+    /** A size's warm-up goes on past {@link #SIZE_WARMUP_NANOS} while the JIT compiles, up to this long. */
+    private static final long SIZE_WARMUP_MAX_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
+    private final JitActivity jit = new JitActivity();
     private static final int JIT_WARMUP_OPS = 2_000;
     /** Warm-up passes that use names never seen before (see {@link #warmUpTheJit}). */
     private static final int JIT_WARMUP_FRESH_NAMES = 100;
@@ -110,8 +117,10 @@ public final class BenchWorker {
      * 64 KiB allreduces averaged 63 us in the first second after 40,000 ops, 35 us in the next and 15-18 us from
      * the third on, because the compiler thread took turns with the rank on its CPU. A training job runs the same
      * ops for hours (JMH warms up for the same reason), so the first size and the largest one up to 1 MiB run for
-     * {@link #JIT_WARMUP_NANOS} before anything is timed. Rank 0's clock decides, through an allreduce, so every
-     * rank runs the same number of ops.
+     * {@link #JIT_WARMUP_NANOS} before anything is timed, and then until no rank's JIT has compiled anything for
+     * {@link #JIT_QUIET_NANOS}: the compiler thread shares the rank's pinned CPU, and its queue of hot methods
+     * (the submit path, the cycle, the transport) was measured still draining 0.7 s after a 6 s warm-up, while the
+     * first sizes were timed. The ranks agree through an allreduce, so every rank runs the same number of ops.
      */
     private void warmUpTheJit(List<Step> steps, MemorySegment nanos, MemorySegment more) {
         if (steps.isEmpty()) {
@@ -120,6 +129,7 @@ public final class BenchWorker {
         long first = steps.getFirst().bytes();
         long mid = steps.stream().mapToLong(Step::bytes).filter(b -> b <= JIT_WARMUP_LARGE_BYTES).max().orElse(first);
         long start = System.nanoTime();
+        jit.reset();
         int pass = 0;
         do {
             // Fresh names in the first passes: every measured size brings a new name, and a name's first ops take
@@ -129,12 +139,18 @@ public final class BenchWorker {
             measure(new Step(first, JIT_WARMUP_OPS, 0), tag, nanos, more);
             measure(new Step(mid, JIT_WARMUP_OPS / 10, 0), tag, nanos, more);
             pass++;
-        } while (goOn(more, System.nanoTime() - start < JIT_WARMUP_NANOS));
+        } while (goOn(more, warmingUp(start, JIT_WARMUP_NANOS, JIT_QUIET_NANOS, JIT_WARMUP_MAX_NANOS)));
     }
 
-    /** Rank 0's {@code decision}, agreed by every rank, so that all run the same number of ops. */
+    /** Whether a warm-up that began at {@code start} goes on: at least {@code least}, then while the JIT is busy. */
+    private boolean warmingUp(long start, long least, long quiet, long most) {
+        long elapsed = System.nanoTime() - start;
+        return elapsed < least || (elapsed < most && jit.compiledWithin(quiet));
+    }
+
+    /** Whether any rank's {@code decision} is to go on, agreed by every rank, so that all run the same ops. */
     private boolean goOn(MemorySegment more, boolean decision) {
-        more.set(ValueLayout.JAVA_LONG, 0, rank == 0 && decision ? 1 : 0);
+        more.set(ValueLayout.JAVA_LONG, 0, decision ? 1 : 0);
         comm.allreduceAsync("bench.control.more", Tensor.of(more, io.kolo.DataType.INT64, 1), ReduceOp.MAX).await();
         return more.get(ValueLayout.JAVA_LONG, 0) != 0;
     }
@@ -175,7 +191,8 @@ public final class BenchWorker {
 
     /**
      * The step's warm-up iterations, then more in rounds of as many until rank 0 has spent
-     * {@link #SIZE_WARMUP_NANOS} on this size: the first ops under a new name take paths the JIT had compiled away
+     * {@link #SIZE_WARMUP_NANOS} on this size and no rank's JIT has compiled for as long (at most
+     * {@link #SIZE_WARMUP_MAX_NANOS}): the first ops under a new name take paths the JIT had compiled away
      * (the coordinator's), it recompiles the engine's cycle, and ops run several times slower until it has (measured
      * on the 2-vCPU VM: 1 KiB allreduces at 4-8 us for the first tens of milliseconds after a new name, 1.7 us once
      * settled). A training loop repeats its names for hours; the bench times that steady state. Warm-up 0 means none.
@@ -185,11 +202,12 @@ public final class BenchWorker {
             return;
         }
         long start = System.nanoTime();
+        jit.reset();
         do {
             for (int i = 0; i < step.warmup(); i++) {
                 run(name, tensor, splits);
             }
-        } while (goOn(more, System.nanoTime() - start < SIZE_WARMUP_NANOS));
+        } while (goOn(more, warmingUp(start, SIZE_WARMUP_NANOS, SIZE_WARMUP_NANOS, SIZE_WARMUP_MAX_NANOS)));
     }
 
     /** One operation; returns the tensor holding the result. */
