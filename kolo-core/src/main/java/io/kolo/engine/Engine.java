@@ -728,46 +728,17 @@ public final class Engine implements AutoCloseable {
         long packed = 0;
         for (int i = 0; i < n; i++) {
             long bytes = Shapes.elements(r.shapes()[i]) * es;
-            if (!inPlace(n, bytes)) {
-                packed += bytes;
-            }
+            packed += inPlace(n, bytes) ? 0 : bytes;
         }
         long t0 = System.nanoTime();
-        MemorySegment buf = null;
-        if (packed > 0) {
-            buf = fusion.get(packed);
-            long off = 0;
-            for (int i = 0; i < n; i++) {
-                long bytes = Shapes.elements(r.shapes()[i]) * es;
-                if (inPlace(n, bytes)) {
-                    continue;
-                }
-                Op op = pending.get(r.names().get(i));
-                if (op != null) {
-                    MemorySegment.copy(op.input, 0, buf, off, bytes);
-                } else {
-                    buf.asSlice(off, bytes).fill((byte) 0);
-                }
-                off += bytes;
-            }
+        MemorySegment buf = packed > 0 ? fusion.get(packed) : null;
+        if (buf != null) {
+            copyPacked(r, buf, true);
         }
         long t1 = System.nanoTime();
         if (buf != null) {
             reduce(buf, packed / es, r);
-            long off = 0;
-            for (int i = 0; i < n; i++) {
-                long bytes = Shapes.elements(r.shapes()[i]) * es;
-                if (inPlace(n, bytes)) {
-                    continue;
-                }
-                Op op = pending.get(r.names().get(i));
-                if (op != null) {
-                    MemorySegment.copy(buf, off, op.input, 0, bytes);
-                }
-                off += bytes;
-            }
         }
-        // After the fused part is copied out: a joined rank's zeros below reuse the fusion buffer.
         for (int i = 0; i < n; i++) {
             long bytes = Shapes.elements(r.shapes()[i]) * es;
             if (inPlace(n, bytes)) {
@@ -775,8 +746,38 @@ public final class Engine implements AutoCloseable {
             }
         }
         long t2 = System.nanoTime();
+        if (buf != null) {
+            copyPacked(r, buf, false);
+        }
         trace(r, negotiated, t0, t1, t2, buf == null);
         finish(r, negotiated, t2);
+    }
+
+    /**
+     * Copies the tensors of {@code r} that travel through the fusion buffer into {@code buf}, one after the other
+     * (zeros for a rank without them, i.e. joined), or with {@code in} false back out of it.
+     */
+    private void copyPacked(Response r, MemorySegment buf, boolean in) {
+        int es = r.type().byteSize();
+        int n = r.names().size();
+        long off = 0;
+        for (int i = 0; i < n; i++) {
+            long bytes = Shapes.elements(r.shapes()[i]) * es;
+            if (inPlace(n, bytes)) {
+                continue;
+            }
+            Op op = pending.get(r.names().get(i));
+            if (op == null) {
+                if (in) {
+                    buf.asSlice(off, bytes).fill((byte) 0);
+                }
+            } else if (in) {
+                MemorySegment.copy(op.input, 0, buf, off, bytes);
+            } else {
+                MemorySegment.copy(buf, off, op.input, 0, bytes);
+            }
+            off += bytes;
+        }
     }
 
     /**
@@ -799,7 +800,7 @@ public final class Engine implements AutoCloseable {
 
     /**
      * Reduces one tensor in its own memory (heap or native: every transport takes both). A rank without it (joined)
-     * contributes zeros from the fusion buffer, which holds nothing else at this point.
+     * contributes zeros from the scratch buffer: the fusion buffer may hold the response's other tensors meanwhile.
      */
     private void reduceWhereItLies(Op op, long bytes, Response r) {
         long count = bytes / r.type().byteSize();
@@ -807,7 +808,7 @@ public final class Engine implements AutoCloseable {
             reduce(op.input, count, r);
             return;
         }
-        MemorySegment buf = fusion.get(bytes);
+        MemorySegment buf = scratch.get(bytes);
         if (op != null) {
             MemorySegment.copy(op.input, 0, buf, 0, bytes);
         } else {
