@@ -7,6 +7,7 @@ import io.kolo.bootstrap.KeyValueStore;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -132,7 +133,8 @@ public final class ShmTransport implements Transport {
     private long inHeaderLeft;
 
     private ShmTransport(int rank, int size, Duration timeout, Arena arena, ShmFile own, ShmFile[] peerFiles,
-                         ShmRing[] inbox, ShmRing[] outbox, int hostRanks, boolean[] readsFrom, boolean[] readBy) {
+                         ShmRing[] inbox, ShmRing[] outbox, int hostRanks, CrossMemory cross, boolean[] readsFrom,
+                         boolean[] readBy) {
         this.rank = rank;
         this.size = size;
         this.timeout = timeout;
@@ -154,10 +156,10 @@ public final class ShmTransport implements Transport {
         for (boolean b : readsFrom) {
             anyDirect |= b;
         }
-        this.cross = anyDirect ? new CrossMemory(arena) : null;
+        this.cross = anyDirect ? cross : null;
         this.stage = anyDirect ? arena.allocate(CHUNK, 64) : null;
-        sleepTimespec.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, 0);
-        sleepTimespec.set(java.lang.foreign.ValueLayout.JAVA_LONG, 8, SLEEP_NANOS);
+        sleepTimespec.set(ValueLayout.JAVA_LONG, 0, 0);
+        sleepTimespec.set(ValueLayout.JAVA_LONG, 8, SLEEP_NANOS);
         this.peerProcess = new ProcessHandle[size];
         for (int p = 0; p < size; p++) {
             if (peerFiles[p] != null) {
@@ -253,11 +255,12 @@ public final class ShmTransport implements Transport {
             own.unlink();
             boolean[] readsFrom = new boolean[size];
             boolean[] readBy = new boolean[size];
-            probeDirectReads(rank, hostRanks, store, arena, peerFiles, singleCopy, readsFrom, readBy, deadline,
+            CrossMemory cross = singleCopy && CrossMemory.AVAILABLE ? new CrossMemory(arena) : null;
+            probeDirectReads(rank, hostRanks, store, arena, peerFiles, cross, readsFrom, readBy, deadline,
                     startTimeout);
             ok = true;
             return new ShmTransport(rank, size, timeout, arena, own, peerFiles, inbox, outbox, hostRanks.length,
-                    readsFrom, readBy);
+                    cross, readsFrom, readBy);
         } finally {
             if (!ok) {
                 if (own != null) {
@@ -275,14 +278,12 @@ public final class ShmTransport implements Transport {
      * restrictions (Yama, seccomp, containers) make it fail; those pairs copy through the ring.
      */
     private static void probeDirectReads(int rank, int[] hostRanks, KeyValueStore store, Arena arena,
-                                         ShmFile[] peerFiles, boolean singleCopy, boolean[] readsFrom,
+                                         ShmFile[] peerFiles, CrossMemory cross, boolean[] readsFrom,
                                          boolean[] readBy, long deadline, Duration startTimeout) {
-        boolean able = singleCopy && CrossMemory.AVAILABLE;
         MemorySegment probe = arena.allocate(8, 8);
         long magic = new java.security.SecureRandom().nextLong() | 1;
-        probe.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, magic);
+        probe.set(ValueLayout.JAVA_LONG, 0, magic);
         store.put("shm/probe/" + rank, probe.address() + ":" + magic);
-        CrossMemory cross = able ? new CrossMemory(arena) : null;
         MemorySegment got = arena.allocate(8, 8);
         for (int peer : hostRanks) {
             if (peer == rank) {
@@ -293,7 +294,7 @@ public final class ShmTransport implements Transport {
             boolean ok = false;
             if (cross != null) {
                 long n = cross.read((int) peerFiles[peer].pid(), Long.parseLong(p[0]), got, 0, 8);
-                ok = n == 8 && got.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0) == Long.parseLong(p[1]);
+                ok = n == 8 && got.get(ValueLayout.JAVA_LONG, 0) == Long.parseLong(p[1]);
                 if (!ok) {
                     LOG.log(System.Logger.Level.DEBUG, "rank {0} cannot read rank {1}''s memory (errno {2});"
                             + " messages from it are copied through shared memory twice", rank, peer,
@@ -487,8 +488,8 @@ public final class ShmTransport implements Transport {
             // Both sides know the length and the pair's ability, so both know a header comes. Heap memory has no
             // fixed address for the receiver to read: it goes through the ring behind an inline header.
             outDirect = seg.isNative();
-            outHeader.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, outDirect ? HEADER_DIRECT : HEADER_INLINE);
-            outHeader.set(java.lang.foreign.ValueLayout.JAVA_LONG, 8, outDirect ? seg.address() + offset : 0);
+            outHeader.set(ValueLayout.JAVA_LONG, 0, outDirect ? HEADER_DIRECT : HEADER_INLINE);
+            outHeader.set(ValueLayout.JAVA_LONG, 8, outDirect ? seg.address() + offset : 0);
             outHeaderLeft = HEADER_BYTES;
         }
     }
@@ -626,9 +627,9 @@ public final class ShmTransport implements Transport {
                 moved = true;
                 peerFiles[inPeer].ring();
                 if (inHeaderLeft == 0) {
-                    long kind = inHeader.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0);
+                    long kind = inHeader.get(ValueLayout.JAVA_LONG, 0);
                     if (kind == HEADER_DIRECT) {
-                        readDirect(inHeader.get(java.lang.foreign.ValueLayout.JAVA_LONG, 8));
+                        readDirect(inHeader.get(ValueLayout.JAVA_LONG, 8));
                     } else if (kind != HEADER_INLINE) {
                         throw fail(new KoloException("rank " + rank + " received a message header it does not know"
                                 + " from rank " + inPeer + " over shared memory (0x" + Long.toHexString(kind)
@@ -682,16 +683,9 @@ public final class ShmTransport implements Transport {
 
     private RuntimeException directReadFailed(int errno, long got, long wanted) {
         int peer = inPeer;
-        ProcessHandle p = peerProcess[peer];
-        if (errno == CrossMemory.ESRCH || (p != null && !p.isAlive())) {
-            return new PeerFailedException(peer, "lost rank " + peer + " over shared memory: rank " + peer + " (pid "
-                    + peerFiles[peer].pid() + ") died: it exited, crashed or was killed", null, false);
-        }
-        int state = peerFiles[peer].state();
-        if (state == ShmFile.ABORTED || state == ShmFile.CLOSED) {
-            return new PeerFailedException(peer, "lost rank " + peer + " over shared memory: rank " + peer
-                    + (state == ShmFile.ABORTED ? " aborted" : " closed its transport"), null,
-                    state == ShmFile.ABORTED);
+        PeerFailedException gone = gone(peer, true, errno == CrossMemory.ESRCH);
+        if (gone != null) {
+            return gone;
         }
         return new KoloException("rank " + rank + " could not read " + wanted + " bytes from rank " + peer
                 + "'s memory (process_vm_readv: " + (errno != 0 ? "errno " + errno : got + " bytes") + "); set"
@@ -708,21 +702,31 @@ public final class ShmTransport implements Transport {
     }
 
     private void checkPeer(int peer, boolean checkPid) {
+        PeerFailedException gone = gone(peer, checkPid, false);
+        if (gone != null && !step()) {
+            // Bytes it wrote before leaving were taken by the step above; only now is the loss certain.
+            throw fail(gone);
+        }
+    }
+
+    /**
+     * Why {@code peer} is lost, or null while it looks alive: it aborted, closed its transport, or (when
+     * {@code checkPid}, or when the caller already knows) its process is gone.
+     */
+    private PeerFailedException gone(int peer, boolean checkPid, boolean knownDead) {
         int state = peerFiles[peer].state();
-        String why = null;
-        boolean aborted = state == ShmFile.ABORTED;
-        if (aborted) {
+        String why;
+        if (state == ShmFile.ABORTED) {
             why = "rank " + peer + " aborted";
         } else if (state == ShmFile.CLOSED) {
             why = "rank " + peer + " closed its transport";
-        } else if (checkPid && peerProcess[peer] != null && !peerProcess[peer].isAlive()) {
+        } else if (knownDead || (checkPid && peerProcess[peer] != null && !peerProcess[peer].isAlive())) {
             why = "rank " + peer + " (pid " + peerFiles[peer].pid() + ") died: it exited, crashed or was killed";
+        } else {
+            return null;
         }
-        if (why != null && !step()) {
-            // Bytes it wrote before leaving were taken by the step above; only now is the loss certain.
-            throw fail(new PeerFailedException(peer, "lost rank " + peer + " over shared memory: " + why, null,
-                    aborted));
-        }
+        return new PeerFailedException(peer, "lost rank " + peer + " over shared memory: " + why, null,
+                state == ShmFile.ABORTED);
     }
 
     private KoloTimeoutException timedOut() {
