@@ -84,13 +84,13 @@ public final class SyntheticExample {
             List<Mode> modes = new ArrayList<>();
             try {
                 if (s.baseline()) {
-                    modes.add(Mode.alone("baseline, np=1", Kolo.rank() == 0, s, config, options, sample));
+                    modes.add(Mode.alone(Kind.BASELINE, Kolo.rank() == 0, s, config, options, sample));
                 }
                 if (s.ceiling()) {
-                    modes.add(Mode.alone("ceiling, every rank alone", true, s, config, options, sample));
+                    modes.add(Mode.alone(Kind.CEILING, true, s, config, options, sample));
                 }
                 DistributedTrainer trainer = new DistributedTrainer(model, config, options);
-                Mode distributed = new Mode("per rank", trainer, null, null, false, s.iters());
+                Mode distributed = new Mode(Kind.DISTRIBUTED, trainer, null, null, false, s.iters());
                 modes.add(distributed);
                 trainer.initialize(sample);
                 if (Kolo.rank() == 0) {
@@ -99,7 +99,7 @@ public final class SyntheticExample {
                             s.batchSize(), Kolo.size(), threads, s.compression().name().toLowerCase(Locale.ROOT));
                     if (modes.size() > 1) {
                         System.out.println("Each iteration runs " + String.join(", then ", modes.stream()
-                                .map(Mode::title).toList()) + ", so that all see the machine alike");
+                                .map(m -> m.kind.title).toList()) + ", so that all see the machine alike");
                     }
                     System.out.println("Running warmup...");
                 }
@@ -136,7 +136,7 @@ public final class SyntheticExample {
         for (Mode m : modes) {
             if (m != distributed) {
                 double v = m.meanPerTrainingRank();
-                if (m.label.startsWith("baseline")) {
+                if (m.kind == Kind.BASELINE) {
                     baseline = v;
                 } else {
                     ceiling = v;
@@ -176,6 +176,21 @@ public final class SyntheticExample {
         }
     }
 
+    /** The ways of training the benchmark measures: what each iteration line says, and what the run is called. */
+    private enum Kind {
+        BASELINE("(baseline, np=1)", "the np=1 baseline"),
+        CEILING("(ceiling, every rank alone)", "the ceiling"),
+        DISTRIBUTED("per rank", "the distributed run");
+
+        final String label;
+        final String title;
+
+        Kind(String label, String title) {
+            this.label = label;
+            this.title = title;
+        }
+    }
+
     /**
      * One way of training measured side by side with the others, iteration by iteration (so that drift in the
      * machine's speed, which is large on shared VMs, reaches all alike): the distributed run, or training without
@@ -186,7 +201,7 @@ public final class SyntheticExample {
      * synchronous training, and no wait comes near Kolo's stall warning or timeout however slow a batch is.
      */
     private static final class Mode implements AutoCloseable {
-        final String label;
+        final Kind kind;
         final DistributedTrainer trainer;
         final Model model;
         final Communicator alone;
@@ -195,9 +210,9 @@ public final class SyntheticExample {
         long averagingNanos;
         long averages;
 
-        Mode(String label, DistributedTrainer trainer, Model model, Communicator alone, boolean barrierPerBatch,
+        Mode(Kind kind, DistributedTrainer trainer, Model model, Communicator alone, boolean barrierPerBatch,
              int iterations) {
-            this.label = label;
+            this.kind = kind;
             this.trainer = trainer;
             this.model = model;
             this.alone = alone;
@@ -205,19 +220,19 @@ public final class SyntheticExample {
             this.rates = new double[iterations];
         }
 
-        static Mode alone(String label, boolean trains, Settings s, DefaultTrainingConfig config,
+        static Mode alone(Kind kind, boolean trains, Settings s, DefaultTrainingConfig config,
                           DistributedOptions options, Shape sample) {
             if (!trains) {
-                return new Mode(label, null, null, null, true, s.iters());
+                return new Mode(kind, null, null, null, true, s.iters());
             }
             // A model of its own: a second trainer on the measured model would re-initialise parameters that the
             // first one still references, and slows every later step of that model down several times.
-            Model model = Model.newInstance(label.replaceAll("[^a-z0-9]+", "-") + "-" + s.model());
+            Model model = Model.newInstance(kind.name().toLowerCase(Locale.ROOT) + "-" + s.model());
             model.setBlock(block(s));
             Communicator alone = Communicator.local(1).getFirst();
             DistributedTrainer trainer = new DistributedTrainer(model, config, alone, options);
             trainer.initialize(sample);
-            return new Mode(label, trainer, model, alone, true, s.iters());
+            return new Mode(kind, trainer, model, alone, true, s.iters());
         }
 
         void warmUp(Settings s, NDArray data, NDArray labels) {
@@ -253,13 +268,8 @@ public final class SyntheticExample {
             rates[it] = trainer != null ? s.batchSize() * s.batchesPerIter() / (nanos / 1e9) : 0;
             if (Kolo.rank() == 0) {
                 System.out.printf(Locale.ROOT, "Iter #%d: %.1f img/sec %s%n", it, rates[it],
-                        label.equals("per rank") ? label : "(" + label + ")");
+                        kind.label);
             }
-        }
-
-        String title() {
-            return label.startsWith("baseline") ? "the np=1 baseline"
-                    : label.startsWith("ceiling") ? "the ceiling" : "the distributed run";
         }
 
         /** The mean img/sec of the ranks that trained in this mode. */
