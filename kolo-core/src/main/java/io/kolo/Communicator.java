@@ -355,8 +355,8 @@ public final class Communicator implements AutoCloseable {
             handles.add(submit(a.op().group(group, tensors.size()), x -> a.finish(t)));
         }
         Handle<List<Tensor>> all = new Handle<>(group, engine.settings().timeout());
-        all.drivenBy((done, deadline) -> engine.drive(() -> handles.getLast().poll() || done.getAsBoolean(),
-                deadline));
+        all.drivenBy((done, now, deadline) -> engine.drive(() -> handles.getLast().poll() || done.getAsBoolean(),
+                now, deadline));
         Thread.ofVirtual().start(() -> {
             try {
                 List<Tensor> out = new ArrayList<>();

@@ -28,7 +28,7 @@ public final class Handle<T> {
     /** Runs the engine's work on the waiting thread until {@code done} or the deadline ({@link System#nanoTime}). */
     @FunctionalInterface
     interface Driver {
-        void drive(BooleanSupplier done, long deadlineNanos);
+        void drive(BooleanSupplier done, long nowNanos, long deadlineNanos);
     }
 
     Handle(String name, Duration defaultTimeout) {
@@ -58,14 +58,16 @@ public final class Handle<T> {
      * @throws KoloException        (or {@link RankFailedException}) if the op failed, with the cause on every rank
      */
     public T await(Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long now = System.nanoTime();
+        long deadline = now + timeout.toNanos();
         Driver d = driver;
         if (d != null && done.getCount() != 0) {
             // Do the engine's work here rather than sleep until its thread has done it and wakes us.
-            d.drive(isDone, deadline);
+            d.drive(isDone, now, deadline);
         }
         try {
-            if (!done.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+            if (done.getCount() != 0
+                    && !done.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                 throw new KoloTimeoutException("timed out after " + timeout.toSeconds() + " s waiting for '" + name
                         + "': some rank has not submitted it yet (rank 0 logs which after KOLO_STALL_CHECK_TIME_SECONDS);"
                         + " raise KOLO_TIMEOUT_SECONDS if ranks legitimately wait this long");

@@ -22,9 +22,6 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -93,6 +90,8 @@ public final class Engine implements AutoCloseable {
      * step between hosts) over TCP, both small beside copying 2 MiB.
      */
     static final long IN_PLACE_MIN_BYTES = 1L << 20;
+    /** Names whose in-flight slot is kept between ops, at least (see {@link InFlightNames}). */
+    private static final int KEPT_NAMES = 4096;
     private static final int F_NOTHING_NEW = 1;
     private static final int F_NO_SHUTDOWN = 2;
     private static final int F_NOT_JOINED = 4;
@@ -111,8 +110,8 @@ public final class Engine implements AutoCloseable {
     private final EngineSettings settings;
     private final FailureExplainer explainer;
     private final Thread thread;
-    private final ConcurrentLinkedQueue<Op> queue = new ConcurrentLinkedQueue<>();
-    private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
+    private final SubmissionQueue queue = new SubmissionQueue();
+    private final InFlightNames inFlight;
     private final Map<OpKind, AtomicLong> unnamed = new EnumMap<>(OpKind.class);
     private volatile RuntimeException fatal;
     private volatile boolean shutdownRequested;
@@ -147,6 +146,8 @@ public final class Engine implements AutoCloseable {
     private final Timeline timeline;
     private Op joinOp;
     private long lastDrainNanos;
+    /** When the current (or last) cycle began. */
+    private long cycleStartNanos;
     /** When this rank last had an op of its own in the engine (engine thread only). */
     private long lastBusyNanos = System.nanoTime();
     private long completedAtLastPause;
@@ -168,6 +169,7 @@ public final class Engine implements AutoCloseable {
         this.cycleNanos = Math.max(0, settings.cycleTime().toNanos());
         this.lastDriveNanos = System.nanoTime() - TimeUnit.DAYS.toNanos(1);
         this.cache = new ResponseCache(settings.cacheCapacity());
+        this.inFlight = new InFlightNames(Math.max(KEPT_NAMES, settings.cacheCapacity()));
         this.parked = new ParkedOps(settings.cacheCapacity());
         this.invalidLocal = new boolean[settings.cacheCapacity()];
         this.cacheWords = (settings.cacheCapacity() + 63) / 64;
@@ -203,24 +205,31 @@ public final class Engine implements AutoCloseable {
     public void submit(Op op) {
         if (op.name == null) {
             op.name = op.kind.label() + ".noname." + unnamed.get(op.kind).incrementAndGet();
+            op.generatedName = true;
         }
         checkUsable();
         if (!op.input.isAccessibleBy(thread)) {
             throw new IllegalArgumentException("'" + op.name + "': the tensor's memory is confined to one thread and"
                     + " Kolo's engine thread cannot read it; allocate it from Arena.ofShared(), Arena.ofAuto() or Arena.global()");
         }
-        if (!inFlight.add(op.name)) {
+        op.slot = inFlight.claim(op.name);
+        if (op.slot == null) {
             throw new IllegalArgumentException("a collective named '" + op.name + "' is already in flight on rank "
                     + rank + "; wait for it to finish or give the new one another name");
         }
-        // Built here, on the caller's thread, so that the engine's per-op path allocates nothing.
-        op.request(rank);
+        try {
+            // Built here, on the caller's thread, so that the engine's per-op path allocates nothing.
+            op.request(rank);
+        } catch (RuntimeException e) {
+            release(op);
+            throw e;
+        }
         op.submittedNanos = System.nanoTime();
         queue.add(op);
         if (terminated) {
             // The engine ended after checkUsable(): its last failQueued() may have run before our add.
             failQueued();
-        } else if (!driven()) {
+        } else if (!driven(op.submittedNanos)) {
             // Cut the engine's between-cycle sleep short: otherwise a new op waits out the rest of the cycle
             // (up to KOLO_CYCLE_TIME) before negotiation even starts, and it waits again on every rank, which
             // measured as ~0.6 ms of the ~2.4 ms 4 KiB np=2 allreduce latency. Ops submitted while a cycle is
@@ -277,7 +286,7 @@ public final class Engine implements AutoCloseable {
      * and ranks where a caller does meet as usual. Returns early, without error, when the engine stops or fails;
      * the caller then learns the outcome from its handle.
      */
-    public void drive(BooleanSupplier done, long deadlineNanos) {
+    public void drive(BooleanSupplier done, long nowNanos, long deadlineNanos) {
         Thread me = Thread.currentThread();
         // The engine's own callbacks must not recurse into cycles; a virtual thread would pin its carrier.
         if (me == thread || me.isVirtual() || done.getAsBoolean()) {
@@ -285,15 +294,18 @@ public final class Engine implements AutoCloseable {
         }
         drivers.incrementAndGet();
         try {
-            while (!done.getAsBoolean() && !finished && deadlineNanos - System.nanoTime() > 0) {
+            // Clock reads are kept to what pacing and the deadline need: an eager op finishes in its first cycle.
+            long now = nowNanos;
+            while (!done.getAsBoolean() && !finished && deadlineNanos - now > 0) {
                 if (!cycleLock.tryLock()) {
                     // The engine thread is finishing a cycle, or another caller drives: its cycles run our op too.
                     LockSupport.parkNanos(LOCK_POLL_NANOS);
+                    now = System.nanoTime();
                     continue;
                 }
                 boolean leftWork = true;
                 try {
-                    driveCycles(done, deadlineNanos);
+                    driveCycles(done, now, deadlineNanos);
                     leftWork = waiting() || !queue.isEmpty();
                 } finally {
                     lastDriveNanos = System.nanoTime();
@@ -302,16 +314,20 @@ public final class Engine implements AutoCloseable {
                 if (leftWork) {
                     LockSupport.unpark(thread);
                 }
+                if (!done.getAsBoolean()) {
+                    now = System.nanoTime();
+                }
             }
         } finally {
             drivers.decrementAndGet();
         }
     }
 
-    private void driveCycles(BooleanSupplier done, long deadlineNanos) {
+    /** Cycles until {@code done}, the engine ends or the deadline passes. */
+    private void driveCycles(BooleanSupplier done, long nowNanos, long deadlineNanos) {
+        long now = nowNanos;
         while (!finished && !done.getAsBoolean()) {
-            long start = System.nanoTime();
-            if (start - deadlineNanos > 0) {
+            if (now - deadlineNanos > 0) {
                 return;
             }
             runCycle();
@@ -319,10 +335,11 @@ public final class Engine implements AutoCloseable {
                 return;
             }
             // Not done: another rank has not submitted it yet. Pace like the engine thread would.
-            long now = System.nanoTime();
-            long rest = cycleNanos - (now - start);
+            now = System.nanoTime();
+            long rest = cycleNanos - (now - cycleStartNanos);
             if (shouldPause(rest, now)) {
                 LockSupport.parkNanos(Math.min(rest, deadlineNanos - now));
+                now = System.nanoTime();
             }
         }
     }
@@ -332,9 +349,9 @@ public final class Engine implements AutoCloseable {
         return rest > 0 && !(waiting() && now - lastDrainNanos < EAGER_CYCLES * cycleNanos);
     }
 
-    /** True while a caller runs cycles, or did within the last cycle time and so will likely again. */
-    private boolean driven() {
-        return drivers.get() > 0 || System.nanoTime() - lastDriveNanos < Math.max(cycleNanos, MIN_DRIVEN_NANOS);
+    /** True while a caller runs cycles, or did within the last cycle time (before {@code now}) and so will likely again. */
+    private boolean driven(long now) {
+        return drivers.get() > 0 || now - lastDriveNanos < Math.max(cycleNanos, MIN_DRIVEN_NANOS);
     }
 
     /** One cycle under the lock's protection; a failure or an agreed shutdown ends the engine for every thread. */
@@ -368,7 +385,7 @@ public final class Engine implements AutoCloseable {
     private void run() {
         try {
             while (!finished) {
-                if (driven()) {
+                if (driven(System.nanoTime())) {
                     // A caller runs this rank's cycles itself: stay out of its way. Waking every cycle time would
                     // take the CPU from it on a crowded host; a caller that leaves work behind, a submission
                     // nobody drives, and shutdown wake us at once.
@@ -422,13 +439,14 @@ public final class Engine implements AutoCloseable {
 
     /** One negotiation cycle; returns true when the ranks agreed to shut down. */
     private boolean cycle() {
-        drainQueue();
+        long now = System.nanoTime();
+        cycleStartNanos = now;
+        drainQueue(now);
         // Only positions below the cache's high-water mark can hold anything. The mark is the same on every
         // rank (every rank applies the same cache updates), so the bit vector's length agrees too; keeping it
         // short keeps the cycle's loops and its allreduce small when few names are in use.
         int high = cache.highWater();
         int words = (high + 63) / 64;
-        long now = System.nanoTime();
         for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {
             if (now - parked.get(p).submittedNanos > CACHE_GRACE_NANOS) {
                 toSend.add(parked.remove(p));
@@ -551,11 +569,11 @@ public final class Engine implements AutoCloseable {
 
     /** The eager op's payload was reduced with the bit vector and every rank's was real: finish it from there. */
     private void finishEager(Response r, long payloadAt) {
-        long negotiated = System.nanoTime();
+        long negotiated = clock();
         Op op = pending.get(r.names().getFirst());
         finishReduction(bits, payloadAt, r.totalElements(), r);
         MemorySegment.copy(bits, payloadAt, op.input, 0, r.totalBytes());
-        long done = System.nanoTime();
+        long done = clock();
         trace(r, negotiated, negotiated, negotiated, done, true);
         finish(r, negotiated, done);
         cache.put(r);
@@ -581,11 +599,12 @@ public final class Engine implements AutoCloseable {
         return !pending.isEmpty() || joinOp != null || !toSend.isEmpty();
     }
 
-    private void drainQueue() {
-        Op op;
-        while ((op = queue.poll()) != null) {
-            op.drainedNanos = System.nanoTime();
-            lastDrainNanos = op.drainedNanos;
+    private void drainQueue(long now) {
+        for (Op op = queue.takeAll(), next; op != null; op = next) {
+            next = op.nextSubmitted;
+            op.nextSubmitted = null;
+            op.drainedNanos = now;
+            lastDrainNanos = now;
             if (op.kind == OpKind.JOIN) {
                 joinOp = op;
                 toSend.add(op);
@@ -671,7 +690,7 @@ public final class Engine implements AutoCloseable {
     }
 
     private void execute(Response r) {
-        long negotiated = System.nanoTime();
+        long negotiated = clock();
         if (r.isError()) {
             for (int i = 0; i < r.names().size(); i++) {
                 Op op = pending.remove(r.names().get(i));
@@ -702,7 +721,7 @@ public final class Engine implements AutoCloseable {
                     Op op = joinOp;
                     joinOp = null;
                     op.setLastJoined(r.lastJoined());
-                    inFlight.remove(op.name);
+                    release(op);
                     notifyCompleted(op);
                 }
             }
@@ -730,12 +749,12 @@ public final class Engine implements AutoCloseable {
             long bytes = Shapes.elements(r.shapes()[i]) * es;
             packed += inPlace(n, bytes) ? 0 : bytes;
         }
-        long t0 = System.nanoTime();
+        long t0 = clock();
         MemorySegment buf = packed > 0 ? fusion.get(packed) : null;
         if (buf != null) {
             copyPacked(r, buf, true);
         }
-        long t1 = System.nanoTime();
+        long t1 = clock();
         if (buf != null) {
             reduce(buf, packed / es, r);
         }
@@ -745,7 +764,7 @@ public final class Engine implements AutoCloseable {
                 reduceWhereItLies(pending.get(r.names().get(i)), bytes, r);
             }
         }
-        long t2 = System.nanoTime();
+        long t2 = clock();
         if (buf != null) {
             copyPacked(r, buf, false);
         }
@@ -825,14 +844,14 @@ public final class Engine implements AutoCloseable {
         Op op = pending.get(name);
         long bytes = Shapes.elements(r.shapes()[0]) * r.type().byteSize();
         boolean direct = op != null && op.input.byteSize() == bytes;
-        long t0 = System.nanoTime();
+        long t0 = clock();
         MemorySegment buf = direct ? op.input : fusion.get(bytes);
         if (!direct && op != null && rank == r.root()) {
             MemorySegment.copy(op.input, 0, buf, 0, bytes);
         }
-        long t1 = System.nanoTime();
+        long t1 = clock();
         ops.broadcast(buf, bytes, r.root());
-        long t2 = System.nanoTime();
+        long t2 = clock();
         if (!direct && op != null && rank != r.root()) {
             MemorySegment.copy(buf, 0, op.input, 0, bytes);
         }
@@ -855,14 +874,14 @@ public final class Engine implements AutoCloseable {
             total += blockBytes[p];
             rows += r.perRank()[p][0];
         }
-        long t0 = System.nanoTime();
+        long t0 = clock();
         MemorySegment buf = fusion.get(total);
         if (op != null && blockBytes[rank] > 0) {
             MemorySegment.copy(op.input, 0, buf, mineAt, blockBytes[rank]);
         }
-        long t1 = System.nanoTime();
+        long t1 = clock();
         ops.allgatherv(buf, blockBytes);
-        long t2 = System.nanoTime();
+        long t2 = clock();
         if (op != null) {
             long[] shape = Shapes.withFirstDim(op.shape, rows);
             MemorySegment out = op.outputs.allocate(shape);
@@ -888,7 +907,7 @@ public final class Engine implements AutoCloseable {
             sendTotal += sendBytes[p];
             recvTotal += recvBytes[p];
         }
-        long t0 = System.nanoTime();
+        long t0 = clock();
         MemorySegment send;
         if (op.input.isNative()) {
             send = op.input;
@@ -897,9 +916,9 @@ public final class Engine implements AutoCloseable {
             MemorySegment.copy(op.input, 0, send, 0, sendTotal);
         }
         MemorySegment recv = fusion.get(recvTotal);
-        long t1 = System.nanoTime();
+        long t1 = clock();
         ops.alltoallv(send, sendBytes, recv, recvBytes);
-        long t2 = System.nanoTime();
+        long t2 = clock();
         long rows = 0;
         for (long v : received) {
             rows += v;
@@ -929,16 +948,16 @@ public final class Engine implements AutoCloseable {
             }
         }
         long total = Shapes.elements(shape);
-        long t0 = System.nanoTime();
+        long t0 = clock();
         MemorySegment buf = fusion.get(total * es);
         MemorySegment.copy(op.input, 0, buf, 0, total * es);
-        long t1 = System.nanoTime();
+        long t1 = clock();
         if (r.prescale() != 1.0) {
             Kernels.scale(buf, 0, total, r.type(), r.prescale());
         }
         ops.reducescatter(buf, counts, r.type(), reduction(r.op()));
         finishReduction(buf, mineAt * es, counts[rank], r);
-        long t2 = System.nanoTime();
+        long t2 = clock();
         long[] outShape = Shapes.withFirstDim(shape, counts[rank] / Math.max(1, rowElems));
         if (rowElems == 0) {
             outShape[0] = rows / size + (rank < rows % size ? 1 : 0);
@@ -974,6 +993,14 @@ public final class Engine implements AutoCloseable {
         };
     }
 
+    /**
+     * The time for the timeline's spans, 0 without a timeline: a clock read costs ~37 ns on the 2-vCPU VM, and an
+     * eager 1 KiB allreduce made eleven of them, a quarter of the engine's own time per op.
+     */
+    private long clock() {
+        return timeline == null ? 0 : System.nanoTime();
+    }
+
     private void trace(Response r, long negotiated, long t0, long t1, long t2, boolean direct) {
         if (timeline == null) {
             return;
@@ -1003,7 +1030,7 @@ public final class Engine implements AutoCloseable {
         for (int i = 0; i < r.names().size(); i++) {
             Op op = pending.remove(r.names().get(i));
             if (op != null) {
-                inFlight.remove(op.name);
+                release(op);
                 completedOps++;
                 notifyCompleted(op);
             }
@@ -1018,8 +1045,13 @@ public final class Engine implements AutoCloseable {
         }
     }
 
+    /** Frees the op's name for the next op of that name; before its listener runs, which may submit that op. */
+    private void release(Op op) {
+        inFlight.release(op.name, op.slot, !op.generatedName);
+    }
+
     private void fail(Op op, RuntimeException error) {
-        inFlight.remove(op.name);
+        release(op);
         try {
             op.listener.failed(op, error);
         } catch (RuntimeException e) {
@@ -1050,8 +1082,9 @@ public final class Engine implements AutoCloseable {
     private void failQueued() {
         RuntimeException f = fatal != null ? fatal
                 : new KoloException("Kolo was shut down before this op completed (a rank called shutdown)");
-        Op op;
-        while ((op = queue.poll()) != null) {
+        for (Op op = queue.takeAll(), next; op != null; op = next) {
+            next = op.nextSubmitted;
+            op.nextSubmitted = null;
             fail(op, copy(f, op.kind.label() + " '" + op.name + "' failed"));
         }
     }

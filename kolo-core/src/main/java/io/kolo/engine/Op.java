@@ -42,6 +42,12 @@ public final class Op {
     long submittedNanos;
     /** When the engine thread picked it up: the end of its QUEUE span, the start of NEGOTIATE in the timeline. */
     long drainedNanos;
+    /** The op submitted before this one, while both wait in the {@link SubmissionQueue}. */
+    Op nextSubmitted;
+    /** This op's claim on its name, held from submission until it completes or fails. */
+    InFlightNames.Slot slot;
+    /** The engine made the name up ({@code allreduce.noname.7}): it never comes again. */
+    boolean generatedName;
 
     private Request request;
     private long[] resultShape;
