@@ -1,6 +1,9 @@
 package io.kolo.bench;
 
+import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -20,11 +23,13 @@ public final class BenchSuite {
     /** Runs the Kolo bench worker on {@code ranks} ranks with {@code KOLO_TRANSPORT=transport}. */
     public interface KoloRunner {
         /**
+         * @param gate null, or the gate whose slices the ranks wait for ({@link SliceGate#DIR_VARIABLE} and
+         *             {@link SliceGate#SLICES_VARIABLE} = {@code slices} set in every rank)
          * @return the measurements, one per step
          * @throws BenchFailure when the job failed (its ranks already said why)
          */
-        List<Measurement> run(String transport, Collective collective, ElementType type, List<Step> steps)
-                throws InterruptedException;
+        List<Measurement> run(String transport, Collective collective, ElementType type, List<Step> steps,
+                              SliceGate gate, int slices) throws InterruptedException;
     }
 
     /** A Kolo run that failed; the message says how. */
@@ -34,8 +39,12 @@ public final class BenchSuite {
         }
     }
 
+    /**
+     * @param slices with {@code compare}: Kolo over shared memory and Open MPI over shared memory take turns at every
+     *               size, this many times each ({@link SliceGate})
+     */
     public record Config(Collective collective, int ranks, long[] sizes, ElementType type, int iterations,
-                         int warmup, List<String> transports, boolean compare, Duration peerTimeout,
+                         int warmup, List<String> transports, boolean compare, int slices, Duration peerTimeout,
                          String commandLine) {
     }
 
@@ -60,22 +69,53 @@ public final class BenchSuite {
         List<Step> steps = steps(config);
         String loadBefore = loadAverage();
         List<Series> series = new ArrayList<>();
+        BenchCache cache = config.compare() ? BenchCache.fromEnvironment(env) : null;
+        Peer turnTaker = config.compare() && config.transports().contains("shm")
+                ? new OpenMpiPeer("vader", env, cache, config.peerTimeout()) : null;
+        Series takenTurns = null;
         for (String transport : config.transports()) {
             String name = "Kolo " + transport;
+            if (turnTaker != null && transport.equals("shm")) {
+                progress.printf(Locale.ROOT, "kolo bench: %s and %s taking turns, %d slices each per size, %s on %d"
+                        + " ranks, %d sizes...%n", name, turnTaker.name(), config.slices(), config.collective().id(),
+                        config.ranks(), steps.size());
+                Path dir = tempDirectory();
+                try {
+                    SliceGate gate = new SliceGate(dir);
+                    TakingTurns turns = new TakingTurns(gate, turnTaker, config.collective(),
+                            config.type(), config.ranks(), steps, config.slices());
+                    Thread harness = Thread.ofPlatform().daemon().name("kolo-bench-turns").start(turns);
+                    try {
+                        series.add(Series.ok(name, kolo.run(transport, config.collective(), config.type(), steps,
+                                gate, config.slices())));
+                    } finally {
+                        turns.stop();
+                        harness.join();
+                    }
+                    takenTurns = turns.series();
+                } finally {
+                    deleteQuietly(dir);
+                }
+                continue;
+            }
             progress.printf(Locale.ROOT, "kolo bench: %s, %s on %d ranks, %d sizes...%n", name,
                     config.collective().id(), config.ranks(), steps.size());
-            series.add(Series.ok(name, kolo.run(transport, config.collective(), config.type(), steps)));
+            series.add(Series.ok(name, kolo.run(transport, config.collective(), config.type(), steps, null, 1)));
         }
         List<Comparison> comparisons = new ArrayList<>();
         if (config.compare()) {
-            BenchCache cache = BenchCache.fromEnvironment(env);
             List<Peer> peers = List.of(
                     new OpenMpiPeer("vader", env, cache, config.peerTimeout()),
                     new OpenMpiPeer("tcp", env, cache, config.peerTimeout()),
                     new GlooPeer(env, cache, config.peerTimeout()));
             for (Peer peer : peers) {
-                progress.printf(Locale.ROOT, "kolo bench: %s...%n", peer.name());
-                Series s = peer.run(config.collective(), config.type(), config.ranks(), steps);
+                Series s;
+                if (takenTurns != null && peer.name().equals(takenTurns.name())) {
+                    s = takenTurns;
+                } else {
+                    progress.printf(Locale.ROOT, "kolo bench: %s...%n", peer.name());
+                    s = peer.run(config.collective(), config.type(), config.ranks(), steps);
+                }
                 if (s.status() != Series.Status.OK) {
                     progress.printf(Locale.ROOT, "kolo bench: %s %s: %s%n", peer.name(),
                             s.status() == Series.Status.SKIPPED ? "skipped" : "FAILED", s.reason());
@@ -102,6 +142,25 @@ public final class BenchSuite {
             return "Kolo " + wanted;
         }
         return "Kolo " + (transports.contains("auto") ? "auto" : transports.getFirst());
+    }
+
+    private static Path tempDirectory() {
+        try {
+            return Files.createTempDirectory("kolo-bench-gate-");
+        } catch (IOException e) {
+            throw new BenchFailure("cannot create a temporary directory: " + e.getMessage());
+        }
+    }
+
+    private static void deleteQuietly(Path dir) {
+        try (var files = Files.list(dir)) {
+            for (Path f : files.toList()) {
+                Files.deleteIfExists(f);
+            }
+            Files.deleteIfExists(dir);
+        } catch (IOException ignored) {
+            // A temporary directory left behind is harmless.
+        }
     }
 
     /** The 1, 5 and 15 minute load averages (Linux), or "unknown". */

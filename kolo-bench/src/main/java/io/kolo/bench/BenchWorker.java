@@ -49,8 +49,14 @@ public final class BenchWorker {
      * {@link #warmUp}.
      */
     static final long SIZE_WARMUP_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(250);
+    /** How long a rank waits for the harness to open a slice (a peer's slice may take up to its own timeout). */
+    private static final java.time.Duration GATE_TIMEOUT = java.time.Duration.ofMinutes(15);
     private final Communicator comm;
     private final Collective collective;
+    /** Null unless this run takes turns with a peer ({@link SliceGate}). */
+    private SliceGate gate;
+    private int slices = 1;
+    private int nextSlice;
     private final ElementType type;
     private final int rank;
     private final int size;
@@ -82,9 +88,30 @@ public final class BenchWorker {
             return;
         }
         Path out = Path.of(args[3]);
-        try (Communicator comm = Communicator.fromEnvironment()) {
-            new BenchWorker(comm, collective, type).run(steps, out);
+        String gateDir = System.getenv(SliceGate.DIR_VARIABLE);
+        int slices;
+        try {
+            slices = Integer.parseInt(System.getenv().getOrDefault(SliceGate.SLICES_VARIABLE, "1"));
+        } catch (NumberFormatException e) {
+            slices = 0;
         }
+        if (slices < 1) {
+            System.err.println("kolo-bench worker: " + SliceGate.SLICES_VARIABLE + " must be a positive number");
+            System.exit(2);
+        }
+        try (Communicator comm = Communicator.fromEnvironment()) {
+            BenchWorker worker = new BenchWorker(comm, collective, type);
+            if (gateDir != null && !gateDir.isBlank()) {
+                worker.takeTurns(new SliceGate(Path.of(gateDir)), slices);
+            }
+            worker.run(steps, out);
+        }
+    }
+
+    /** Times each size in {@code slices} slices, each opened by the harness through {@code gate}. */
+    void takeTurns(SliceGate gate, int slices) {
+        this.gate = gate;
+        this.slices = slices;
     }
 
     void run(List<Step> steps, Path resultFile) {
@@ -94,7 +121,7 @@ public final class BenchWorker {
             // The benchmark's own bookkeeping (iteration times, "go on?" flags) travels in native memory like the
             // measured tensors: Java arrays there would make the JIT recompile the data path for them after every
             // size, and the next size would be timed while it does.
-            MemorySegment nanos = control.allocate(8L * Math.max(maxIterations, JIT_WARMUP_OPS), 8);
+            MemorySegment nanos = control.allocate(8L * Math.max((long) maxIterations * slices, JIT_WARMUP_OPS), 8);
             MemorySegment more = control.allocate(8, 8);
             warmUpTheJit(steps, nanos, more);
             for (Step step : steps) {
@@ -136,8 +163,8 @@ public final class BenchWorker {
             // the coordinator's path. Had the JIT never seen that path it would compile it away, and each size's
             // first op would throw the engine back to slow code for hundreds of milliseconds (measured).
             String tag = pass < JIT_WARMUP_FRESH_NAMES ? ".warmup" + pass : "";
-            measure(new Step(first, JIT_WARMUP_OPS, 0), tag, nanos, more);
-            measure(new Step(mid, JIT_WARMUP_OPS / 10, 0), tag, nanos, more);
+            measure(new Step(first, JIT_WARMUP_OPS, 0), tag, nanos, more, 0);
+            measure(new Step(mid, JIT_WARMUP_OPS / 10, 0), tag, nanos, more, 0);
             pass++;
         } while (goOn(more, warmingUp(start, JIT_WARMUP_NANOS, JIT_QUIET_NANOS, JIT_WARMUP_MAX_NANOS)));
     }
@@ -156,10 +183,15 @@ public final class BenchWorker {
     }
 
     private Measurement measure(Step step, MemorySegment nanos, MemorySegment more) {
-        return measure(step, "", nanos, more);
+        return measure(step, "", nanos, more, slices);
     }
 
-    private Measurement measure(Step step, String nameTag, MemorySegment nanos, MemorySegment more) {
+    /**
+     * Warms up and times one size. {@code slices} 0: one untimed-by-the-harness run (the JIT warm-up); otherwise the
+     * iterations run that many times, each slice after the harness opened it when taking turns, and the measurement
+     * covers all of them.
+     */
+    private Measurement measure(Step step, String nameTag, MemorySegment nanos, MemorySegment more, int slices) {
         long elements = step.bytes() / type.byteSize();
         try (Arena arena = Arena.ofShared()) {
             MemorySegment memory = arena.allocate(elements * type.byteSize(), 64);
@@ -175,17 +207,46 @@ public final class BenchWorker {
             // Zeros from here on: repeated in-place sums stay finite, so every iteration does the same work.
             tensor.segment().fill((byte) 0);
 
-            warmUp(step, name, tensor, splits, more);
             int n = step.iterations();
-            for (int i = 0; i < n; i++) {
-                long start = System.nanoTime();
-                run(name, tensor, splits);
-                nanos.setAtIndex(ValueLayout.JAVA_LONG, i, System.nanoTime() - start);
+            int parts = Math.max(1, slices);
+            for (int part = 0; part < parts; part++) {
+                if (slices > 0 && gate != null) {
+                    waitForTurn(step);
+                }
+                if (part == 0) {
+                    warmUp(step, name, tensor, splits, more);
+                } else {
+                    // The peer's slice ran in between: caches and predictors are cold again.
+                    for (int i = 0; i < step.warmup(); i++) {
+                        run(name, tensor, splits);
+                    }
+                }
+                long at = (long) part * n;
+                for (int i = 0; i < n; i++) {
+                    long start = System.nanoTime();
+                    run(name, tensor, splits);
+                    nanos.setAtIndex(ValueLayout.JAVA_LONG, at + i, System.nanoTime() - start);
+                }
             }
+            int total = parts * n;
             // An op is finished when the slowest rank is: keep each iteration's worst time across ranks.
-            Tensor times = Tensor.of(nanos.asSlice(0, 8L * n), io.kolo.DataType.INT64, n);
-            comm.allreduceAsync("bench.control.times." + n, times, ReduceOp.MAX).await();
-            return Measurement.of(step.bytes(), nanos.asSlice(0, 8L * n).toArray(ValueLayout.JAVA_LONG), n);
+            Tensor times = Tensor.of(nanos.asSlice(0, 8L * total), io.kolo.DataType.INT64, total);
+            comm.allreduceAsync("bench.control.times." + total, times, ReduceOp.MAX).await();
+            return Measurement.of(step.bytes(), nanos.asSlice(0, 8L * total).toArray(ValueLayout.JAVA_LONG), total);
+        }
+    }
+
+    /** Rank 0 announces the next slice; every rank waits until the harness has run the peer's and opens ours. */
+    private void waitForTurn(Step step) {
+        int k = nextSlice++;
+        if (rank == 0) {
+            gate.announce(k, step.bytes());
+        }
+        try {
+            gate.awaitOpen(k, GATE_TIMEOUT);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for slice " + k, e);
         }
     }
 

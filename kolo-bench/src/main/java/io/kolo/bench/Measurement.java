@@ -2,6 +2,7 @@ package io.kolo.bench;
 
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -31,6 +32,38 @@ public record Measurement(long bytes, int iterations, double avgSeconds, double 
         }
         double median = count % 2 == 1 ? nanos[count / 2] : (nanos[count / 2 - 1] + nanos[count / 2]) / 2.0;
         return new Measurement(bytes, count, sum / count / 1e9, nanos[0] / 1e9, median / 1e9, nanos[count - 1] / 1e9);
+    }
+
+    /**
+     * Slices of one size measured apart (see {@link SliceGate}) as one measurement: iterations added up, the average
+     * weighted by them, the smallest minimum and largest maximum, and the median of the slices' medians (the
+     * iterations themselves are not known; with slices of equal length that is close to their median).
+     */
+    public static Measurement merge(List<Measurement> slices) {
+        if (slices.isEmpty()) {
+            throw new IllegalArgumentException("no slices to merge");
+        }
+        long bytes = slices.getFirst().bytes();
+        int iterations = 0;
+        double weighted = 0;
+        double min = Double.MAX_VALUE;
+        double max = 0;
+        double[] medians = new double[slices.size()];
+        for (int i = 0; i < slices.size(); i++) {
+            Measurement m = slices.get(i);
+            if (m.bytes() != bytes) {
+                throw new IllegalArgumentException("slices of different sizes: " + bytes + " and " + m.bytes());
+            }
+            iterations += m.iterations();
+            weighted += m.avgSeconds() * m.iterations();
+            min = Math.min(min, m.minSeconds());
+            max = Math.max(max, m.maxSeconds());
+            medians[i] = m.medianSeconds();
+        }
+        Arrays.sort(medians);
+        int n = medians.length;
+        double median = n % 2 == 1 ? medians[n / 2] : (medians[n / 2 - 1] + medians[n / 2]) / 2;
+        return new Measurement(bytes, iterations, weighted / iterations, min, median, max);
     }
 
     /** Algorithm bandwidth in bytes per second: message bytes over the average time. */

@@ -26,15 +26,19 @@ final class InJvmKolo implements BenchSuite.KoloRunner {
     }
 
     @Override
-    public List<Measurement> run(String transport, Collective collective, ElementType type, List<Step> steps)
-            throws InterruptedException {
+    public List<Measurement> run(String transport, Collective collective, ElementType type, List<Step> steps,
+                                 SliceGate gate, int slices) throws InterruptedException {
         Path results = dir.resolve("results-" + transport + "-" + collective.id() + ".txt");
         List<Communicator> comms = Communicator.local(ranks);
         ExecutorService pool = Executors.newFixedThreadPool(ranks);
         try {
             List<Future<?>> done = new ArrayList<>();
             for (Communicator c : comms) {
-                done.add(pool.submit(() -> new BenchWorker(c, collective, type).run(steps, results)));
+                BenchWorker worker = new BenchWorker(c, collective, type);
+                if (gate != null) {
+                    worker.takeTurns(gate, slices);
+                }
+                done.add(pool.submit(() -> worker.run(steps, results)));
             }
             for (Future<?> f : done) {
                 f.get(120, TimeUnit.SECONDS);

@@ -33,7 +33,7 @@ class ReportTest {
     private Report run(Collective collective, ElementType type, String sizes, boolean compare, Map<String, String> env)
             throws InterruptedException {
         BenchSuite.Config config = new BenchSuite.Config(collective, 2, Sizes.parse(sizes), type, 3, 1,
-                List.of("tcp"), compare, Duration.ofMinutes(2), "./kolo bench " + collective.id());
+                List.of("tcp"), compare, 2, Duration.ofMinutes(2), "./kolo bench " + collective.id());
         return BenchSuite.run(config, new InJvmKolo(2, dir), env, new PrintStream(new ByteArrayOutputStream()));
     }
 

@@ -8,6 +8,7 @@ import io.kolo.bench.ElementType;
 import io.kolo.bench.Measurement;
 import io.kolo.bench.Plot;
 import io.kolo.bench.Report;
+import io.kolo.bench.SliceGate;
 import io.kolo.bench.Sizes;
 import io.kolo.bench.Step;
 import picocli.CommandLine;
@@ -35,7 +36,7 @@ import java.util.Set;
                 "kolo bench allreduce|allgather|broadcast|alltoall|reducescatter",
                 "           [-np N] [--sizes 8B..256MiB] [--dtype f32|f64|bf16|f16]",
                 "           [--iters N] [--warmup N] [--transport auto|shm|tcp]",
-                "           [--bind-to core|none] [--compare]",
+                "           [--bind-to core|none] [--compare] [--slices N]",
                 "           [--json FILE] [--plot FILE.svg|FILE.png] [-x VAR=VALUE]..."},
         footer = {"", "Bus bandwidth = algorithm bandwidth (bytes / time) x 2(N-1)/N for allreduce,",
                 "(N-1)/N for allgather, reducescatter and alltoall, 1 for broadcast (as",
@@ -74,6 +75,11 @@ final class BenchCommand implements Subcommand {
     @Option(names = "--compare", description = "Also measure Open MPI (shm and TCP) and Gloo on the same sizes; missing ones are skipped.")
     boolean compare;
 
+    @Option(names = "--slices", paramLabel = "N", defaultValue = "2",
+            description = "With --compare: Kolo and Open MPI over shared memory take turns at every size, N times each,"
+                    + " so both meet the machine in the same state (default: ${DEFAULT-VALUE}).")
+    int slices = 2;
+
     @Option(names = "--json", paramLabel = "FILE", description = "Write the results as JSON.")
     Path json;
 
@@ -106,7 +112,7 @@ final class BenchCommand implements Subcommand {
         if (exported.containsKey("KOLO_TRANSPORT")) {
             throw new UsageException("-x KOLO_TRANSPORT: use --transport instead");
         }
-        BenchSuite.KoloRunner runner = (t, c, type, steps) -> runKolo(t, c, type, steps, env, err,
+        BenchSuite.KoloRunner runner = (t, c, type, steps, gate, n) -> runKolo(t, c, type, steps, gate, n, env, err,
                 installShutdownHook);
         Report report;
         try {
@@ -151,6 +157,9 @@ final class BenchCommand implements Subcommand {
             if (warmup != null && warmup < 0) {
                 throw new UsageException("--warmup must be 0 or more, got " + warmup);
             }
+            if (slices < 1) {
+                throw new UsageException("--slices must be at least 1, got " + slices);
+            }
             if (peerTimeoutSeconds < 1) {
                 throw new UsageException("--peer-timeout must be at least 1 second, got " + peerTimeoutSeconds);
             }
@@ -159,7 +168,7 @@ final class BenchCommand implements Subcommand {
             }
             BenchSuite.Config config = new BenchSuite.Config(c, np, parsedSizes, type,
                     iterations == null ? -1 : iterations, warmup == null ? -1 : warmup, transports(),
-                    compare, Duration.ofSeconds(peerTimeoutSeconds), commandLine());
+                    compare, slices, Duration.ofSeconds(peerTimeoutSeconds), commandLine());
             BenchSuite.steps(config);
             return config;
         } catch (IllegalArgumentException e) {
@@ -222,6 +231,9 @@ final class BenchCommand implements Subcommand {
         if (compare) {
             words.add("--compare");
         }
+        if (compare && slices != 2) {
+            words.addAll(List.of("--slices", Integer.toString(slices)));
+        }
         for (String x : exports) {
             words.addAll(List.of("-x", x));
         }
@@ -229,7 +241,8 @@ final class BenchCommand implements Subcommand {
     }
 
     private List<Measurement> runKolo(String transport, Collective c, ElementType type, List<Step> steps,
-                                      Map<String, String> env, PrintStream err, boolean installShutdownHook)
+                                      SliceGate gate, int slices, Map<String, String> env, PrintStream err,
+                                      boolean installShutdownHook)
             throws InterruptedException {
         Path results;
         try {
@@ -243,6 +256,10 @@ final class BenchCommand implements Subcommand {
                     "--bind-to", bindTo));
             for (String x : exports) {
                 runArgs.addAll(List.of("-x", x));
+            }
+            if (gate != null) {
+                runArgs.addAll(List.of("-x", SliceGate.DIR_VARIABLE + "=" + gate.dir(),
+                        "-x", SliceGate.SLICES_VARIABLE + "=" + slices));
             }
             runArgs.addAll(List.of("-cp", workerClasspath(), "--", BenchWorker.class.getName(), c.id(), type.id(),
                     Step.format(steps), results.toString()));

@@ -18,6 +18,7 @@ import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 class BenchCommandTest {
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -126,5 +127,39 @@ class BenchCommandTest {
         JsonNode series = new ObjectMapper().readTree(Files.readString(json)).get("series");
         assertEquals(List.of("ok", "skipped", "skipped", "skipped"),
                 series.valueStream().map(s -> s.get("status").asText()).toList());
+    }
+
+    @Test
+    void compareTakesTurnsWithOpenMpiOverSharedMemory(@TempDir Path dir) throws Exception {
+        String path = System.getenv("PATH");
+        boolean installed = path != null && java.util.Arrays.stream(path.split(java.io.File.pathSeparator))
+                .anyMatch(d -> Files.isExecutable(Path.of(d, "mpirun")) && Files.isExecutable(Path.of(d, "mpicc")));
+        if (!installed) {
+            System.out.println("BenchCommandTest: skipping the turns with Open MPI: no mpirun/mpicc on PATH"
+                    + " (apt-get install openmpi-bin libopenmpi-dev)");
+        }
+        assumeTrue(installed, "Open MPI (mpirun, mpicc) not installed");
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.put("XDG_CACHE_HOME", dir.toString());
+        // No Python: Gloo is skipped, this test is about Kolo and Open MPI over shared memory.
+        env.put("KOLO_BENCH_PYTHON", dir.resolve("no-python3").toString());
+        Path json = dir.resolve("turns.json");
+        BenchCommand b = parse("allreduce", "--sizes", "1KiB,64KiB", "--iters", "3", "--warmup", "1", "--transport",
+                "shm", "--compare", "--slices", "3", "--json", json.toString());
+        int code = b.execute(env, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), false);
+        assertEquals(0, code, err());
+        assertTrue(err().contains("Kolo shm and OMPI shm taking turns, 3 slices each per size"), err());
+        JsonNode doc = new ObjectMapper().readTree(Files.readString(json));
+        assertTrue(doc.get("command").asText().contains("--compare --slices 3"), doc.get("command").asText());
+        Map<String, JsonNode> byName = new HashMap<>();
+        doc.get("series").forEach(s -> byName.put(s.get("name").asText(), s));
+        for (String name : List.of("Kolo shm", "OMPI shm")) {
+            JsonNode s = byName.get(name);
+            assertEquals("ok", s.get("status").asText(), name + ": " + s);
+            assertEquals(List.of(9, 9), s.get("results").valueStream().map(r -> r.get("iterations").asInt()).toList(),
+                    name + " measured three slices of three iterations at each size");
+        }
+        assertEquals("ok", byName.get("OMPI tcp").get("status").asText(), "the TCP series still runs on its own");
     }
 }

@@ -1,0 +1,98 @@
+package io.kolo.bench;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Kolo's real bench worker (two in-JVM ranks) taking turns with a peer through a {@link SliceGate}. */
+class TakingTurnsTest {
+
+    @TempDir
+    Path dir;
+
+    /**
+     * Stands in for Open MPI, whose real runs {@code PeersTest} covers: what is under test is who runs when. Each call
+     * checks that Kolo is waiting for exactly this slice at that moment.
+     */
+    private final class WitnessPeer implements Peer {
+        final List<Long> calls = Collections.synchronizedList(new ArrayList<>());
+        final List<String> problems = Collections.synchronizedList(new ArrayList<>());
+
+        @Override
+        public String name() {
+            return "witness";
+        }
+
+        @Override
+        public Series run(Collective collective, ElementType type, int ranks, List<Step> steps) {
+            int k = calls.size();
+            long bytes = steps.getFirst().bytes();
+            if (!Files.exists(dir.resolve("wait." + k))) {
+                problems.add("slice " + k + ": the peer ran before Kolo announced it");
+            }
+            if (Files.exists(dir.resolve("go." + k))) {
+                problems.add("slice " + k + ": the peer ran while Kolo's slice was open");
+            }
+            calls.add(bytes);
+            // Distinct numbers per slice, so the merge is visible: 1 us and 3 us medians give 2 us.
+            double us = (k % 2 == 0 ? 1 : 3) * 1e-6;
+            return Series.ok(name(), List.of(new Measurement(bytes, 5, us, us / 2, us, us * 2)));
+        }
+    }
+
+    @Test
+    void kolosSlicesAlternateWithThePeersAndBothMergeTheirSlices() throws Exception {
+        List<Step> steps = List.of(new Step(1024, 4, 1), new Step(65536, 3, 1));
+        SliceGate gate = new SliceGate(dir);
+        WitnessPeer peer = new WitnessPeer();
+        TakingTurns turns = new TakingTurns(gate, peer, Collective.ALLREDUCE, ElementType.F32, 2, steps, 2);
+        Thread harness = Thread.ofPlatform().start(turns);
+        List<Measurement> kolo;
+        try {
+            kolo = new InJvmKolo(2, dir).run("tcp", Collective.ALLREDUCE, ElementType.F32, steps, gate, 2);
+        } finally {
+            turns.stop();
+            harness.join();
+        }
+        assertEquals(List.of(), peer.problems);
+        assertEquals(List.of(1024L, 1024L, 65536L, 65536L), peer.calls);
+        assertEquals(List.of(8, 6), kolo.stream().map(Measurement::iterations).toList(),
+                "Kolo times every slice's iterations");
+        Series merged = turns.series();
+        assertEquals(Series.Status.OK, merged.status(), merged.reason());
+        Measurement small = merged.at(1024);
+        assertEquals(10, small.iterations());
+        assertEquals(2e-6, small.medianSeconds(), 1e-12);
+        assertEquals(0.5e-6, small.minSeconds(), 1e-12);
+        assertEquals(6e-6, small.maxSeconds(), 1e-12);
+    }
+
+    @Test
+    void aKoloRunThatEndsEarlyLeavesThePeerSeriesFailedNotHanging() throws Exception {
+        List<Step> steps = List.of(new Step(1024, 2, 1), new Step(2048, 2, 1));
+        SliceGate gate = new SliceGate(dir);
+        WitnessPeer peer = new WitnessPeer();
+        TakingTurns turns = new TakingTurns(gate, peer, Collective.ALLREDUCE, ElementType.F32, 2, steps, 1);
+        Thread harness = Thread.ofPlatform().start(turns);
+        // Kolo announces its first slice and then dies.
+        gate.announce(0, 1024);
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!Files.exists(dir.resolve("go.0")) && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        turns.stop();
+        harness.join(10_000);
+        assertTrue(!harness.isAlive(), "the harness thread ended");
+        Series s = turns.series();
+        assertEquals(Series.Status.FAILED, s.status());
+        assertTrue(s.reason().contains("measured 0 of 1 slices at 2KiB"), s.reason());
+    }
+}
