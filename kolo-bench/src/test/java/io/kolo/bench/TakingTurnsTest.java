@@ -48,16 +48,27 @@ class TakingTurnsTest {
         }
     }
 
+    private final WitnessPeer peer = new WitnessPeer();
+
+    /** The harness's side, started on a thread of its own as {@code kolo bench} starts it. */
+    private record Harness(SliceGate gate, TakingTurns turns, Thread thread) {
+    }
+
+    private Harness startHarness(List<Step> steps, int slices) {
+        SliceGate g = new SliceGate(dir);
+        TakingTurns turns = new TakingTurns(g, peer, Collective.ALLREDUCE, ElementType.F32, 2, steps, slices);
+        return new Harness(g, turns, Thread.ofPlatform().start(turns));
+    }
+
     @Test
     void kolosSlicesAlternateWithThePeersAndBothMergeTheirSlices() throws Exception {
         List<Step> steps = List.of(new Step(1024, 4, 1), new Step(65536, 3, 1));
-        SliceGate gate = new SliceGate(dir);
-        WitnessPeer peer = new WitnessPeer();
-        TakingTurns turns = new TakingTurns(gate, peer, Collective.ALLREDUCE, ElementType.F32, 2, steps, 2);
-        Thread harness = Thread.ofPlatform().start(turns);
+        Harness h = startHarness(steps, 2);
+        TakingTurns turns = h.turns();
+        Thread harness = h.thread();
         List<Measurement> kolo;
         try {
-            kolo = new InJvmKolo(2, dir).run("tcp", Collective.ALLREDUCE, ElementType.F32, steps, gate, 2);
+            kolo = new InJvmKolo(2, dir).run("tcp", Collective.ALLREDUCE, ElementType.F32, steps, h.gate(), 2);
         } finally {
             turns.stop();
             harness.join();
@@ -77,13 +88,11 @@ class TakingTurnsTest {
 
     @Test
     void aKoloRunThatEndsEarlyLeavesThePeerSeriesFailedNotHanging() throws Exception {
-        List<Step> steps = List.of(new Step(1024, 2, 1), new Step(2048, 2, 1));
-        SliceGate gate = new SliceGate(dir);
-        WitnessPeer peer = new WitnessPeer();
-        TakingTurns turns = new TakingTurns(gate, peer, Collective.ALLREDUCE, ElementType.F32, 2, steps, 1);
-        Thread harness = Thread.ofPlatform().start(turns);
+        Harness h = startHarness(List.of(new Step(1024, 2, 1), new Step(2048, 2, 1)), 1);
+        TakingTurns turns = h.turns();
+        Thread harness = h.thread();
         // Kolo announces its first slice and then dies.
-        gate.announce(0, 1024);
+        h.gate().announce(0, 1024);
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (!Files.exists(dir.resolve("go.0")) && System.nanoTime() < deadline) {
             Thread.sleep(1);

@@ -285,6 +285,9 @@ public final class Engine implements AutoCloseable {
      * data and returns. Cycles are the same whichever thread runs them, so ranks where the engine thread cycles
      * and ranks where a caller does meet as usual. Returns early, without error, when the engine stops or fails;
      * the caller then learns the outcome from its handle.
+     *
+     * @param nowNanos      the caller's {@link System#nanoTime()} of a moment ago (it computed the deadline from it)
+     * @param deadlineNanos when to give up driving, in {@link System#nanoTime()} terms
      */
     public void drive(BooleanSupplier done, long nowNanos, long deadlineNanos) {
         Thread me = Thread.currentThread();
