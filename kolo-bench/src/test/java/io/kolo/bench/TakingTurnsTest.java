@@ -55,8 +55,12 @@ class TakingTurnsTest {
     }
 
     private Harness startHarness(List<Step> steps, int slices) {
+        return startHarness(steps, slices, peer);
+    }
+
+    private Harness startHarness(List<Step> steps, int slices, Peer with) {
         SliceGate g = new SliceGate(dir);
-        TakingTurns turns = new TakingTurns(g, peer, Collective.ALLREDUCE, ElementType.F32, 2, steps, slices);
+        TakingTurns turns = new TakingTurns(g, with, Collective.ALLREDUCE, ElementType.F32, 2, steps, slices);
         return new Harness(g, turns, Thread.ofPlatform().start(turns));
     }
 
@@ -103,5 +107,33 @@ class TakingTurnsTest {
         Series s = turns.series();
         assertEquals(Series.Status.FAILED, s.status());
         assertTrue(s.reason().contains("measured 0 of 1 slices at 2KiB"), s.reason());
+    }
+
+    @Test
+    void aPeerThatThrowsFailsItsSeriesAndKoloStillRunsEverySlice() throws Exception {
+        List<Step> steps = List.of(new Step(1024, 2, 1), new Step(2048, 2, 1));
+        Peer broken = new Peer() {
+            @Override
+            public String name() {
+                return "broken";
+            }
+
+            @Override
+            public Series run(Collective collective, ElementType type, int ranks, List<Step> s) {
+                throw new IllegalStateException("mpirun vanished");
+            }
+        };
+        Harness h = startHarness(steps, 2, broken);
+        List<Measurement> kolo;
+        try {
+            kolo = new InJvmKolo(2, dir).run("tcp", Collective.ALLREDUCE, ElementType.F32, steps, h.gate(), 2);
+        } finally {
+            h.turns().stop();
+            h.thread().join();
+        }
+        assertEquals(List.of(4, 4), kolo.stream().map(Measurement::iterations).toList());
+        Series s = h.turns().series();
+        assertEquals(Series.Status.FAILED, s.status());
+        assertTrue(s.reason().contains("mpirun vanished"), s.reason());
     }
 }
