@@ -13,8 +13,10 @@ import java.util.Map;
 
 /**
  * One {@code kolo bench} run: Kolo on each requested transport, then (with {@code --compare}) Open MPI over
- * shared memory and TCP and Gloo on the same steps, into one {@link Report}. Starting Kolo's ranks is the
- * launcher's job, handed in as a {@link KoloRunner}.
+ * shared memory and TCP and Gloo on the same steps, into one {@link Report}. With {@code --compare}, Kolo over shared
+ * memory and Open MPI over shared memory take turns at every size instead ({@link TakingTurns}), since this pair's
+ * differences are as small as a VM's swings between minutes. Starting Kolo's ranks is the launcher's job, handed in
+ * as a {@link KoloRunner}.
  */
 public final class BenchSuite {
     /** Default time limit for one peer run; the default 8B..256MiB sweep takes well under a minute. */
