@@ -51,6 +51,7 @@ class BenchCommandTest {
         assertUsage("unknown --dtype 'int8'", "bench", "allreduce", "--dtype", "int8");
         assertUsage("--iters must be at least 1", "bench", "allreduce", "--iters", "0");
         assertUsage("--warmup must be 0 or more", "bench", "allreduce", "--warmup", "-1");
+        assertUsage("--slices must be at least 1, got 0", "bench", "allreduce", "--compare", "--slices", "0");
         assertUsage("--transport udp: use auto, shm or tcp", "bench", "allreduce", "--transport", "udp");
         assertUsage(".svg or .png", "bench", "allreduce", "--plot", "out.pdf");
         assertUsage("smaller than one f32 element per rank", "bench", "allgather", "-np", "3", "--sizes", "8B");
