@@ -25,13 +25,13 @@ public final class BenchSuite {
     /** Runs the Kolo bench worker on {@code ranks} ranks with {@code KOLO_TRANSPORT=transport}. */
     public interface KoloRunner {
         /**
-         * @param gate null, or the gate whose slices the ranks wait for ({@link SliceGate#DIR_VARIABLE} and
-         *             {@link SliceGate#SLICES_VARIABLE} = {@code slices} set in every rank)
+         * @param gate null, or the gate whose slices the ranks wait for ({@link SliceGate#variables()} set in
+         *             every rank)
          * @return the measurements, one per step
          * @throws BenchFailure when the job failed (its ranks already said why)
          */
         List<Measurement> run(String transport, Collective collective, ElementType type, List<Step> steps,
-                              SliceGate gate, int slices) throws InterruptedException;
+                              SliceGate gate) throws InterruptedException;
     }
 
     /** A Kolo run that failed; the message says how. */
@@ -72,59 +72,40 @@ public final class BenchSuite {
         String loadBefore = loadAverage();
         List<Series> series = new ArrayList<>();
         BenchCache cache = config.compare() ? BenchCache.fromEnvironment(env) : null;
-        Peer turnTaker = config.compare() && config.transports().contains("shm")
-                ? new OpenMpiPeer("vader", env, cache, config.peerTimeout()) : null;
-        Series takenTurns = null;
+        List<Peer> peers = config.compare() ? List.of(
+                new OpenMpiPeer("vader", env, cache, config.peerTimeout()),
+                new OpenMpiPeer("tcp", env, cache, config.peerTimeout()),
+                new GlooPeer(env, cache, config.peerTimeout())) : List.of();
+        // Peer series measured while taking turns with Kolo, by peer name.
+        Map<String, Series> measured = new LinkedHashMap<>();
         for (String transport : config.transports()) {
             String name = "Kolo " + transport;
-            if (turnTaker != null && transport.equals("shm")) {
+            if (config.compare() && transport.equals("shm")) {
+                Peer partner = peers.getFirst();   // Open MPI over shared memory, the series Kolo shm is compared with
                 progress.printf(Locale.ROOT, "kolo bench: %s and %s taking turns, %d slices each per size, %s on %d"
-                        + " ranks, %d sizes...%n", name, turnTaker.name(), config.slices(), config.collective().id(),
+                        + " ranks, %d sizes...%n", name, partner.name(), config.slices(), config.collective().id(),
                         config.ranks(), steps.size());
-                Path dir = tempDirectory();
-                try {
-                    SliceGate gate = new SliceGate(dir);
-                    TakingTurns turns = new TakingTurns(gate, turnTaker, config.collective(),
-                            config.type(), config.ranks(), steps, config.slices());
-                    Thread harness = Thread.ofPlatform().daemon().name("kolo-bench-turns").start(turns);
-                    try {
-                        series.add(Series.ok(name, kolo.run(transport, config.collective(), config.type(), steps,
-                                gate, config.slices())));
-                    } finally {
-                        turns.stop();
-                        harness.join();
-                    }
-                    takenTurns = turns.series();
-                } finally {
-                    deleteQuietly(dir);
-                }
+                TakingTurns turns = takeTurns(config, kolo, partner, steps, series);
+                measured.put(partner.name(), turns.series());
                 continue;
             }
             progress.printf(Locale.ROOT, "kolo bench: %s, %s on %d ranks, %d sizes...%n", name,
                     config.collective().id(), config.ranks(), steps.size());
-            series.add(Series.ok(name, kolo.run(transport, config.collective(), config.type(), steps, null, 1)));
+            series.add(Series.ok(name, kolo.run(transport, config.collective(), config.type(), steps, null)));
         }
         List<Comparison> comparisons = new ArrayList<>();
-        if (config.compare()) {
-            List<Peer> peers = List.of(
-                    new OpenMpiPeer("vader", env, cache, config.peerTimeout()),
-                    new OpenMpiPeer("tcp", env, cache, config.peerTimeout()),
-                    new GlooPeer(env, cache, config.peerTimeout()));
-            for (Peer peer : peers) {
-                Series s;
-                if (takenTurns != null && peer.name().equals(takenTurns.name())) {
-                    s = takenTurns;
-                } else {
-                    progress.printf(Locale.ROOT, "kolo bench: %s...%n", peer.name());
-                    s = peer.run(config.collective(), config.type(), config.ranks(), steps);
-                }
-                if (s.status() != Series.Status.OK) {
-                    progress.printf(Locale.ROOT, "kolo bench: %s %s: %s%n", peer.name(),
-                            s.status() == Series.Status.SKIPPED ? "skipped" : "FAILED", s.reason());
-                }
-                series.add(s);
-                comparisons.add(new Comparison(counterpart(peer.name(), config.transports()), peer.name()));
+        for (Peer peer : peers) {
+            Series s = measured.get(peer.name());
+            if (s == null) {
+                progress.printf(Locale.ROOT, "kolo bench: %s...%n", peer.name());
+                s = peer.run(config.collective(), config.type(), config.ranks(), steps);
             }
+            if (s.status() != Series.Status.OK) {
+                progress.printf(Locale.ROOT, "kolo bench: %s %s: %s%n", peer.name(),
+                        s.status() == Series.Status.SKIPPED ? "skipped" : "FAILED", s.reason());
+            }
+            series.add(s);
+            comparisons.add(new Comparison(counterpart(peer.name(), config.transports()), peer.name()));
         }
         Map<String, String> machine = describeMachine();
         // Timings on a busy machine are not comparable with a quiet one's: record how busy it was.
@@ -144,6 +125,30 @@ public final class BenchSuite {
             return "Kolo " + wanted;
         }
         return "Kolo " + (transports.contains("auto") ? "auto" : transports.getFirst());
+    }
+
+    /**
+     * Kolo over shared memory with {@code partner} taking turns at every size; adds Kolo's series to {@code series} and
+     * returns the turns, whose {@link TakingTurns#series()} is the partner's.
+     */
+    private static TakingTurns takeTurns(Config config, KoloRunner kolo, Peer partner, List<Step> steps,
+                                         List<Series> series) throws InterruptedException {
+        Path dir = tempDirectory();
+        try {
+            SliceGate gate = new SliceGate(dir, config.slices());
+            TakingTurns turns = new TakingTurns(gate, partner, config.collective(), config.type(), config.ranks(),
+                    steps);
+            Thread harness = Thread.ofPlatform().daemon().name("kolo-bench-turns").start(turns);
+            try {
+                series.add(Series.ok("Kolo shm", kolo.run("shm", config.collective(), config.type(), steps, gate)));
+            } finally {
+                turns.stop();
+                harness.join();
+            }
+            return turns;
+        } finally {
+            deleteQuietly(dir);
+        }
     }
 
     private static Path tempDirectory() {

@@ -38,7 +38,6 @@ public final class BenchWorker {
     private static final long JIT_WARMUP_MAX_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
     /** A size's warm-up goes on past {@link #SIZE_WARMUP_NANOS} while the JIT compiles, up to this long. */
     private static final long SIZE_WARMUP_MAX_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
-    private final JitActivity jit = new JitActivity();
     private static final int JIT_WARMUP_OPS = 2_000;
     /** Warm-up passes that use names never seen before (see {@link #warmUpTheJit}). */
     private static final int JIT_WARMUP_FRESH_NAMES = 100;
@@ -51,6 +50,7 @@ public final class BenchWorker {
     static final long SIZE_WARMUP_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(250);
     /** How long a rank waits for the harness to open a slice (a peer's slice may take up to its own timeout). */
     private static final java.time.Duration GATE_TIMEOUT = java.time.Duration.ofMinutes(15);
+    private final JitActivity jit = new JitActivity();
     private final Communicator comm;
     private final Collective collective;
     /** Null unless this run takes turns with a peer ({@link SliceGate}). */
@@ -88,30 +88,25 @@ public final class BenchWorker {
             return;
         }
         Path out = Path.of(args[3]);
-        String gateDir = System.getenv(SliceGate.DIR_VARIABLE);
-        int slices;
+        java.util.Optional<SliceGate> gate;
         try {
-            slices = Integer.parseInt(System.getenv().getOrDefault(SliceGate.SLICES_VARIABLE, "1"));
-        } catch (NumberFormatException e) {
-            slices = 0;
-        }
-        if (slices < 1) {
-            System.err.println("kolo-bench worker: " + SliceGate.SLICES_VARIABLE + " must be a positive number");
+            gate = SliceGate.fromEnvironment(System.getenv());
+        } catch (IllegalArgumentException e) {
+            System.err.println("kolo-bench worker: " + e.getMessage());
             System.exit(2);
+            return;
         }
         try (Communicator comm = Communicator.fromEnvironment()) {
             BenchWorker worker = new BenchWorker(comm, collective, type);
-            if (gateDir != null && !gateDir.isBlank()) {
-                worker.takeTurns(new SliceGate(Path.of(gateDir)), slices);
-            }
+            gate.ifPresent(worker::takeTurns);
             worker.run(steps, out);
         }
     }
 
-    /** Times each size in {@code slices} slices, each opened by the harness through {@code gate}. */
-    void takeTurns(SliceGate gate, int slices) {
+    /** Times each size in the gate's number of slices, each opened by the harness through the gate. */
+    void takeTurns(SliceGate gate) {
         this.gate = gate;
-        this.slices = slices;
+        this.slices = gate.slices();
     }
 
     void run(List<Step> steps, Path resultFile) {
@@ -163,8 +158,8 @@ public final class BenchWorker {
             // the coordinator's path. Had the JIT never seen that path it would compile it away, and each size's
             // first op would throw the engine back to slow code for hundreds of milliseconds (measured).
             String tag = pass < JIT_WARMUP_FRESH_NAMES ? ".warmup" + pass : "";
-            measure(new Step(first, JIT_WARMUP_OPS, 0), tag, nanos, more, 0);
-            measure(new Step(mid, JIT_WARMUP_OPS / 10, 0), tag, nanos, more, 0);
+            measure(new Step(first, JIT_WARMUP_OPS, 0), tag, nanos, more, false);
+            measure(new Step(mid, JIT_WARMUP_OPS / 10, 0), tag, nanos, more, false);
             pass++;
         } while (goOn(more, warmingUp(start, JIT_WARMUP_NANOS, JIT_QUIET_NANOS, JIT_WARMUP_MAX_NANOS)));
     }
@@ -183,15 +178,16 @@ public final class BenchWorker {
     }
 
     private Measurement measure(Step step, MemorySegment nanos, MemorySegment more) {
-        return measure(step, "", nanos, more, slices);
+        return measure(step, "", nanos, more, true);
     }
 
     /**
-     * Warms up and times one size. {@code slices} 0: one untimed-by-the-harness run (the JIT warm-up); otherwise the
-     * iterations run that many times, each slice after the harness opened it when taking turns, and the measurement
-     * covers all of them.
+     * Warms up and times one size. A reported size ({@code reported}) runs its iterations once per slice, each slice
+     * after the harness opened it when taking turns, and the measurement covers all of them; the JIT warm-up's runs
+     * are never gated.
      */
-    private Measurement measure(Step step, String nameTag, MemorySegment nanos, MemorySegment more, int slices) {
+    private Measurement measure(Step step, String nameTag, MemorySegment nanos, MemorySegment more,
+                                boolean reported) {
         long elements = step.bytes() / type.byteSize();
         try (Arena arena = Arena.ofShared()) {
             MemorySegment memory = arena.allocate(elements * type.byteSize(), 64);
@@ -208,18 +204,16 @@ public final class BenchWorker {
             tensor.segment().fill((byte) 0);
 
             int n = step.iterations();
-            int parts = Math.max(1, slices);
+            int parts = reported ? slices : 1;
             for (int part = 0; part < parts; part++) {
-                if (slices > 0 && gate != null) {
+                if (reported && gate != null) {
                     waitForTurn(step);
                 }
                 if (part == 0) {
                     warmUp(step, name, tensor, splits, more);
                 } else {
                     // The peer's slice ran in between: caches and predictors are cold again.
-                    for (int i = 0; i < step.warmup(); i++) {
-                        run(name, tensor, splits);
-                    }
+                    repeat(step.warmup(), name, tensor, splits);
                 }
                 time(name, tensor, splits, nanos, (long) part * n, n);
             }
@@ -274,10 +268,14 @@ public final class BenchWorker {
         long start = System.nanoTime();
         jit.reset();
         do {
-            for (int i = 0; i < step.warmup(); i++) {
-                run(name, tensor, splits);
-            }
+            repeat(step.warmup(), name, tensor, splits);
         } while (goOn(more, warmingUp(start, SIZE_WARMUP_NANOS, SIZE_WARMUP_NANOS, SIZE_WARMUP_MAX_NANOS)));
+    }
+
+    private void repeat(int times, String name, Tensor tensor, long[] splits) {
+        for (int i = 0; i < times; i++) {
+            run(name, tensor, splits);
+        }
     }
 
     /** One operation; returns the tensor holding the result. */

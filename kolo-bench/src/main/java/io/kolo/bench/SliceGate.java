@@ -6,6 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 
@@ -22,19 +24,45 @@ import java.util.concurrent.TimeUnit;
  */
 public final class SliceGate {
     /** The gate directory, set in every Kolo rank; none: no turns. */
-    public static final String DIR_VARIABLE = "KOLO_BENCH_GATE";
+    static final String DIR_VARIABLE = "KOLO_BENCH_GATE";
     /** Slices per size, set in every Kolo rank. */
-    public static final String SLICES_VARIABLE = "KOLO_BENCH_SLICES";
+    static final String SLICES_VARIABLE = "KOLO_BENCH_SLICES";
     private static final long POLL_MILLIS = 1;
 
     private final Path dir;
+    private final int slices;
 
-    public SliceGate(Path dir) {
+    /** @param slices how many slices each size is timed in, on each side */
+    public SliceGate(Path dir, int slices) {
+        if (slices < 1) {
+            throw new IllegalArgumentException("slices must be at least 1, got " + slices);
+        }
         this.dir = dir;
+        this.slices = slices;
     }
 
-    public Path dir() {
-        return dir;
+    /** The gate the harness described in a Kolo rank's environment ({@link #variables()}); empty without one. */
+    static Optional<SliceGate> fromEnvironment(Map<String, String> env) {
+        String d = env.get(DIR_VARIABLE);
+        if (d == null || d.isBlank()) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(new SliceGate(Path.of(d), Integer.parseInt(env.getOrDefault(SLICES_VARIABLE,
+                    "1"))));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(SLICES_VARIABLE + "='" + env.get(SLICES_VARIABLE)
+                    + "' is not a number of slices");
+        }
+    }
+
+    /** What the harness sets in every Kolo rank so that it takes turns through this gate. */
+    public Map<String, String> variables() {
+        return Map.of(DIR_VARIABLE, dir.toString(), SLICES_VARIABLE, Integer.toString(slices));
+    }
+
+    int slices() {
+        return slices;
     }
 
     /** Kolo rank 0: slice {@code slice}, of {@code bytes}, is next. */

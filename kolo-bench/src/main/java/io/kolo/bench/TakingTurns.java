@@ -9,8 +9,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The harness's side of a {@link SliceGate}: whenever Kolo announces a slice, runs the peer on that size, then opens
- * the slice. So at every size the two alternate, peer then Kolo, {@code slices} times each, and the peer's slices of
- * a size merge into one measurement ({@link Measurement#merge}).
+ * the slice. So at every size the two alternate, peer then Kolo, as many times as the gate has slices, and the peer's
+ * slices of a size merge into one measurement ({@link Measurement#merge}).
+ *
+ * <p>Runs on a thread of its own; {@link #series()} is read after that thread has ended.
  */
 final class TakingTurns implements Runnable {
     private final SliceGate gate;
@@ -19,34 +21,28 @@ final class TakingTurns implements Runnable {
     private final ElementType type;
     private final int ranks;
     private final List<Step> steps;
-    private final int slices;
     private final Map<Long, List<Measurement>> taken = new LinkedHashMap<>();
     private volatile boolean stopped;
     /** Set once the peer is skipped or failed: later slices open at once. */
-    private volatile Series notOk;
+    private Series notOk;
 
-    TakingTurns(SliceGate gate, Peer peer, Collective collective, ElementType type, int ranks, List<Step> steps,
-                int slices) {
+    TakingTurns(SliceGate gate, Peer peer, Collective collective, ElementType type, int ranks, List<Step> steps) {
         this.gate = gate;
         this.peer = peer;
         this.collective = collective;
         this.type = type;
         this.ranks = ranks;
         this.steps = steps;
-        this.slices = slices;
     }
 
     @Override
     public void run() {
-        int total = steps.size() * slices;
+        int total = steps.size() * gate.slices();
         try {
             for (int k = 0; k < total && !stopped; k++) {
-                OptionalLong bytes;
-                while ((bytes = gate.announced(k)).isEmpty()) {
-                    if (stopped) {
-                        return;
-                    }
-                    TimeUnit.MILLISECONDS.sleep(1);
+                OptionalLong bytes = awaitAnnouncement(k);
+                if (bytes.isEmpty()) {
+                    return;
                 }
                 if (notOk == null) {
                     try {
@@ -63,6 +59,15 @@ final class TakingTurns implements Runnable {
         }
     }
 
+    /** The size of slice {@code k} once Kolo announced it; empty when the turns were stopped first. */
+    private OptionalLong awaitAnnouncement(int k) throws InterruptedException {
+        OptionalLong bytes;
+        while ((bytes = gate.announced(k)).isEmpty() && !stopped) {
+            TimeUnit.MILLISECONDS.sleep(1);
+        }
+        return bytes;
+    }
+
     private void runPeer(long bytes) throws InterruptedException {
         Step step = steps.stream().filter(s -> s.bytes() == bytes).findFirst().orElseThrow(
                 () -> new IllegalStateException("Kolo announced a slice of " + bytes + " bytes, not a planned size"));
@@ -71,9 +76,7 @@ final class TakingTurns implements Runnable {
             notOk = s;
             return;
         }
-        synchronized (taken) {
-            taken.computeIfAbsent(bytes, b -> new ArrayList<>()).addAll(s.measurements());
-        }
+        taken.computeIfAbsent(bytes, b -> new ArrayList<>()).addAll(s.measurements());
     }
 
     /** Ends the turns (Kolo finished or failed); slices not announced yet are not waited for. */
@@ -87,16 +90,14 @@ final class TakingTurns implements Runnable {
             return notOk;
         }
         List<Measurement> merged = new ArrayList<>();
-        synchronized (taken) {
-            for (Step step : steps) {
-                List<Measurement> parts = taken.get(step.bytes());
-                if (parts == null || parts.size() != slices) {
-                    return Series.failed(peer.name(), "measured " + (parts == null ? 0 : parts.size()) + " of "
-                            + slices + " slices at " + Sizes.format(step.bytes())
-                            + " (the Kolo series it takes turns with ended early)");
-                }
-                merged.add(Measurement.merge(parts));
+        for (Step step : steps) {
+            List<Measurement> parts = taken.get(step.bytes());
+            if (parts == null || parts.size() != gate.slices()) {
+                return Series.failed(peer.name(), "measured " + (parts == null ? 0 : parts.size()) + " of "
+                        + gate.slices() + " slices at " + Sizes.format(step.bytes())
+                        + " (the Kolo series it takes turns with ended early)");
             }
+            merged.add(Measurement.merge(parts));
         }
         return Series.ok(peer.name(), merged);
     }

@@ -27,7 +27,7 @@ final class InJvmKolo implements BenchSuite.KoloRunner {
 
     @Override
     public List<Measurement> run(String transport, Collective collective, ElementType type, List<Step> steps,
-                                 SliceGate gate, int slices) throws InterruptedException {
+                                 SliceGate gate) throws InterruptedException {
         Path results = dir.resolve("results-" + transport + "-" + collective.id() + ".txt");
         List<Communicator> comms = Communicator.local(ranks);
         ExecutorService pool = Executors.newFixedThreadPool(ranks);
@@ -36,7 +36,7 @@ final class InJvmKolo implements BenchSuite.KoloRunner {
             for (Communicator c : comms) {
                 BenchWorker worker = new BenchWorker(c, collective, type);
                 if (gate != null) {
-                    worker.takeTurns(gate, slices);
+                    worker.takeTurns(gate);
                 }
                 done.add(pool.submit(() -> worker.run(steps, results)));
             }

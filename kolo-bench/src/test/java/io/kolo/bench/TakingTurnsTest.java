@@ -59,8 +59,8 @@ class TakingTurnsTest {
     }
 
     private Harness startHarness(List<Step> steps, int slices, Peer with) {
-        SliceGate g = new SliceGate(dir);
-        TakingTurns turns = new TakingTurns(g, with, Collective.ALLREDUCE, ElementType.F32, 2, steps, slices);
+        SliceGate g = new SliceGate(dir, slices);
+        TakingTurns turns = new TakingTurns(g, with, Collective.ALLREDUCE, ElementType.F32, 2, steps);
         return new Harness(g, turns, Thread.ofPlatform().start(turns));
     }
 
@@ -72,7 +72,7 @@ class TakingTurnsTest {
         Thread harness = h.thread();
         List<Measurement> kolo;
         try {
-            kolo = new InJvmKolo(2, dir).run("tcp", Collective.ALLREDUCE, ElementType.F32, steps, h.gate(), 2);
+            kolo = new InJvmKolo(2, dir).run("tcp", Collective.ALLREDUCE, ElementType.F32, steps, h.gate());
         } finally {
             turns.stop();
             harness.join();
@@ -126,7 +126,7 @@ class TakingTurnsTest {
         Harness h = startHarness(steps, 2, broken);
         List<Measurement> kolo;
         try {
-            kolo = new InJvmKolo(2, dir).run("tcp", Collective.ALLREDUCE, ElementType.F32, steps, h.gate(), 2);
+            kolo = new InJvmKolo(2, dir).run("tcp", Collective.ALLREDUCE, ElementType.F32, steps, h.gate());
         } finally {
             h.turns().stop();
             h.thread().join();

@@ -112,7 +112,7 @@ final class BenchCommand implements Subcommand {
         if (exported.containsKey("KOLO_TRANSPORT")) {
             throw new UsageException("-x KOLO_TRANSPORT: use --transport instead");
         }
-        BenchSuite.KoloRunner runner = (t, c, type, steps, gate, n) -> runKolo(t, c, type, steps, gate, n, env, err,
+        BenchSuite.KoloRunner runner = (t, c, type, steps, gate) -> runKolo(t, c, type, steps, gate, env, err,
                 installShutdownHook);
         Report report;
         try {
@@ -241,7 +241,7 @@ final class BenchCommand implements Subcommand {
     }
 
     private List<Measurement> runKolo(String transport, Collective c, ElementType type, List<Step> steps,
-                                      SliceGate gate, int slices, Map<String, String> env, PrintStream err,
+                                      SliceGate gate, Map<String, String> env, PrintStream err,
                                       boolean installShutdownHook)
             throws InterruptedException {
         Path results;
@@ -258,8 +258,7 @@ final class BenchCommand implements Subcommand {
                 runArgs.addAll(List.of("-x", x));
             }
             if (gate != null) {
-                runArgs.addAll(List.of("-x", SliceGate.DIR_VARIABLE + "=" + gate.dir(),
-                        "-x", SliceGate.SLICES_VARIABLE + "=" + slices));
+                gate.variables().forEach((k, v) -> runArgs.addAll(List.of("-x", k + "=" + v)));
             }
             runArgs.addAll(List.of("-cp", workerClasspath(), "--", BenchWorker.class.getName(), c.id(), type.id(),
                     Step.format(steps), results.toString()));
