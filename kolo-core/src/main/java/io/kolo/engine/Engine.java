@@ -604,8 +604,7 @@ public final class Engine implements AutoCloseable {
 
     private void drainQueue(long now) {
         for (Op op = queue.takeAll(), next; op != null; op = next) {
-            next = op.nextSubmitted;
-            op.nextSubmitted = null;
+            next = SubmissionQueue.detach(op);
             op.drainedNanos = now;
             lastDrainNanos = now;
             if (op.kind == OpKind.JOIN) {
@@ -1050,7 +1049,7 @@ public final class Engine implements AutoCloseable {
 
     /** Frees the op's name for the next op of that name; before its listener runs, which may submit that op. */
     private void release(Op op) {
-        inFlight.release(op.name, op.slot, !op.generatedName);
+        inFlight.release(op.slot, !op.generatedName);
     }
 
     private void fail(Op op, RuntimeException error) {
@@ -1086,8 +1085,7 @@ public final class Engine implements AutoCloseable {
         RuntimeException f = fatal != null ? fatal
                 : new KoloException("Kolo was shut down before this op completed (a rank called shutdown)");
         for (Op op = queue.takeAll(), next; op != null; op = next) {
-            next = op.nextSubmitted;
-            op.nextSubmitted = null;
+            next = SubmissionQueue.detach(op);
             fail(op, copy(f, op.kind.label() + " '" + op.name + "' failed"));
         }
     }

@@ -24,8 +24,13 @@ final class InFlightNames {
             }
         }
 
+        private final String name;
         @SuppressWarnings("unused") // through BUSY
         private volatile boolean busy;
+
+        private Slot(String name) {
+            this.name = name;
+        }
 
         private boolean claim() {
             return BUSY.compareAndSet(this, false, true);
@@ -49,7 +54,7 @@ final class InFlightNames {
         while (true) {
             Slot s = slots.get(name);
             if (s == null) {
-                s = slots.computeIfAbsent(name, n -> new Slot());
+                s = slots.computeIfAbsent(name, Slot::new);
             }
             if (!s.claim()) {
                 return null;
@@ -63,12 +68,12 @@ final class InFlightNames {
         }
     }
 
-    /** The op of {@code name} holding {@code slot} is done; {@code repeat}: keep the slot for the name's next op. */
-    void release(String name, Slot slot, boolean repeat) {
+    /** The op holding {@code slot} is done; {@code repeat}: keep the slot for the name's next op. */
+    void release(Slot slot, boolean repeat) {
         if (!repeat || slots.size() > keep) {
             // Removed before it is freed: a claim that still finds it busy refuses, one that finds it free after
             // this sees it gone from the map and retries.
-            slots.remove(name, slot);
+            slots.remove(slot.name, slot);
         }
         slot.free();
     }

@@ -23,6 +23,13 @@ final class SubmissionQueue {
         return newest.get() == null;
     }
 
+    /** Unlinks {@code op}, taken by {@link #takeAll}, and returns the op submitted after it (null after the last). */
+    static Op detach(Op op) {
+        Op next = op.nextSubmitted;
+        op.nextSubmitted = null;
+        return next;
+    }
+
     /**
      * Takes every op added so far and returns the oldest; the rest follow in submission order through
      * {@link Op#nextSubmitted}. Null when empty.

@@ -20,7 +20,7 @@ class InFlightNamesTest {
         assertNotNull(slot);
         assertNull(names.claim("grad.w"), "a second op of the same name while the first is in flight");
         assertNotNull(names.claim("grad.b"), "other names are independent");
-        names.release("grad.w", slot, true);
+        names.release(slot, true);
         assertSame(slot, names.claim("grad.w"), "a repeated name reuses its slot");
     }
 
@@ -28,11 +28,11 @@ class InFlightNamesTest {
     void generatedNamesAndNamesBeyondTheLimitDoNotStay() {
         InFlightNames names = new InFlightNames(2);
         InFlightNames.Slot once = names.claim("allreduce.noname.1");
-        names.release("allreduce.noname.1", once, false);
+        names.release(once, false);
         assertEquals(0, names.slots());
         for (int i = 0; i < 10; i++) {
             String name = "step." + i;
-            names.release(name, names.claim(name), true);
+            names.release(names.claim(name), true);
         }
         assertEquals(2, names.slots(), "kept up to the limit, dropped past it");
         InFlightNames.Slot again = names.claim("step.9");
@@ -60,7 +60,7 @@ class InFlightNamesTest {
                             broken.compareAndSet(null, "two holders of 'x' at once");
                         }
                         holders.decrementAndGet();
-                        names.release("x", s, true);
+                        names.release(s, true);
                     }
                 } finally {
                     done.countDown();
