@@ -27,6 +27,8 @@ final class InFlightNames {
         private final String name;
         @SuppressWarnings("unused") // through BUSY
         private volatile boolean busy;
+        /** Set before the slot leaves the map, so a claim that won it afterwards knows to let it go. */
+        private volatile boolean dropped;
 
         private Slot(String name) {
             this.name = name;
@@ -59,7 +61,7 @@ final class InFlightNames {
             if (!s.claim()) {
                 return null;
             }
-            if (slots.get(name) == s) {
+            if (!s.dropped) {
                 return s;
             }
             // The slot was dropped between our lookup and our claim: whoever claims the name next would not see
@@ -71,8 +73,9 @@ final class InFlightNames {
     /** The op holding {@code slot} is done; {@code repeat}: keep the slot for the name's next op. */
     void release(Slot slot, boolean repeat) {
         if (!repeat || slots.size() > keep) {
-            // Removed before it is freed: a claim that still finds it busy refuses, one that finds it free after
-            // this sees it gone from the map and retries.
+            // Dropped before it is freed: a claim that still finds it busy refuses, one that wins it after this sees
+            // the flag and retries with the map's current slot.
+            slot.dropped = true;
             slots.remove(slot.name, slot);
         }
         slot.free();
