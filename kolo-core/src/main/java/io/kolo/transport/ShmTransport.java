@@ -26,10 +26,12 @@ import java.util.concurrent.locks.LockSupport;
  * has arrived in one loop, so ring steps never deadlock whatever their size. An idle wait spins briefly, then yields,
  * then parks for short intervals: a host may have fewer cores than busy threads.
  *
- * <p>Single copy: a message of {@link #DIRECT_MIN_BYTES} or more from native memory travels as a header holding its
+ * <p>Single copy: a message of {@link #DIRECT_MIN_BYTES} or more from native memory may travel as a header holding its
  * address; the receiver copies it straight out of the sender's process ({@link CrossMemory}) and counts it done in
  * the ring, and only then does the sender's call return. Each pair probes at setup whether the system allows such
- * reads. Every receive must take exactly one send's bytes ({@link Transport}), so both sides know where headers are.
+ * reads. Whether a message goes that way or through the ring is the sender's choice ({@link SingleCopy}); the header
+ * tells the receiver which. Every receive must take exactly one send's bytes ({@link Transport}), so both sides know
+ * where headers are.
  *
  * <p>Failure detection: each inbox carries its owner's pid and state. A waiting rank checks the peer's state (closed,
  * aborted) and, every few milliseconds, whether its process still lives, so a peer killed with SIGKILL in the middle of
@@ -38,14 +40,24 @@ import java.util.concurrent.locks.LockSupport;
  * setup leaves files that the next job, or {@code kolo run}, removes ({@link #removeStaleSegments()}).
  */
 public final class ShmTransport implements Transport {
+    /** How large messages from native memory travel between ranks that may read each other's memory. */
+    public enum SingleCopy {
+        /** Whichever way cost less in the latest probe of its size class ({@link CopyChoice}). */
+        AUTO,
+        /** Always read straight from the sender's memory. */
+        ALWAYS,
+        /** Always copy through the ring; no rank reads another's memory. */
+        NEVER
+    }
+
     private static final System.Logger LOG = System.getLogger(ShmTransport.class.getName());
     /** Default bytes per ring (per ordered pair of ranks on a host). */
-    public static final long DEFAULT_RING_BYTES = 4L << 20;
+    public static final long DEFAULT_RING_BYTES = 1L << 20;
     static final Path DIR = Path.of("/dev/shm");
     /** Smallest ring chosen when /dev/shm is short of space. */
     static final long MIN_RING_BYTES = 64 << 10;
     /** Largest piece published at once, so the consumer starts copying while the producer still copies. */
-    private static final long CHUNK = 256 << 10;
+    private static final long CHUNK = 64 << 10;
     private static final int SPINS = 1_000;
     /**
      * How long a wait spins (after SPINS at least) before it sleeps in the kernel: a futex wake-up costs tens of
@@ -116,6 +128,10 @@ public final class ShmTransport implements Transport {
     // Single-copy transfers (see DIRECT_MIN_BYTES).
     /** Non-null when this process may use process_vm_readv at all. */
     private final CrossMemory cross;
+    /** Non-null with {@link SingleCopy#AUTO}: picks the way of each large native message this rank sends. */
+    private final CopyChoice choice;
+    /** Whether the current call's outgoing message took part in the choice, so its time is recorded. */
+    private boolean outTimed;
     /** readsFrom[p]: this rank reads large messages from p straight out of p's memory, so they carry a header. */
     private final boolean[] readsFrom;
     /** readBy[p]: p reads this rank's memory, so large messages to p carry a header. */
@@ -134,7 +150,7 @@ public final class ShmTransport implements Transport {
 
     private ShmTransport(int rank, int size, Duration timeout, Arena arena, ShmFile own, ShmFile[] peerFiles,
                          ShmRing[] inbox, ShmRing[] outbox, int hostRanks, CrossMemory cross, boolean[] readsFrom,
-                         boolean[] readBy) {
+                         boolean[] readBy, SingleCopy singleCopy) {
         this.rank = rank;
         this.size = size;
         this.timeout = timeout;
@@ -157,6 +173,11 @@ public final class ShmTransport implements Transport {
             anyDirect |= b;
         }
         this.cross = anyDirect ? cross : null;
+        boolean anyReader = false;
+        for (boolean b : readBy) {
+            anyReader |= b;
+        }
+        this.choice = anyReader && singleCopy == SingleCopy.AUTO ? new CopyChoice() : null;
         this.stage = anyDirect ? arena.allocate(CHUNK, 64) : null;
         sleepTimespec.set(ValueLayout.JAVA_LONG, 0, 0);
         sleepTimespec.set(ValueLayout.JAVA_LONG, 8, SLEEP_NANOS);
@@ -180,26 +201,28 @@ public final class ShmTransport implements Transport {
      */
     public static ShmTransport connect(int rank, int size, int[] hostRanks, KeyValueStore store, String job,
                                        long ringBytes, Duration startTimeout, Duration timeout) {
-        return connect(DIR, rank, size, hostRanks, store, job, ringBytes, startTimeout, timeout, true);
+        return connect(DIR, rank, size, hostRanks, store, job, ringBytes, startTimeout, timeout, SingleCopy.AUTO);
     }
 
     /**
-     * As {@link #connect(int, int, int[], KeyValueStore, String, long, Duration, Duration)}; {@code singleCopy}
-     * false ({@code KOLO_SHM_SINGLE_COPY=0}) keeps this rank from reading other ranks' memory, so every message to
-     * it is copied through the ring.
+     * As {@link #connect(int, int, int[], KeyValueStore, String, long, Duration, Duration)}, with how large messages
+     * travel ({@code KOLO_SHM_SINGLE_COPY}); {@link SingleCopy#NEVER} keeps this rank from reading other ranks'
+     * memory, so every message to it is copied through the ring.
      */
     public static ShmTransport connect(int rank, int size, int[] hostRanks, KeyValueStore store, String job,
-                                       long ringBytes, Duration startTimeout, Duration timeout, boolean singleCopy) {
+                                       long ringBytes, Duration startTimeout, Duration timeout,
+                                       SingleCopy singleCopy) {
         return connect(DIR, rank, size, hostRanks, store, job, ringBytes, startTimeout, timeout, singleCopy);
     }
 
     static ShmTransport connect(Path dir, int rank, int size, int[] hostRanks, KeyValueStore store, String job,
                                 long ringBytes, Duration startTimeout, Duration timeout) {
-        return connect(dir, rank, size, hostRanks, store, job, ringBytes, startTimeout, timeout, true);
+        return connect(dir, rank, size, hostRanks, store, job, ringBytes, startTimeout, timeout, SingleCopy.AUTO);
     }
 
     static ShmTransport connect(Path dir, int rank, int size, int[] hostRanks, KeyValueStore store, String job,
-                                long ringBytes, Duration startTimeout, Duration timeout, boolean singleCopy) {
+                                long ringBytes, Duration startTimeout, Duration timeout, SingleCopy singleCopy) {
+        Objects.requireNonNull(singleCopy, "singleCopy");
         Objects.requireNonNull(store, "store");
         if (size < 1 || rank < 0 || rank >= size) {
             throw new IllegalArgumentException("rank " + rank + " is outside a job of size " + size);
@@ -255,12 +278,12 @@ public final class ShmTransport implements Transport {
             own.unlink();
             boolean[] readsFrom = new boolean[size];
             boolean[] readBy = new boolean[size];
-            CrossMemory cross = singleCopy && CrossMemory.AVAILABLE ? new CrossMemory(arena) : null;
+            CrossMemory cross = singleCopy != SingleCopy.NEVER && CrossMemory.AVAILABLE ? new CrossMemory(arena) : null;
             probeDirectReads(rank, hostRanks, store, arena, peerFiles, cross, readsFrom, readBy, deadline,
                     startTimeout);
             ok = true;
             return new ShmTransport(rank, size, timeout, arena, own, peerFiles, inbox, outbox, hostRanks.length,
-                    cross, readsFrom, readBy);
+                    cross, readsFrom, readBy, singleCopy);
         } finally {
             if (!ok) {
                 if (own != null) {
@@ -428,7 +451,7 @@ public final class ShmTransport implements Transport {
         Objects.checkFromIndexSize(offset, length, src.byteSize());
         beginOut(peer, src, offset, length);
         beginIn(-1, null, 0, 0);
-        progress();
+        transfer();
     }
 
     @Override
@@ -451,7 +474,7 @@ public final class ShmTransport implements Transport {
         Objects.checkFromIndexSize(dstOffset, dstLength, dst.byteSize());
         beginOut(sendPeer, src, srcOffset, srcLength);
         beginIn(recvPeer, dst, dstOffset, dstLength);
-        progress();
+        transfer();
     }
 
     @Override
@@ -483,11 +506,13 @@ public final class ShmTransport implements Transport {
         outTotal = length;
         outHeaderLeft = 0;
         outDirect = false;
+        outTimed = false;
         awaitingRead = false;
         if (peer >= 0 && length >= DIRECT_MIN_BYTES && readBy[peer]) {
             // Both sides know the length and the pair's ability, so both know a header comes. Heap memory has no
             // fixed address for the receiver to read: it goes through the ring behind an inline header.
-            outDirect = seg.isNative();
+            outTimed = choice != null && seg.isNative();
+            outDirect = seg.isNative() && (choice == null || choice.direct(length));
             outHeader.set(ValueLayout.JAVA_LONG, 0, outDirect ? HEADER_DIRECT : HEADER_INLINE);
             outHeader.set(ValueLayout.JAVA_LONG, 8, outDirect ? seg.address() + offset : 0);
             outHeaderLeft = HEADER_BYTES;
@@ -510,6 +535,17 @@ public final class ShmTransport implements Transport {
 
     private boolean receiving() {
         return inHeaderLeft > 0 || inLeft > 0;
+    }
+
+    /** Runs the call's transfers, timing them when its outgoing message's way was chosen ({@link CopyChoice}). */
+    private void transfer() {
+        if (!outTimed) {
+            progress();
+            return;
+        }
+        long start = System.nanoTime();
+        progress();
+        choice.record(outTotal, System.nanoTime() - start);
     }
 
     /** Pushes what fits and pulls what has arrived until both transfers are done. */

@@ -64,17 +64,22 @@ public final class Transports {
                 + " 1073741824 (bytes per ring, one ring per ordered pair of ranks on a host)");
     }
 
-    /** Parses {@code KOLO_SHM_SINGLE_COPY} (default on): whether large messages may be read from the sender's memory. */
-    public static boolean singleCopy(Map<String, String> env) {
+    /**
+     * Parses {@code KOLO_SHM_SINGLE_COPY} (default {@code auto}): whether large messages may be read straight from the
+     * sender's memory.
+     */
+    public static ShmTransport.SingleCopy singleCopy(Map<String, String> env) {
         String v = env.get("KOLO_SHM_SINGLE_COPY");
         if (v == null || v.isBlank()) {
-            return true;
+            return ShmTransport.SingleCopy.AUTO;
         }
         return switch (v.trim().toLowerCase(Locale.ROOT)) {
-            case "1", "true", "on", "yes" -> true;
-            case "0", "false", "off", "no" -> false;
-            default -> throw new IllegalArgumentException("KOLO_SHM_SINGLE_COPY=" + v + " is not 0 or 1 (1, the default:"
-                    + " ranks on one host read large messages straight from the sender's memory where the system"
+            case "auto" -> ShmTransport.SingleCopy.AUTO;
+            case "1", "true", "on", "yes" -> ShmTransport.SingleCopy.ALWAYS;
+            case "0", "false", "off", "no" -> ShmTransport.SingleCopy.NEVER;
+            default -> throw new IllegalArgumentException("KOLO_SHM_SINGLE_COPY=" + v + " is not auto, 1 or 0 (auto,"
+                    + " the default: each large message goes the way that cost less in the latest probe of its size;"
+                    + " 1: ranks on one host read large messages straight from the sender's memory where the system"
                     + " allows it; 0: always copy through shared memory)");
         };
     }
@@ -94,7 +99,7 @@ public final class Transports {
                                     JobSecret secret) {
         Mode mode = mode(job.env());
         long ringBytes = ringBytes(job.env());
-        boolean singleCopy = singleCopy(job.env());
+        ShmTransport.SingleCopy singleCopy = singleCopy(job.env());
         if (mode == Mode.TCP) {
             return tcp(job, bindAddress, store, secret);
         }

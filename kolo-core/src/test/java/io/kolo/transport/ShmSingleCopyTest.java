@@ -27,7 +27,8 @@ class ShmSingleCopyTest {
     private static final long SMALL = ShmTransport.DIRECT_MIN_BYTES - 1;
     private static final long[] SIZES = {SMALL, ShmTransport.DIRECT_MIN_BYTES, (1 << 20) + 3, 3L << 20};
 
-    private static List<Transport> open(boolean rank0SingleCopy, boolean rank1SingleCopy) {
+    private static List<Transport> open(ShmTransport.SingleCopy rank0SingleCopy,
+                                        ShmTransport.SingleCopy rank1SingleCopy) {
         InMemoryStore store = new InMemoryStore();
         String job = ShmGroup.newJob();
         int[] all = IntStream.range(0, 2).toArray();
@@ -50,7 +51,7 @@ class ShmSingleCopyTest {
     @Test
     void largeMessagesFromNativeMemoryAreReadStraightFromTheSenderAndHeapOnesGoThroughTheRing() throws Exception {
         assumeTrue(ShmTransport.available(), "no writable /dev/shm");
-        List<Transport> t = open(true, true);
+        List<Transport> t = open(ShmTransport.SingleCopy.ALWAYS, ShmTransport.SingleCopy.ALWAYS);
         try (Arena arena = Arena.ofShared()) {
             assumeTrue(shm(t, 1).readsDirectlyFrom(0), "skipped: process_vm_readv is refused here (ptrace"
                     + " restrictions), so every message goes through the ring");
@@ -88,7 +89,7 @@ class ShmSingleCopyTest {
     @Test
     void aCombiningReceiveReducesDirectlyReadBytesExactly() throws Exception {
         assumeTrue(ShmTransport.available(), "no writable /dev/shm");
-        List<Transport> t = open(true, true);
+        List<Transport> t = open(ShmTransport.SingleCopy.ALWAYS, ShmTransport.SingleCopy.ALWAYS);
         // Byte-wise XOR: any misplaced, repeated or missing piece changes the result.
         Combiner xor = (acc, accOffset, in, inOffset, bytes) -> {
             for (long i = 0; i < bytes; i++) {
@@ -125,7 +126,7 @@ class ShmSingleCopyTest {
     @Test
     void aRankWithSingleCopyOffGetsEveryMessageThroughTheRingAndReadsNothingDirectly() throws Exception {
         assumeTrue(ShmTransport.available(), "no writable /dev/shm");
-        List<Transport> t = open(true, false);
+        List<Transport> t = open(ShmTransport.SingleCopy.ALWAYS, ShmTransport.SingleCopy.NEVER);
         long n = 3L << 20;
         try (Arena arena = Arena.ofShared()) {
             assertFalse(shm(t, 1).readsDirectlyFrom(0));
@@ -141,6 +142,39 @@ class ShmSingleCopyTest {
             assertEquals(0, shm(t, 1).directReadsFrom(0), "rank 1 asked not to read other ranks' memory");
             // Rank 0 still may read rank 1's memory where the system allows it.
             assertEquals(shm(t, 0).readsDirectlyFrom(1) ? 1 : 0, shm(t, 0).directReadsFrom(1));
+        } finally {
+            t.forEach(Transport::close);
+        }
+    }
+
+    @Test
+    void withAutoTheSenderProbesBothWaysAndTheReceiverFollowsEachMessagesHeader() throws Exception {
+        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        List<Transport> t = open(ShmTransport.SingleCopy.AUTO, ShmTransport.SingleCopy.AUTO);
+        long n = 256 << 10;
+        int messages = 2 * CopyChoice.PROBE + 8;
+        try (Arena arena = Arena.ofShared()) {
+            assumeTrue(shm(t, 1).readsDirectlyFrom(0), "skipped: process_vm_readv is refused here");
+            CompletableFuture<Void> sender = CompletableFuture.runAsync(() -> {
+                MemorySegment src = filled(arena, 0, n);
+                for (int i = 0; i < messages; i++) {
+                    t.get(0).send(1, src, 0, n);
+                }
+            }, Thread::startVirtualThread);
+            MemorySegment dst = arena.allocate(n);
+            long[] reads = new long[messages + 1];
+            for (int i = 0; i < messages; i++) {
+                dst.fill((byte) 0);
+                t.get(1).recv(0, dst, 0, n);
+                assertPattern(dst, 0, n);
+                reads[i + 1] = shm(t, 1).directReadsFrom(0);
+            }
+            sender.get(20, TimeUnit.SECONDS);
+            // A probe of each way comes first: single copies, then copies through the ring; every message, whichever
+            // way it came, arrived exactly (above).
+            for (int i = 1; i <= 2 * CopyChoice.PROBE; i++) {
+                assertEquals(Math.min(i, CopyChoice.PROBE), reads[i], "direct reads after " + i + " messages");
+            }
         } finally {
             t.forEach(Transport::close);
         }

@@ -5,7 +5,6 @@ import org.junit.jupiter.api.Test;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,14 +12,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class TransportsSettingsTest {
 
     @Test
-    void singleCopyIsOnByDefaultAndTakesZeroOrOne() {
-        assertTrue(Transports.singleCopy(Map.of()));
-        assertTrue(Transports.singleCopy(Map.of("KOLO_SHM_SINGLE_COPY", " 1 ")));
-        assertFalse(Transports.singleCopy(Map.of("KOLO_SHM_SINGLE_COPY", "0")));
-        assertFalse(Transports.singleCopy(Map.of("KOLO_SHM_SINGLE_COPY", "off")));
+    void singleCopyIsAutoByDefaultAndTakesAutoZeroOrOne() {
+        assertEquals(ShmTransport.SingleCopy.AUTO, Transports.singleCopy(Map.of()));
+        assertEquals(ShmTransport.SingleCopy.AUTO, Transports.singleCopy(Map.of("KOLO_SHM_SINGLE_COPY", "Auto")));
+        assertEquals(ShmTransport.SingleCopy.ALWAYS, Transports.singleCopy(Map.of("KOLO_SHM_SINGLE_COPY", " 1 ")));
+        assertEquals(ShmTransport.SingleCopy.NEVER, Transports.singleCopy(Map.of("KOLO_SHM_SINGLE_COPY", "0")));
+        assertEquals(ShmTransport.SingleCopy.NEVER, Transports.singleCopy(Map.of("KOLO_SHM_SINGLE_COPY", "off")));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Transports.singleCopy(Map.of("KOLO_SHM_SINGLE_COPY", "sometimes")));
-        assertTrue(e.getMessage().startsWith("KOLO_SHM_SINGLE_COPY=sometimes is not 0 or 1"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("KOLO_SHM_SINGLE_COPY=sometimes is not auto, 1 or 0"), e.getMessage());
     }
 
     @Test
