@@ -175,6 +175,22 @@ class ShmSingleCopyTest {
             for (int i = 1; i <= 2 * CopyChoice.PROBE; i++) {
                 assertEquals(Math.min(i, CopyChoice.PROBE), reads[i], "direct reads after " + i + " messages");
             }
+            // Messages too large for the choice are always read straight from the sender's memory.
+            long large = ShmTransport.CHOICE_MAX_BYTES;
+            MemorySegment big = filled(arena, 0, large);
+            MemorySegment into = arena.allocate(large);
+            long before = shm(t, 1).directReadsFrom(0);
+            CompletableFuture<Void> bigSender = CompletableFuture.runAsync(() -> {
+                for (int i = 0; i < 3; i++) {
+                    t.get(0).send(1, big, 0, large);
+                }
+            }, Thread::startVirtualThread);
+            for (int i = 0; i < 3; i++) {
+                t.get(1).recv(0, into, 0, large);
+                assertPattern(into, 0, large);
+            }
+            bigSender.get(20, TimeUnit.SECONDS);
+            assertEquals(before + 3, shm(t, 1).directReadsFrom(0));
         } finally {
             t.forEach(Transport::close);
         }
