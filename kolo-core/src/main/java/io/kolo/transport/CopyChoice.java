@@ -25,7 +25,7 @@ import java.util.Arrays;
  */
 final class CopyChoice {
     /** Messages of a size class from the first probe to the second; the interval doubles from probe to probe... */
-    static final int FIRST_CYCLE = 256;
+    static final int FIRST_CYCLE = 1024;
     /** ...up to this many: early probes may have met a JIT still compiling, later ones cost more than they find. */
     static final int CYCLE = 8192;
     /** Messages per probe of one way. */

@@ -22,6 +22,16 @@ class CopyChoiceTest {
         long cycle;
         long n;
 
+        /** How many probes start within the first {@code messages} messages. */
+        static int probes(long messages) {
+            Schedule s = new Schedule();
+            int probes = 0;
+            for (long i = 0; i < messages; i++) {
+                probes += s.next() == 0 ? 1 : 0;
+            }
+            return probes;
+        }
+
         /** The next message's position relative to the latest probe's start. */
         long next() {
             if (n == start + cycle) {
@@ -68,8 +78,8 @@ class CopyChoiceTest {
             assertEquals(step < CopyChoice.PROBE || step >= 2 * CopyChoice.PROBE, d, "message " + i);
             choice.record(LENGTH, (d ? 1 : 3) * LENGTH);
         }
-        // 0, 256, 768, 1792, 3840, 7936, then every 8192: 15872, 24064, 32256, 40448.
-        assertEquals(10, probes);
+        // 0, 1024, 3072, 7168, then every 8192: 15360, 23552, 31744, 39936.
+        assertEquals(8, probes);
     }
 
     @Test
@@ -80,7 +90,7 @@ class CopyChoiceTest {
         Cost cost = (d, step) -> d ? 1.0 : step - CopyChoice.PROBE < CopyChoice.SETTLE ? 50.0 : 0.5;
         int messages = 3 * CopyChoice.CYCLE;
         int direct = send(choice, LENGTH, messages, cost, schedule);
-        int probes = 8; // 0, 256, 768, 1792, 3840, 7936, 16128
+        int probes = Schedule.probes(messages);
         assertEquals(probes * CopyChoice.PROBE, direct, "only the probes went as single copies");
         assertEquals(0.5, choice.cost(LENGTH, false), 1e-3);
         assertEquals(1.0, choice.cost(LENGTH, true), 1e-3);
@@ -92,7 +102,7 @@ class CopyChoiceTest {
         Schedule schedule = new Schedule();
         int messages = 2 * CopyChoice.CYCLE;
         int direct = send(choice, LENGTH, messages, 1.0, 0.95, schedule);
-        int probes = 7; // 0, 256, 768, 1792, 3840, 7936, 16128
+        int probes = Schedule.probes(messages);
         assertEquals(messages - probes * CopyChoice.PROBE, direct, "only the probes went through the ring");
     }
 
@@ -100,9 +110,9 @@ class CopyChoiceTest {
     void whenTheWaysSwapCostsTheChoiceFollowsFromTheNextProbeOn() {
         CopyChoice choice = new CopyChoice();
         Schedule schedule = new Schedule();
-        send(choice, LENGTH, 8000, 1.0, 1.8, schedule); // the last probe started at message 7936
+        send(choice, LENGTH, 8000, 1.0, 1.8, schedule);
         // The memory changed mode: the ring now costs a third of what it did and beats the single copy.
-        int untilProbe = (int) (7936 + CopyChoice.CYCLE - 8000);
+        int untilProbe = (int) (schedule.start + schedule.cycle - schedule.n);
         int direct = send(choice, LENGTH, untilProbe + 2 * CopyChoice.PROBE, 1.0, 0.6, schedule);
         assertEquals(untilProbe + CopyChoice.PROBE, direct, "the old choice holds until the probe");
         assertFalse(choice.direct(LENGTH));
