@@ -65,8 +65,8 @@ public final class ShmTransport implements Transport {
     private static final long CHUNK = 64 << 10;
     /**
      * Bytes read straight from a sender's memory per call when they are combined or land in Java heap memory: one
-     * process_vm_readv call per piece, so pieces are larger than {@link #CHUNK} (with 64 KiB pieces a 4 MiB allreduce
-     * fell from 1.18-1.45x Open MPI's speed to 0.99-1.00x).
+     * process_vm_readv call per piece, so pieces are larger than {@link #CHUNK}: each call pins and walks the sender's
+     * pages anew.
      */
     private static final long STAGE_BYTES = 256 << 10;
     private static final int SPINS = 1_000;
