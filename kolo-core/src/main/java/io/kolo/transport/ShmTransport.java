@@ -58,9 +58,9 @@ public final class ShmTransport implements Transport {
     static final long MIN_RING_BYTES = 64 << 10;
     /**
      * Largest piece published at once, so the consumer starts copying while the producer still copies, and a piece is
-     * still in cache when it is copied out: a 1 MiB allreduce through the ring took 272-279 us with 256 KiB pieces in a
-     * 4 MiB ring, 145-149 us with 32 KiB pieces in a 1 MiB ring, and 160-163 us with 64 KiB pieces (which move large
-     * messages with a quarter of the calls).
+     * still in cache when it is copied out: a 1 MiB allreduce through the ring (the collective alone) took 272-279 us
+     * with 256 KiB pieces in a 4 MiB ring and 145-149 us with 32 KiB pieces in a 1 MiB ring; in the bench, 64 KiB
+     * pieces took 160-163 us against 163-182 us for 32 KiB ones, with half the calls.
      */
     private static final long CHUNK = 64 << 10;
     /**
