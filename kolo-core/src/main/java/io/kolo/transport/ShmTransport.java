@@ -185,16 +185,9 @@ public final class ShmTransport implements Transport {
         this.directSends = new long[size];
         this.outHeader = arena.allocate(HEADER_BYTES, 8);
         this.inHeader = arena.allocate(HEADER_BYTES, 8);
-        boolean anyDirect = false;
-        for (boolean b : readsFrom) {
-            anyDirect |= b;
-        }
+        boolean anyDirect = any(readsFrom);
         this.cross = anyDirect ? cross : null;
-        boolean anyReader = false;
-        for (boolean b : readBy) {
-            anyReader |= b;
-        }
-        this.choice = anyReader && singleCopy == SingleCopy.AUTO ? new CopyChoice() : null;
+        this.choice = any(readBy) && singleCopy == SingleCopy.AUTO ? new CopyChoice() : null;
         this.stage = anyDirect ? arena.allocate(STAGE_BYTES, 64) : null;
         sleepTimespec.set(ValueLayout.JAVA_LONG, 0, 0);
         sleepTimespec.set(ValueLayout.JAVA_LONG, 8, SLEEP_NANOS);
@@ -205,6 +198,15 @@ public final class ShmTransport implements Transport {
                 peerProcess[p] = h.orElse(null);
             }
         }
+    }
+
+    private static boolean any(boolean[] flags) {
+        for (boolean f : flags) {
+            if (f) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
