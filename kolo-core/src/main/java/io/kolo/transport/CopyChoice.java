@@ -12,26 +12,38 @@ import java.util.Arrays;
  *
  * <p>So the sender measures both, per power-of-two size class, in probes: {@link #PROBE} messages as single copies,
  * then {@link #PROBE} through the ring, the first {@link #SETTLE} of each not counted (they pay for the switch;
- * measured, the calls right after one cost up to twice the steady ones). Probes start at the class's first message,
- * then after {@link #FIRST_CYCLE} messages, twice as many, and so on up to every {@link #CYCLE}. Until the next
- * probe, messages go through the ring only if its probe cost less than {@link #RING_BELOW} of the single copy's per
- * byte (the median of its counted calls): close calls keep the single copy, so that ranks whose measurements differ a
- * little do not choose differently.
+ * measured, the calls right after one cost up to twice the steady ones). A class probes at its first message, then
+ * at its first message in each new {@link #EPOCH_NANOS} period of the clock, once {@link #MIN_BETWEEN} messages have
+ * passed since its last probe began. Until the next probe, messages go through the ring only if its probe cost less
+ * than {@link #RING_BELOW} of the single copy's per byte (the median of its counted calls): close calls keep the
+ * single copy, so that ranks whose measurements differ a little do not choose differently.
+ *
+ * <p>Why periods of the clock, not counts of messages: a class's messages may come in bursts seconds apart (a bench
+ * taking turns with another library, a training loop with one such message per step), and a choice measured before
+ * a pause was often wrong after it (on that VM, a class probed every 8,192 messages kept a choice for 2-6 s while
+ * the memory changed modes, and a 1 MiB allreduce ran at 0.73-1.29x Open MPI's speed; probing each period, at
+ * 1.26-1.41x). Why the periods of one clock, not a time since the rank's own last probe: the ranks
+ * of a host share {@link System#nanoTime()}'s clock, so they cross a period's start within the same message, or a
+ * message apart when it falls between their calls, which the settling calls absorb; times since each rank's own
+ * probes would drift apart from probe to probe.
  *
  * <p>Only the sender chooses: every large message carries a header saying which way it comes, so the receiver needs
- * no agreement. Ranks of a ring send the same sizes in the same order, so counting messages per size class puts
- * every rank's probes at the same steps: each then measures the ways as all ranks run them together, not a mix.
+ * no agreement. Ranks of a ring send the same sizes in the same order and read the same clock, so their probes start
+ * at the same steps: each then measures the ways as all ranks run them together, not a mix.
  * Not thread-safe (one per transport, used by the thread that runs its calls); allocates nothing per message.
  */
 final class CopyChoice {
-    /** Messages of a size class from the first probe to the second; the interval doubles from probe to probe... */
-    static final int FIRST_CYCLE = 1024;
-    /** ...up to this many: early probes may have met a JIT still compiling, later ones cost more than they find. */
-    static final int CYCLE = 8192;
+    /** Length of the clock's periods: a class probes again at its first message in a new one. */
+    static final long EPOCH_NANOS = 200_000_000L;
+    /**
+     * Messages of a class from one probe's start to the next, at least: bounds the probes' share of a class whose
+     * messages are rare, to {@code 2 * PROBE / MIN_BETWEEN} of them.
+     */
+    static final int MIN_BETWEEN = 512;
     /** Messages per probe of one way. */
-    static final int PROBE = 24;
+    static final int PROBE = 16;
     /** Messages at the start of a probe that are not measured. */
-    static final int SETTLE = 16;
+    static final int SETTLE = 8;
     /** The ring's cost relative to the single copy's below which messages go through the ring. */
     static final double RING_BELOW = 0.9;
     private static final int CLASSES = 64;
@@ -41,19 +53,25 @@ final class CopyChoice {
     private final double[] ringCost = new double[CLASSES];
     private final long[] count = new long[CLASSES];
     private final long[] probeStart = new long[CLASSES];
-    private final long[] cycle = new long[CLASSES];
+    /** The clock's period in which the class's latest probe began. */
+    private final long[] probeEpoch = new long[CLASSES];
     private final double[][] samples = new double[CLASSES][SAMPLES];
-    /** The class and the position in its cycle of the message last chosen for, so its time lands in its probe. */
+    /** The class and the position in its probe schedule of the message last chosen for, so its time lands in its probe. */
     private int lastClass = -1;
     private int lastStep;
 
-    /** Whether the next message of {@code length} bytes should travel as a single copy. */
-    boolean direct(long length) {
+    /**
+     * Whether the next message of {@code length} bytes should travel as a single copy.
+     *
+     * @param nowNanos {@link System#nanoTime()} as the message starts
+     */
+    boolean direct(long length, long nowNanos) {
         int c = sizeClass(length);
         long n = count[c]++;
-        if (n == probeStart[c] + cycle[c]) {
+        long epoch = Math.floorDiv(nowNanos, EPOCH_NANOS);
+        if (n == 0 || (n - probeStart[c] >= MIN_BETWEEN && epoch != probeEpoch[c])) {
             probeStart[c] = n;
-            cycle[c] = cycle[c] == 0 ? FIRST_CYCLE : Math.min(2 * cycle[c], CYCLE);
+            probeEpoch[c] = epoch;
         }
         int step = (int) Math.min(n - probeStart[c], Integer.MAX_VALUE);
         lastClass = c;

@@ -149,6 +149,8 @@ public final class ShmTransport implements Transport {
     private final CopyChoice choice;
     /** Whether the current call's outgoing message took part in the choice, so its time is recorded. */
     private boolean outTimed;
+    /** When the timed call began ({@link System#nanoTime()}). */
+    private long outStartNanos;
     /** readsFrom[p]: this rank reads large messages from p straight out of p's memory, so they carry a header. */
     private final boolean[] readsFrom;
     /** readBy[p]: p reads this rank's memory, so large messages to p carry a header. */
@@ -531,7 +533,10 @@ public final class ShmTransport implements Transport {
             // Both sides know the length and the pair's ability, so both know a header comes. Heap memory has no
             // fixed address for the receiver to read: it goes through the ring behind an inline header.
             outTimed = choice != null && seg.isNative() && length < CHOICE_MAX_BYTES;
-            outDirect = seg.isNative() && (!outTimed || choice.direct(length));
+            if (outTimed) {
+                outStartNanos = System.nanoTime();
+            }
+            outDirect = seg.isNative() && (!outTimed || choice.direct(length, outStartNanos));
             outHeader.set(ValueLayout.JAVA_LONG, 0, outDirect ? HEADER_DIRECT : HEADER_INLINE);
             outHeader.set(ValueLayout.JAVA_LONG, 8, outDirect ? seg.address() + offset : 0);
             outHeaderLeft = HEADER_BYTES;
@@ -562,9 +567,8 @@ public final class ShmTransport implements Transport {
             progress();
             return;
         }
-        long start = System.nanoTime();
         progress();
-        choice.record(outTotal, System.nanoTime() - start);
+        choice.record(outTotal, System.nanoTime() - outStartNanos);
     }
 
     /** Pushes what fits and pulls what has arrived until both transfers are done. */

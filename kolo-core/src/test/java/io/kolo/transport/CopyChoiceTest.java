@@ -6,9 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The sender's choice between a single copy and the ring, fed with made-up costs (nanoseconds per byte). */
+/** The sender's choice between a single copy and the ring, fed with made-up costs (nanoseconds per byte) and clocks. */
 class CopyChoiceTest {
     private static final long LENGTH = 512 << 10;
+    private static final long EPOCH = CopyChoice.EPOCH_NANOS;
 
     /** A way's cost per byte for a call at {@code step} messages into its probe (large past the probe). */
     @FunctionalInterface
@@ -16,133 +17,176 @@ class CopyChoiceTest {
         double of(boolean direct, long step);
     }
 
-    /** Where a class's probes start, written out independently of the code under test. */
+    /**
+     * Where a class's probes start, written out independently of the code under test: at the first message, then at
+     * the first message of each new clock period once enough messages have passed.
+     */
     private static final class Schedule {
         long start;
-        long cycle;
+        long startEpoch;
         long n;
+        int probes;
 
-        /** How many probes start within the first {@code messages} messages. */
-        static int probes(long messages) {
-            Schedule s = new Schedule();
-            int probes = 0;
-            for (long i = 0; i < messages; i++) {
-                probes += s.next() == 0 ? 1 : 0;
-            }
-            return probes;
-        }
-
-        /** The next message's position relative to the latest probe's start. */
-        long next() {
-            if (n == start + cycle) {
+        /** The position of a message sent at {@code now} relative to the latest probe's start. */
+        long next(long now) {
+            long epoch = Math.floorDiv(now, EPOCH);
+            if (n == 0 || (n - start >= CopyChoice.MIN_BETWEEN && epoch > startEpoch)) {
                 start = n;
-                cycle = cycle == 0 ? CopyChoice.FIRST_CYCLE : Math.min(2 * cycle, CopyChoice.CYCLE);
+                startEpoch = epoch;
+                probes++;
             }
             return n++ - start;
         }
     }
 
-    /** Sends {@code messages} messages of {@code length} bytes; returns how many went as a single copy. */
-    private static int send(CopyChoice choice, long length, int messages, Cost cost, Schedule schedule) {
-        int direct = 0;
-        for (int i = 0; i < messages; i++) {
-            long step = schedule.next();
-            boolean d = choice.direct(length);
-            direct += d ? 1 : 0;
-            choice.record(length, (long) (cost.of(d, step) * length));
-        }
-        return direct;
-    }
+    /** A sender whose messages start {@code gapNanos} apart on a clock that starts at {@code t0}. */
+    private static final class Sender {
+        final CopyChoice choice = new CopyChoice();
+        final Schedule schedule = new Schedule();
+        final long gapNanos;
+        long now;
 
-    private static int send(CopyChoice choice, long length, int messages, double directCost, double ringCost,
-                            Schedule schedule) {
-        return send(choice, length, messages, (d, step) -> d ? directCost : ringCost, schedule);
+        Sender(long t0, long gapNanos) {
+            this.now = t0;
+            this.gapNanos = gapNanos;
+        }
+
+        /** Sends {@code messages} messages of {@code length} bytes; returns how many went as a single copy. */
+        int send(long length, int messages, Cost cost) {
+            int direct = 0;
+            for (int i = 0; i < messages; i++) {
+                long step = schedule.next(now);
+                boolean d = choice.direct(length, now);
+                assertEquals(step < CopyChoice.PROBE || (step >= 2 * CopyChoice.PROBE && d), d,
+                        "message " + schedule.n + ": probes go single copies first, then through the ring");
+                direct += d ? 1 : 0;
+                choice.record(length, (long) (cost.of(d, step) * length));
+                now += gapNanos;
+            }
+            return direct;
+        }
+
+        int send(long length, int messages, double directCost, double ringCost) {
+            return send(length, messages, (d, step) -> d ? directCost : ringCost);
+        }
     }
 
     @Test
-    void probesComeFirstThenAtDoublingIntervalsUpToTheLongestCycle() {
-        CopyChoice choice = new CopyChoice();
-        Schedule schedule = new Schedule();
-        int probes = 0;
-        long lastStart = -1;
-        for (int i = 0; i < 5 * CopyChoice.CYCLE; i++) {
-            long step = schedule.next();
-            boolean d = choice.direct(LENGTH);
-            if (step == 0) {
-                probes++;
-                if (lastStart >= 0) {
-                    assertTrue(schedule.start - lastStart <= CopyChoice.CYCLE);
-                }
-                lastStart = schedule.start;
-            }
-            assertEquals(step < CopyChoice.PROBE || step >= 2 * CopyChoice.PROBE, d, "message " + i);
-            choice.record(LENGTH, (d ? 1 : 3) * LENGTH);
-        }
-        // 0, 1024, 3072, 7168, then every 8192: 15360, 23552, 31744, 39936.
-        assertEquals(8, probes);
+    void probesComeFirstThenOncePerClockPeriod() {
+        // 100 us per message: 2,000 messages per period, far more than the minimum between probes.
+        Sender s = new Sender(7 * EPOCH + EPOCH / 3, 100_000);
+        int messages = 20_000;
+        int direct = s.send(LENGTH, messages, 1.0, 3.0);
+        // The first message, then the first one in each of the 10 periods begun since.
+        assertEquals(11, s.schedule.probes);
+        assertEquals(messages - 11 * CopyChoice.PROBE, direct, "only the probes went through the ring");
+    }
+
+    @Test
+    void rareMessagesProbeOnlyAfterTheMinimumCount() {
+        // One message per 50 ms, as a training step with one message of the class: a new period every fourth
+        // message, but a probe only every MIN_BETWEEN messages.
+        Sender s = new Sender(0, 50_000_000);
+        int messages = 3 * CopyChoice.MIN_BETWEEN + 2 * CopyChoice.PROBE + 10;
+        int direct = s.send(LENGTH, messages, 1.0, 3.0);
+        assertEquals(4, s.schedule.probes);
+        assertEquals(messages - 4 * CopyChoice.PROBE, direct, "only the probes went through the ring");
+    }
+
+    @Test
+    void aPauseLongerThanAPeriodProbesAtTheFirstMessageAfterIt() {
+        Sender s = new Sender(0, 100_000);
+        assertEquals(CopyChoice.PROBE, s.send(LENGTH, 1000, 1.0, 0.5), "the ring was cheaper before the pause");
+        // Seconds later the single copy is the cheaper way: the first message after the pause starts a probe.
+        s.now += 3 * EPOCH;
+        int direct = s.send(LENGTH, 2 * CopyChoice.PROBE + 100, 1.0, 2.0);
+        assertEquals(CopyChoice.PROBE + 100, direct);
+        assertEquals(2.0, s.choice.cost(LENGTH, false), 1e-3);
+        assertEquals(2, s.schedule.probes);
     }
 
     @Test
     void aClearlyCheaperRingCarriesTheMessagesBetweenProbesAndTheSettlingCallsDoNotCount() {
-        CopyChoice choice = new CopyChoice();
-        Schedule schedule = new Schedule();
+        Sender s = new Sender(0, 100_000);
         // The ring is cheaper, except right after a switch, when it pays for the other way's traces.
         Cost cost = (d, step) -> d ? 1.0 : step - CopyChoice.PROBE < CopyChoice.SETTLE ? 50.0 : 0.5;
-        int messages = 3 * CopyChoice.CYCLE;
-        int direct = send(choice, LENGTH, messages, cost, schedule);
-        int probes = Schedule.probes(messages);
-        assertEquals(probes * CopyChoice.PROBE, direct, "only the probes went as single copies");
-        assertEquals(0.5, choice.cost(LENGTH, false), 1e-3);
-        assertEquals(1.0, choice.cost(LENGTH, true), 1e-3);
+        int direct = s.send(LENGTH, 10_000, cost);
+        assertEquals(s.schedule.probes * CopyChoice.PROBE, direct, "only the probes went as single copies");
+        assertEquals(0.5, s.choice.cost(LENGTH, false), 1e-3);
+        assertEquals(1.0, s.choice.cost(LENGTH, true), 1e-3);
     }
 
     @Test
     void aRingOnlyALittleCheaperLeavesTheSingleCopy() {
-        CopyChoice choice = new CopyChoice();
-        Schedule schedule = new Schedule();
-        int messages = 2 * CopyChoice.CYCLE;
-        int direct = send(choice, LENGTH, messages, 1.0, 0.95, schedule);
-        int probes = Schedule.probes(messages);
-        assertEquals(messages - probes * CopyChoice.PROBE, direct, "only the probes went through the ring");
+        Sender s = new Sender(0, 100_000);
+        int messages = 10_000;
+        int direct = s.send(LENGTH, messages, 1.0, 0.95);
+        assertEquals(messages - s.schedule.probes * CopyChoice.PROBE, direct, "only the probes went through the ring");
     }
 
     @Test
-    void whenTheWaysSwapCostsTheChoiceFollowsFromTheNextProbeOn() {
-        CopyChoice choice = new CopyChoice();
-        Schedule schedule = new Schedule();
-        send(choice, LENGTH, 8000, 1.0, 1.8, schedule);
+    void whenTheWaysSwapCostsTheChoiceFollowsFromTheNextPeriodOn() {
+        Sender s = new Sender(0, 100_000);
+        s.send(LENGTH, 1000, 1.0, 1.8);
         // The memory changed mode: the ring now costs a third of what it did and beats the single copy.
-        int untilProbe = (int) (schedule.start + schedule.cycle - schedule.n);
-        int direct = send(choice, LENGTH, untilProbe + 2 * CopyChoice.PROBE, 1.0, 0.6, schedule);
+        int untilProbe = (int) ((EPOCH - s.now % EPOCH + s.gapNanos - 1) / s.gapNanos);
+        int direct = s.send(LENGTH, untilProbe + 2 * CopyChoice.PROBE, 1.0, 0.6);
         assertEquals(untilProbe + CopyChoice.PROBE, direct, "the old choice holds until the probe");
-        assertFalse(choice.direct(LENGTH));
-        assertEquals(0.6, choice.cost(LENGTH, false), 1e-3);
+        assertFalse(s.choice.direct(LENGTH, s.now));
+        assertEquals(0.6, s.choice.cost(LENGTH, false), 1e-3);
     }
 
     @Test
     void oneSlowCallInAProbeDoesNotTurnTheChoice() {
-        CopyChoice choice = new CopyChoice();
-        Schedule schedule = new Schedule();
+        Sender s = new Sender(0, 100_000);
         // The single copy is cheaper by a little more than the margin, but one of its measured calls was preempted.
-        Cost cost = (d, step) -> d ? (step == CopyChoice.SETTLE ? 100.0 : 0.8) : 1.0;
-        send(choice, LENGTH, 2 * CopyChoice.PROBE + 10, cost, schedule);
-        assertEquals(0.8, choice.cost(LENGTH, true), 1e-3);
-        assertTrue(choice.direct(LENGTH));
+        s.send(LENGTH, 2 * CopyChoice.PROBE + 10, (d, step) -> d ? (step == CopyChoice.SETTLE ? 100.0 : 0.8) : 1.0);
+        assertEquals(0.8, s.choice.cost(LENGTH, true), 1e-3);
+        assertTrue(s.choice.direct(LENGTH, s.now));
+    }
+
+    @Test
+    void ranksThatCrossAPeriodAMessageApartStillMeasureEachWayAsBothRunIt() {
+        // Two ranks in lockstep; rank 1 starts each message 30 us after rank 0, so at one period's start rank 0's
+        // message falls just before it and rank 1's just after: rank 1's probe starts a message later.
+        long gap = 100_000;
+        long t0 = EPOCH - 2 * CopyChoice.MIN_BETWEEN * gap - 10_000;
+        Sender r0 = new Sender(t0, gap);
+        Sender r1 = new Sender(t0 + 30_000, gap);
+        boolean d0 = true;
+        boolean d1 = true;
+        // A call's time depends on both ranks' ways: mixed calls cost most, the ring alone least.
+        for (int i = 0; i < 4 * CopyChoice.MIN_BETWEEN; i++) {
+            d0 = r0.choice.direct(LENGTH, r0.now);
+            d1 = r1.choice.direct(LENGTH, r1.now);
+            double cost = d0 != d1 ? 3.0 : d0 ? 1.0 : 0.5;
+            r0.choice.record(LENGTH, (long) (cost * LENGTH));
+            r1.choice.record(LENGTH, (long) (cost * LENGTH));
+            r0.now += gap;
+            r1.now += gap;
+        }
+        // Only the settling calls saw the two ways mixed: both measured the ring at 0.5 and chose it.
+        assertEquals(0.5, r0.choice.cost(LENGTH, false), 1e-3);
+        assertEquals(0.5, r1.choice.cost(LENGTH, false), 1e-3);
+        assertFalse(d0);
+        assertFalse(d1);
     }
 
     @Test
     void sizeClassesChooseApart() {
         CopyChoice choice = new CopyChoice();
-        Schedule small = new Schedule();
-        Schedule large = new Schedule();
         // Interleaved, as a fused step's messages of two sizes would be: each class keeps its own probes.
+        long now = 0;
         for (int i = 0; i < 1000; i++) {
-            send(choice, 64 << 10, 1, 2.0, 1.0, small);
-            send(choice, 4 << 20, 1, 1.0, 2.0, large);
+            boolean d = choice.direct(64 << 10, now);
+            choice.record(64 << 10, (long) ((d ? 2.0 : 1.0) * (64 << 10)));
+            d = choice.direct(4 << 20, now + 25_000);
+            choice.record(4 << 20, (long) ((d ? 1.0 : 2.0) * (4 << 20)));
+            now += 50_000;
         }
         assertEquals(1.0, choice.cost(100 << 10, false), 1e-3, "64 and 100 KiB share a class");
         assertEquals(1.0, choice.cost(4 << 20, true), 1e-3);
-        assertFalse(choice.direct(64 << 10));
-        assertTrue(choice.direct(4 << 20));
+        assertFalse(choice.direct(64 << 10, now));
+        assertTrue(choice.direct(4 << 20, now));
     }
 }
