@@ -91,11 +91,12 @@ public final class ShmTransport implements Transport {
      */
     static final long DIRECT_MIN_BYTES = 64 << 10;
     /**
-     * Messages this large always travel as single copies where they may: from here up the ring was never faster in
-     * any mode measured (a 4 MiB allreduce took 1.00-1.24x the single copies' time through it), and probing it would
-     * cost a bench size its first hundreds of iterations.
+     * Messages this large always travel as single copies where they may. A message as large as the default ring
+     * cannot run ahead of its reader: a 2 MiB allreduce (1 MiB messages) took 536-793 us as single copies, 662-1472
+     * us through the ring and 830-1068 us choosing between them (alternated three times); a 4 MiB allreduce took
+     * 1.00-1.24x the single copies' time through the ring.
      */
-    static final long CHOICE_MAX_BYTES = 2L << 20;
+    static final long CHOICE_MAX_BYTES = 1L << 20;
     /** Header kinds, before every message of {@link #DIRECT_MIN_BYTES} or more between ranks that can read directly. */
     static final long HEADER_INLINE = 0x4B4F4C4F494E4C4EL;
     static final long HEADER_DIRECT = 0x4B4F4C4F44495254L;
