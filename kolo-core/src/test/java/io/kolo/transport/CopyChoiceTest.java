@@ -71,26 +71,29 @@ class CopyChoiceTest {
         }
     }
 
+    /**
+     * Sends {@code messages} messages {@code gapNanos} apart from {@code t0}, the single copy the cheaper way, and
+     * checks that exactly {@code probes} probes ran and only their second halves went through the ring.
+     */
+    private static void assertProbes(long t0, long gapNanos, int messages, int probes) {
+        Sender s = new Sender(t0, gapNanos);
+        int direct = s.send(LENGTH, messages, 1.0, 3.0);
+        assertEquals(probes, s.schedule.probes);
+        assertEquals(messages - probes * CopyChoice.PROBE, direct, "only the probes went through the ring");
+    }
+
     @Test
     void probesComeFirstThenOncePerClockPeriod() {
-        // 100 us per message: 2,000 messages per period, far more than the minimum between probes.
-        Sender s = new Sender(7 * EPOCH + EPOCH / 3, 100_000);
-        int messages = 20_000;
-        int direct = s.send(LENGTH, messages, 1.0, 3.0);
-        // The first message, then the first one in each of the 10 periods begun since.
-        assertEquals(11, s.schedule.probes);
-        assertEquals(messages - 11 * CopyChoice.PROBE, direct, "only the probes went through the ring");
+        // 100 us per message: 2,000 messages per period, far more than the minimum between probes. The first
+        // message probes, then the first one in each of the 10 periods begun since.
+        assertProbes(7 * EPOCH + EPOCH / 3, 100_000, 20_000, 11);
     }
 
     @Test
     void rareMessagesProbeOnlyAfterTheMinimumCount() {
         // One message per 50 ms, as a training step with one message of the class: a new period every fourth
         // message, but a probe only every MIN_BETWEEN messages.
-        Sender s = new Sender(0, 50_000_000);
-        int messages = 3 * CopyChoice.MIN_BETWEEN + 2 * CopyChoice.PROBE + 10;
-        int direct = s.send(LENGTH, messages, 1.0, 3.0);
-        assertEquals(4, s.schedule.probes);
-        assertEquals(messages - 4 * CopyChoice.PROBE, direct, "only the probes went through the ring");
+        assertProbes(0, 50_000_000, 3 * CopyChoice.MIN_BETWEEN + 2 * CopyChoice.PROBE + 10, 4);
     }
 
     @Test
