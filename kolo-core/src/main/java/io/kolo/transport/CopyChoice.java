@@ -60,7 +60,7 @@ final class CopyChoice {
     /** The clock's period in which the class's latest probe began. */
     private final long[] probeEpoch = new long[CLASSES];
     private final double[][] samples = new double[CLASSES][SAMPLES];
-    /** The class and the position in its probe schedule of the message last chosen for, so its time lands in its probe. */
+    /** The class and the place in its probes of the message last chosen for, so that its time lands in its probe. */
     private int lastClass = -1;
     private int lastStep;
 
