@@ -771,22 +771,47 @@ public final class ShmTransport implements Transport {
 
     /**
      * Why {@code peer} is lost, or null while it looks alive: it aborted, closed its transport, or (when
-     * {@code checkPid}, or when the caller already knows) its process is gone.
+     * {@code checkPid}, or when the caller already knows) its process is gone. An abort only relays a failure the
+     * aborting rank saw; when another rank of this host has died, that death is what this rank reports, so that
+     * every rank names the same cause even when the job's store went down with the aborting rank.
      */
     private PeerFailedException gone(int peer, boolean checkPid, boolean knownDead) {
         int state = peerFiles[peer].state();
         String why;
         if (state == ShmFile.ABORTED) {
+            PeerFailedException dead = deadHostRank(peer);
+            if (dead != null) {
+                return dead;
+            }
             why = "rank " + peer + " aborted";
         } else if (state == ShmFile.CLOSED) {
             why = "rank " + peer + " closed its transport";
-        } else if (knownDead || (checkPid && peerProcess[peer] != null && !peerProcess[peer].isAlive())) {
-            why = "rank " + peer + " (pid " + peerFiles[peer].pid() + ") died: it exited, crashed or was killed";
+        } else if (knownDead || (checkPid && !alive(peer))) {
+            return died(peer);
         } else {
             return null;
         }
         return new PeerFailedException(peer, "lost rank " + peer + " over shared memory: " + why, null,
                 state == ShmFile.ABORTED);
+    }
+
+    /** A rank of this host other than {@code except} whose process is gone, as the failure to report; or null. */
+    private PeerFailedException deadHostRank(int except) {
+        for (int p = 0; p < size; p++) {
+            if (p != except && peerFiles[p] != null && !alive(p)) {
+                return died(p);
+            }
+        }
+        return null;
+    }
+
+    private boolean alive(int peer) {
+        return peerProcess[peer] == null || peerProcess[peer].isAlive();
+    }
+
+    private PeerFailedException died(int peer) {
+        return new PeerFailedException(peer, "lost rank " + peer + " over shared memory: rank " + peer + " (pid "
+                + peerFiles[peer].pid() + ") died: it exited, crashed or was killed", null, false);
     }
 
     private KoloTimeoutException timedOut() {

@@ -9,9 +9,10 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 
 /**
- * Rank 1 of a two-rank shared-memory job in its own process, for {@link ShmTransportTest}: connects through the
- * rendezvous store at {@code args[0]:args[1]} (secret from {@code KOLO_SECRET}), sends {@code args[3]} bytes of
- * 7s to rank 0, prints "sent", then sleeps until killed: it holds rank 0 mid-message.
+ * Rank 1 of a shared-memory job of {@code args[4]} ranks (two when absent) in its own process, for
+ * {@link ShmTransportTest}: connects through the rendezvous store at {@code args[0]:args[1]} (secret from
+ * {@code KOLO_SECRET}), sends {@code args[3]} bytes of 7s to rank 0, prints "sent", then sleeps until killed: it holds
+ * rank 0 mid-message.
  */
 public final class ShmPeerProcess {
     private ShmPeerProcess() {
@@ -21,8 +22,9 @@ public final class ShmPeerProcess {
         JobSecret secret = JobSecret.fromHex(System.getenv("KOLO_SECRET"));
         try (RendezvousClient store = RendezvousClient.connect(
                 new InetSocketAddress(args[0], Integer.parseInt(args[1])), secret, Duration.ofSeconds(20))) {
-            ShmTransport t = ShmTransport.connect(1, 2, new int[] {0, 1}, store, args[2], 65536,
-                    Duration.ofSeconds(20), Duration.ofSeconds(60));
+            int size = args.length > 4 ? Integer.parseInt(args[4]) : 2;
+            ShmTransport t = ShmTransport.connect(1, size, java.util.stream.IntStream.range(0, size).toArray(), store,
+                    args[2], 65536, Duration.ofSeconds(20), Duration.ofSeconds(60));
             long bytes = Long.parseLong(args[3]);
             MemorySegment src = Arena.global().allocate(bytes);
             src.fill((byte) 7);

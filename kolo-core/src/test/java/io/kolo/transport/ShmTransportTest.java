@@ -241,14 +241,74 @@ class ShmTransportTest {
     /** Starts {@link ShmPeerProcess} as rank 1: it connects, sends {@code bytes} to rank 0, prints "sent" and waits. */
     private static Process startPeer(RendezvousServer store, JobSecret secret, String job, long bytes)
             throws IOException {
+        return startPeer(store, secret, job, bytes, 2);
+    }
+
+    private static Process startPeer(RendezvousServer store, JobSecret secret, String job, long bytes, int size)
+            throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp",
                 System.getProperty("java.class.path"), ShmPeerProcess.class.getName(),
                 store.address().getAddress().getHostAddress(), String.valueOf(store.address().getPort()), job,
-                String.valueOf(bytes))
+                String.valueOf(bytes), String.valueOf(size))
                 .redirectErrorStream(true);
         pb.environment().put("KOLO_SECRET", secret.toHex());
         return pb.start();
+    }
+
+    /**
+     * Rank 1 of three is a real process that dies; rank 0 saw it and aborts. Rank 2, which waits on rank 0, names rank 1
+     * as the cause, not rank 0: under Slurm the job's store may live in rank 0 and go down with it, so rank 2 cannot
+     * learn the first failure from there.
+     */
+    @Test
+    void aRankWaitingOnAnAbortedPartnerNamesTheHostRankThatDied() throws Exception {
+        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        JobSecret secret = JobSecret.generate();
+        String job = ShmGroup.newJob();
+        int[] all = {0, 1, 2};
+        try (RendezvousServer store = RendezvousServer.start(InetAddress.getLoopbackAddress(), 0, secret)) {
+            Process peer = startPeer(store, secret, job, 10, 3);
+            try {
+                // Each on a thread of its own: both wait in setup until all three ranks arrived.
+                CompletableFuture<ShmTransport> first = CompletableFuture.supplyAsync(() -> ShmTransport.connect(
+                        0, 3, all, store, job, 65536, Duration.ofSeconds(30), Duration.ofSeconds(120)),
+                        r -> new Thread(r).start());
+                CompletableFuture<ShmTransport> third = CompletableFuture.supplyAsync(() -> ShmTransport.connect(
+                        2, 3, all, store, job, 65536, Duration.ofSeconds(30), Duration.ofSeconds(120)),
+                        r -> new Thread(r).start());
+                ShmTransport t0 = first.get(60, TimeUnit.SECONDS);
+                ShmTransport t2 = third.get(60, TimeUnit.SECONDS);
+                try (Arena arena = Arena.ofShared()) {
+                    MemorySegment dst = arena.allocate(10);
+                    t0.recv(1, dst, 0, 10);
+                    BufferedReader out = new BufferedReader(new InputStreamReader(peer.getInputStream(),
+                            StandardCharsets.UTF_8));
+                    assertEquals("sent", out.readLine());
+                    peer.destroyForcibly().waitFor();
+                    CompletableFuture<Throwable> waiting = CompletableFuture.supplyAsync(() -> {
+                        try {
+                            t2.recv(0, dst, 0, 10); // rank 0 never sends this
+                            return null;
+                        } catch (Throwable e) {
+                            return e;
+                        }
+                    });
+                    Thread.sleep(100);
+                    t0.abort(new IllegalStateException("rank 0 lost rank 1"));
+                    PeerFailedException p = assertInstance(PeerFailedException.class,
+                            waiting.get(30, TimeUnit.SECONDS));
+                    assertEquals(1, p.peer(), p.getMessage());
+                    assertFalse(p.peerAborted());
+                    assertTrue(p.getMessage().contains("died"), p.getMessage());
+                } finally {
+                    t0.close();
+                    t2.close();
+                }
+            } finally {
+                peer.destroyForcibly();
+            }
+        }
     }
 
     /** Rank 1 is a real process killed with SIGKILL mid-message: rank 0 fails fast naming it; nothing is left. */
