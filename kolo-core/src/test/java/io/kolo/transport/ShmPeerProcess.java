@@ -7,6 +7,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.stream.IntStream;
 
 /**
  * Rank 1 of a shared-memory job of {@code args[4]} ranks (two when absent) in its own process, for
@@ -23,7 +24,7 @@ public final class ShmPeerProcess {
         try (RendezvousClient store = RendezvousClient.connect(
                 new InetSocketAddress(args[0], Integer.parseInt(args[1])), secret, Duration.ofSeconds(20))) {
             int size = args.length > 4 ? Integer.parseInt(args[4]) : 2;
-            ShmTransport t = ShmTransport.connect(1, size, java.util.stream.IntStream.range(0, size).toArray(), store,
+            ShmTransport t = ShmTransport.connect(1, size, IntStream.range(0, size).toArray(), store,
                     args[2], 65536, Duration.ofSeconds(20), Duration.ofSeconds(60));
             long bytes = Long.parseLong(args[3]);
             MemorySegment src = Arena.global().allocate(bytes);
