@@ -41,6 +41,19 @@ final class Job {
         }
     }
 
+    /** A failure the job ends with: the line that explains it and the launcher's exit code. */
+    record Failure(String cause, int code) {
+    }
+
+    /** Where a rank's failure is recorded, and which failure the job then reports. */
+    interface FailureRecord {
+        /**
+         * Records that {@code rank} exited with {@code code} (non-zero) and returns the failure the job ends with:
+         * this one, or, with several launchers (one per node), one that another launcher recorded first.
+         */
+        Failure record(RankLaunch rank, int code);
+    }
+
     static final int START_FAILED = 127;
     /** ssh's own exit code when the connection failed, as opposed to the remote command's. */
     static final int SSH_FAILED = 255;
@@ -54,7 +67,7 @@ final class Job {
     private static final Duration DESCENDANT_POLL = Duration.ofMillis(100);
 
     private final List<RankLaunch> launches;
-    private final KeyValueStore store;
+    private final FailureRecord failures;
     private final TaggedOutput out;
     private final TaggedOutput err;
     private final PrintStream messages;
@@ -71,11 +84,20 @@ final class Job {
     // and can no longer be found from it, yet they may still hold its output pipes or the GPU.
     private final Set<ProcessHandle> descendants = ConcurrentHashMap.newKeySet();
     private volatile boolean stopping;
+    // A failure on another node that this node's ranks are being stopped for.
+    private volatile Failure elsewhere;
+    // The failure of one of this launcher's own ranks, once seen.
+    private volatile Failure own;
 
     Job(List<RankLaunch> launches, KeyValueStore store, PrintStream out, PrintStream err, Path outputDir,
         Duration grace) {
+        this(launches, (rank, code) -> recordInStore(store, rank, code, err), out, err, outputDir, grace);
+    }
+
+    Job(List<RankLaunch> launches, FailureRecord failures, PrintStream out, PrintStream err, Path outputDir,
+        Duration grace) {
         this.launches = launches;
-        this.store = store;
+        this.failures = failures;
         this.out = new TaggedOutput(out, "stdout");
         this.err = new TaggedOutput(err, "stderr");
         this.messages = err;
@@ -87,9 +109,10 @@ final class Job {
 
     /** Runs the job to the end; the exit code of the first rank that failed, or 0. */
     int run() throws InterruptedException {
-        for (RankLaunch launch : launches) {
+        for (int i = 0; i < launches.size(); i++) {
+            RankLaunch launch = launches.get(i);
             try {
-                start(launch);
+                start(i, launch);
             } catch (IOException e) {
                 if (stopping) {
                     terminate(running());
@@ -104,32 +127,21 @@ final class Job {
         }
         Thread tracker = Thread.ofPlatform().daemon().name("kolo-descendants").start(this::trackDescendants);
         int remaining = launches.size();
-        Integer failure = null;
+        Failure failure = null;
         while (remaining > 0) {
-            int rank = exits.take();
+            int index = exits.take();
             remaining--;
-            int code = processes[rank].exitValue();
-            if (code != 0 && failure == null && !stopping) {
-                failure = code;
+            int code = processes[index].exitValue();
+            if (code != 0 && failure == null && !stopping && elsewhere == null) {
                 // Record before killing anyone, so ranks that notice the failure first can name the cause.
-                RankLaunch failed = launches.get(rank);
-                String cause = "rank " + rank + (failed.remote() ? " on host " + failed.host() : "")
-                        + (failed.remote() && code == SSH_FAILED ? " lost its ssh connection (ssh exited with code "
-                        + code + ")" : " exited with code " + code);
-                try {
-                    store.put("failed/" + rank, cause);
-                    // Ranks may have recorded a messenger first (a rank that aborted on seeing this exit, over
-                    // TCP indistinguishable from the cause); the first exit is what they should name.
-                    store.put("failure", rank + "\t" + cause);
-                } catch (RuntimeException e) {
-                    message("kolo: could not record the failure in the rendezvous store: " + e.getMessage());
-                }
+                failure = failures.record(launches.get(index), code);
+                own = failure;
                 // Let the failing rank's last words (usually its stack trace) come out before ours.
-                for (Thread t : rankPumps[rank]) {
+                for (Thread t : rankPumps[index]) {
                     t.join(Duration.ofMillis(300));
                 }
                 List<Process> others = running();
-                message("kolo: " + cause + (others.isEmpty() ? ""
+                message("kolo: " + failure.cause() + (others.isEmpty() ? ""
                         : "; terminating the other " + others.size() + (others.size() == 1 ? " rank" : " ranks")));
                 // Kolo ranks notice a dead peer within moments and exit naming it; give them that moment so
                 // their explanation reaches the user, then stop whatever is still running.
@@ -142,9 +154,59 @@ final class Job {
         terminate(List.of());
         awaitPumps();
         if (failure != null) {
-            return failure;
+            return failure.code();
+        }
+        if (elsewhere != null) {
+            return elsewhere.code();
         }
         return stopping ? 143 : 0;
+    }
+
+    /** The single launcher's record: the first exit it sees is the job's first failure. */
+    private static Failure recordInStore(KeyValueStore store, RankLaunch failed, int code, PrintStream err) {
+        String cause = "rank " + failed.rank() + (failed.remote() ? " on host " + failed.host() : "")
+                + (failed.remote() && code == SSH_FAILED ? " lost its ssh connection (ssh exited with code "
+                + code + ")" : " exited with code " + code);
+        try {
+            store.put("failed/" + failed.rank(), cause);
+            // Ranks may have recorded a messenger first (a rank that aborted on seeing this exit, over
+            // TCP indistinguishable from the cause); the first exit is what they should name.
+            store.put("failure", failed.rank() + "\t" + cause);
+        } catch (RuntimeException e) {
+            synchronized (err) {
+                err.println("kolo: could not record the failure in the rendezvous store: " + e.getMessage());
+            }
+        }
+        return new Failure(cause, code);
+    }
+
+    /** The job is ending: stopped, or failed here or elsewhere. */
+    boolean ending() {
+        return stopping || elsewhere != null || own != null;
+    }
+
+    /**
+     * A rank on another node failed (or that node was lost): stops this node's ranks as a local failure would,
+     * after the same window in which Kolo ranks fail on their own naming it. Returns at once if the job is
+     * already ending for another reason.
+     */
+    void failElsewhere(Failure failure) {
+        List<Process> alive;
+        synchronized (terminationLock) {
+            if (stopping || elsewhere != null || own != null) {
+                return;
+            }
+            elsewhere = failure;
+            alive = running();
+        }
+        message("kolo: " + failure.cause() + (alive.isEmpty() ? "" : "; terminating this node's " + alive.size()
+                + (alive.size() == 1 ? " rank" : " ranks")));
+        try {
+            awaitExit(alive, FAIL_FAST_WINDOW);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        terminate(running());
     }
 
     private static void awaitExit(List<Process> processes, Duration window) throws InterruptedException {
@@ -170,7 +232,8 @@ final class Job {
         terminate(alive);
     }
 
-    private void start(RankLaunch launch) throws IOException {
+    /** Starts {@code launch}, the {@code index}-th of this launcher's ranks (its rank may be any of the job's). */
+    private void start(int index, RankLaunch launch) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(launch.command());
         pb.environment().putAll(launch.env());
         OutputStream outFile = null;
@@ -188,7 +251,7 @@ final class Job {
                 throw new IOException("the launcher is stopping");
             }
             p = pb.start();
-            processes[launch.rank()] = p;
+            processes[index] = p;
             if (launch.remote()) {
                 remote.add(p);
             }
@@ -200,11 +263,11 @@ final class Job {
         } else {
             p.getOutputStream().close();
         }
-        rankPumps[launch.rank()] = new Thread[] {
+        rankPumps[index] = new Thread[] {
                 pump(launch.rank(), p.getInputStream(), out, outFile, "stdout"),
                 pump(launch.rank(), p.getErrorStream(), err, errFile, "stderr")};
-        pumps.addAll(List.of(rankPumps[launch.rank()]));
-        p.onExit().thenRun(() -> exits.add(launch.rank()));
+        pumps.addAll(List.of(rankPumps[index]));
+        p.onExit().thenRun(() -> exits.add(index));
     }
 
     private Thread pump(int rank, InputStream in, TaggedOutput target, OutputStream file, String name) {

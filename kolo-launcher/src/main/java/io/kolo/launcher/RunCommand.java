@@ -5,6 +5,7 @@ import io.kolo.transport.ShmTransport;
 import io.kolo.transport.Transports;
 import io.kolo.bootstrap.RendezvousServer;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -19,6 +20,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 @Command(name = "run", sortOptions = false, separator = " ",
         description = "Start N ranks of a program on this machine or over ssh on several hosts, tagged output,"
@@ -29,14 +32,19 @@ import java.util.function.Predicate;
                 "         [--start-timeout S] [--verbose] -- COMMAND [ARGS...]",
                 "kolo run -np N [options] -jar APP.jar [ARGS...]",
                 "kolo run -np N [options] -cp CLASSPATH MAIN_CLASS [ARGS...]",
-                "kolo run -np N [options] --example NAME [-- ARGS...]"},
+                "kolo run -np N [options] --example NAME [-- ARGS...]",
+                "kolo run --nnodes N --node-rank R --rendezvous HOST[:PORT] [--np-per-node S]",
+                "         [options] -- COMMAND [ARGS...]      (once on every node)"},
         footer = {"", "Exit code: 0 when every rank exits 0, else the exit code of the first rank",
                 "that failed; 2 for a usage error."})
 final class RunCommand implements Subcommand {
     static final int DEFAULT_START_TIMEOUT = 60;
 
-    @Option(names = "-np", required = true, paramLabel = "N", description = "Number of ranks to start.")
-    int np;
+    @Option(names = "-np", paramLabel = "N", description = "Number of ranks to start.")
+    Integer np;
+
+    @Mixin
+    NodeOptions node = new NodeOptions();
 
     @Option(names = {"-H", "--hosts"}, paramLabel = "HOSTS",
             description = "Hosts and slots, host:N[,host:N...] (default: the MPI default hostfile when one is"
@@ -114,16 +122,34 @@ final class RunCommand implements Subcommand {
 
     @Override
     public int call(PrintStream out, PrintStream err, boolean installShutdownHook) throws InterruptedException {
+        if (node.given()) {
+            return NodeRun.execute(nodePlan(System.getenv()), out, err, installShutdownHook);
+        }
         return execute(plan(System.getenv(), Hosts.localNames()), out, err, installShutdownHook);
     }
 
+    /** The per-node launcher's plan (--nnodes): this node's ranks only, no hosts to reach. */
+    NodeRun.Plan nodePlan(Map<String, String> launcherEnv) {
+        if (hosts != null || hostfile != null) {
+            throw new UsageException("--nnodes starts this node's ranks only (every node runs its own kolo run):"
+                    + " no -H or --hostfile");
+        }
+        checkStartTimeout();
+        List<String> warnings = new ArrayList<>();
+        Map<String, String> exported = exports(launcherEnv, warnings);
+        String iface = networkInterface != null ? networkInterface : launcherEnv.get("KOLO_IFACE");
+        return NodeRun.Plan.of(node, np, launcherEnv, childCommand(launcherEnv), exported, warnings, outputDir,
+                startTimeoutSeconds, verbose, iface == null || iface.isBlank() ? null : iface.strip());
+    }
+
     Plan plan(Map<String, String> launcherEnv, Predicate<String> isLocal) {
+        if (np == null) {
+            throw new UsageException("missing -np N (the number of ranks), or --nnodes N for a launcher per node");
+        }
         if (np < 1) {
             throw new UsageException("-np must be at least 1, got " + np);
         }
-        if (startTimeoutSeconds < 1) {
-            throw new UsageException("--start-timeout must be at least 1 second, got " + startTimeoutSeconds);
-        }
+        checkStartTimeout();
         if (hosts != null && hostfile != null) {
             throw new UsageException("use either -H or --hostfile, not both");
         }
@@ -161,6 +187,22 @@ final class RunCommand implements Subcommand {
         List<String> remoteHosts = slots.stream().map(Topology.Slot::host).distinct()
                 .filter(h -> !isLocal.test(h)).toList();
         List<String> warnings = new ArrayList<>();
+        Map<String, String> exported = exports(launcherEnv, warnings);
+        String iface = networkInterface != null ? networkInterface : launcherEnv.get("KOLO_IFACE");
+        Ssh ssh = new Ssh(Ssh.clientCommand(launcherEnv), sshPort, sshIdentityFile,
+                Math.min(sshConnectTimeout, startTimeoutSeconds), sshConnectionAttempts);
+        return new Plan(np, slots, childCommand(launcherEnv), exported, warnings, outputDir, startTimeoutSeconds,
+                verbose, remoteHosts, ssh, iface == null || iface.isBlank() ? null : iface.strip(),
+                Path.of("").toAbsolutePath().toString());
+    }
+
+    private void checkStartTimeout() {
+        if (startTimeoutSeconds < 1) {
+            throw new UsageException("--start-timeout must be at least 1 second, got " + startTimeoutSeconds);
+        }
+    }
+
+    private Map<String, String> exports(Map<String, String> launcherEnv, List<String> warnings) {
         Map<String, String> exported = RankEnvironment.exports(exports, launcherEnv, warnings);
         if (bindTo != null) {
             if (!bindTo.equals("core") && !bindTo.equals("none")) {
@@ -168,12 +210,7 @@ final class RunCommand implements Subcommand {
             }
             exported.put("KOLO_BIND_TO", bindTo);
         }
-        String iface = networkInterface != null ? networkInterface : launcherEnv.get("KOLO_IFACE");
-        Ssh ssh = new Ssh(Ssh.clientCommand(launcherEnv), sshPort, sshIdentityFile,
-                Math.min(sshConnectTimeout, startTimeoutSeconds), sshConnectionAttempts);
-        return new Plan(np, slots, childCommand(launcherEnv), exported, warnings, outputDir, startTimeoutSeconds,
-                verbose, remoteHosts, ssh, iface == null || iface.isBlank() ? null : iface.strip(),
-                Path.of("").toAbsolutePath().toString());
+        return exported;
     }
 
     private List<String> childCommand(Map<String, String> launcherEnv) {
@@ -278,9 +315,10 @@ final class RunCommand implements Subcommand {
         return iface.indexOf(':') >= 0 || iface.matches("\\d{1,3}(\\.\\d{1,3}){3}");
     }
 
-    static final Set<String> VALUE_OPTIONS = Set.of("-np", "-H", "--hosts", "--hostfile", "-x", "--output-dir",
-            "--start-timeout", "--example", "-p", "--ssh-port", "-i", "--ssh-identity-file", "--ssh-connect-timeout",
-            "--ssh-connection-attempts", "--network-interface", "--bind-to");
+    static final Set<String> VALUE_OPTIONS = Stream.concat(Stream.of("-np", "-H", "--hosts",
+            "--hostfile", "-x", "--output-dir", "--start-timeout", "--example", "-p", "--ssh-port", "-i",
+            "--ssh-identity-file", "--ssh-connect-timeout", "--ssh-connection-attempts", "--network-interface",
+            "--bind-to"), NodeOptions.VALUE_OPTIONS.stream()).collect(Collectors.toUnmodifiableSet());
 
     /**
      * Rewrites mpirun-style arguments so picocli sees the program behind an explicit "--": like mpirun, the

@@ -141,6 +141,7 @@ class RunCommandTest {
     @Test
     void semanticUsageErrors() {
         assertUsage("-np must be at least 1", "-np", "0", "--", "true");
+        assertUsage("missing -np N", "--", "true");
         assertUsage("no command to run", "-np", "2");
         assertUsage("use either -H or --hostfile", "-np", "1", "-H", "localhost:1", "--hostfile", "f", "--", "true");
         assertUsage("--start-timeout must be at least 1", "-np", "1", "--start-timeout", "0", "--", "true");
@@ -150,9 +151,67 @@ class RunCommandTest {
 
     @Test
     void syntaxErrors() {
-        assertThrows(CommandLine.MissingParameterException.class, () -> parse("--", "true"));
         assertThrows(CommandLine.ParameterException.class, () -> parse("-np", "two", "--", "true"));
         assertThrows(CommandLine.UnmatchedArgumentException.class, () -> parse("-np", "2", "--bogus", "--", "true"));
+    }
+
+    static NodeRun.Plan nodePlan(Map<String, String> env, String... args) {
+        return parse(args).nodePlan(env);
+    }
+
+    @Test
+    void perNodeOptionsGiveThisNodesRanksAndTheRendezvous() {
+        Map<String, String> env = Map.of("KOLO_SECRET", "ab".repeat(32));
+        NodeRun.Plan p = nodePlan(env, "--nnodes", "3", "--node-rank", "2", "--rendezvous", "train-0.train:2222",
+                "-np-per-node", "4", "--", "python", "-x");
+        assertEquals(3, p.nnodes());
+        assertEquals(2, p.nodeRank());
+        assertEquals(4, p.perNode());
+        assertEquals(new RendezvousEndpoint("train-0.train", 2222), p.endpoint());
+        assertEquals(List.of("python", "-x"), p.command());
+        assertTrue(p.isLocal(8) && p.isLocal(11) && !p.isLocal(7) && !p.isLocal(12));
+        // Both spellings; -np divided among the nodes; the default port; the node rank of an Indexed Job's pod.
+        assertEquals(2, nodePlan(env, "--nnodes", "2", "--node-rank", "0", "--rendezvous", "h", "--np-per-node",
+                "2", "--", "true").perNode());
+        NodeRun.Plan fromNp = parse("-np", "6", "--nnodes", "3", "--rendezvous", "[::1]", "--", "true")
+                .nodePlan(Map.of("KOLO_SECRET", "ab".repeat(32), "JOB_COMPLETION_INDEX", "1"));
+        assertEquals(2, fromNp.perNode());
+        assertEquals(1, fromNp.nodeRank());
+        assertEquals(new RendezvousEndpoint("::1", 29500), fromNp.endpoint());
+        assertEquals(1, nodePlan(Map.of(), "--nnodes", "1", "--node-rank", "0", "--rendezvous", "localhost", "--",
+                "true").perNode());
+    }
+
+    @Test
+    void perNodeUsageErrors() {
+        Map<String, String> env = Map.of("KOLO_SECRET", "ab".repeat(32));
+        String[][] cases = {
+                {"--nnodes must be at least 1", "--nnodes", "0", "--node-rank", "0", "--rendezvous", "h"},
+                {"--node-rank must be from 0 to 1", "--nnodes", "2", "--node-rank", "2", "--rendezvous", "h"},
+                {"--nnodes needs --node-rank", "--nnodes", "2", "--rendezvous", "h"},
+                {"--nnodes needs --rendezvous", "--nnodes", "2", "--node-rank", "1"},
+                {"--np-per-node must be at least 1", "--nnodes", "2", "--node-rank", "1", "--rendezvous", "h",
+                        "--np-per-node", "0"},
+                {"-np 5 is not a multiple of --nnodes 2", "-np", "5", "--nnodes", "2", "--node-rank", "1",
+                        "--rendezvous", "h"},
+                {"-np 5 does not match --nnodes 2 x --np-per-node 2", "-np", "5", "--nnodes", "2", "--node-rank", "1",
+                        "--rendezvous", "h", "--np-per-node", "2"},
+                {"--rendezvous h:0: expected HOST or HOST:PORT", "--nnodes", "2", "--node-rank", "1", "--rendezvous",
+                        "h:0"},
+                {"go with --nnodes", "--node-rank", "1", "--rendezvous", "h"},
+                {"no -H or --hostfile", "--nnodes", "2", "--node-rank", "1", "--rendezvous", "h", "-H", "a:1"},
+        };
+        for (String[] c : cases) {
+            List<String> args = new java.util.ArrayList<>(List.of(c).subList(1, c.length));
+            args.addAll(List.of("--", "true"));
+            UsageException e = assertThrows(UsageException.class, () -> nodePlan(env, args.toArray(String[]::new)),
+                    String.join(" ", args));
+            assertTrue(e.getMessage().contains(c[0]), e.getMessage());
+        }
+        UsageException noSecret = assertThrows(UsageException.class, () -> nodePlan(Map.of(), "--nnodes", "2",
+                "--node-rank", "1", "--rendezvous", "h", "--", "true"));
+        assertTrue(noSecret.getMessage().startsWith("--nnodes 2 needs the job secret in KOLO_SECRET"),
+                noSecret.getMessage());
     }
 
     private static void assertUsage(String expected, String... args) {

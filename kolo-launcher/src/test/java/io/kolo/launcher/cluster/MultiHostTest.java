@@ -296,15 +296,8 @@ class MultiHostTest {
     }
 
     static void assertNothingLeftOnHosts() throws InterruptedException {
-        // The ssh sessions end as the ranks exit; give sshd a moment to reap its per-session processes.
-        for (int i = 0; i < cluster.hosts(); i++) {
-            List<Long> left = cluster.jobPidsIn(i);
-            for (int attempt = 0; attempt < 100 && !left.isEmpty(); attempt++) {
-                Thread.sleep(100);
-                left = cluster.jobPidsIn(i);
-            }
-            assertTrue(left.isEmpty(), "left running on host " + i + ": " + describe(left));
-        }
+        String left = cluster.leftOnHosts();
+        assertTrue(left.isEmpty(), "left running: " + left);
     }
 
     static String describe(List<Long> pids) {

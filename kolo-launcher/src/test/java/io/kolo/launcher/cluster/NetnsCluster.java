@@ -49,6 +49,7 @@ public final class NetnsCluster implements AutoCloseable {
     private final Path keys;
     private final List<Process> sshds = new ArrayList<>();
     private final boolean[] named;
+    private boolean namesOnHosts;
     private boolean closed;
 
     private NetnsCluster(String id, int hosts, Path dir) {
@@ -272,6 +273,28 @@ public final class NetnsCluster implements AutoCloseable {
         return f;
     }
 
+    /**
+     * Host names resolve on the hosts too, not only in the launcher namespace (hosts that find each other by name,
+     * as pods of one Kubernetes job do); {@link #hideName} and {@link #revealName} then apply there as well.
+     */
+    public synchronized void resolveNamesOnHosts() {
+        namesOnHosts = true;
+        rewriteHosts();
+    }
+
+    /**
+     * {@code command} run on host {@code i} as its own machine, as its sshd runs (own host name, own
+     * {@code /dev/shm}), without ssh: e.g. a per-node {@code kolo run}. Every step execs, so the process started
+     * is the command itself.
+     */
+    public List<String> onHost(int i, List<String> command) {
+        List<String> argv = new ArrayList<>(List.of("ip", "netns", "exec", hostNs(i), "unshare", "--uts", "--mount",
+                "--propagation", "private", "sh", "-c", "hostname job-worker-" + i
+                        + " && mount -t tmpfs -o mode=1777 tmpfs /dev/shm && exec \"$@\"", "sh"));
+        argv.addAll(command);
+        return argv;
+    }
+
     /** Removes host {@code i}'s name from the hosts file: it no longer resolves (a pod not created yet). */
     public synchronized void hideName(int i) {
         named[i] = false;
@@ -316,6 +339,26 @@ public final class NetnsCluster implements AutoCloseable {
         }
         long listener = p == null ? -1 : p.pid();
         return pidsIn(i).stream().filter(pid -> pid != listener).toList();
+    }
+
+    /**
+     * Waits (10 s at most per host) until no job process is left on any host, as after a job ends the ssh sessions
+     * and ranks take a moment to go; a description of what is still left, empty when nothing is.
+     */
+    public String leftOnHosts() throws InterruptedException {
+        StringBuilder left = new StringBuilder();
+        for (int i = 0; i < hosts; i++) {
+            List<Long> pids = jobPidsIn(i);
+            for (int attempt = 0; attempt < 100 && !pids.isEmpty(); attempt++) {
+                Thread.sleep(100);
+                pids = jobPidsIn(i);
+            }
+            for (long pid : pids) {
+                left.append("host ").append(i).append(": ").append(pid).append(' ')
+                        .append(ProcessHandle.of(pid).flatMap(h -> h.info().commandLine()).orElse("?")).append('\n');
+            }
+        }
+        return left.toString();
     }
 
     private static List<Long> pidsInNs(String ns) {
@@ -386,9 +429,15 @@ public final class NetnsCluster implements AutoCloseable {
 
     private void rewriteHosts() {
         // In place (same inode): ip netns exec bind-mounts this very file, so a new file would go unseen.
+        List<String> namespaces = new ArrayList<>(List.of(launcherNs()));
+        for (int i = 0; namesOnHosts && i < hosts; i++) {
+            namespaces.add(hostNs(i));
+        }
         try {
-            Files.writeString(Path.of("/etc/netns", launcherNs(), "hosts"), hostsLines(), StandardOpenOption.WRITE,
-                    StandardOpenOption.TRUNCATE_EXISTING);
+            for (String ns : namespaces) {
+                Files.writeString(Path.of("/etc/netns", ns, "hosts"), hostsLines(), StandardOpenOption.WRITE,
+                        StandardOpenOption.TRUNCATE_EXISTING);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

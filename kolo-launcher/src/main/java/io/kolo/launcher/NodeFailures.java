@@ -1,0 +1,89 @@
+package io.kolo.launcher;
+
+import io.kolo.bootstrap.KeyValueStore;
+
+import java.io.PrintStream;
+import java.util.Optional;
+import java.util.function.IntPredicate;
+
+/**
+ * Failures of a job with one launcher per node. Each launcher sees only its own ranks exit, so the first exit a
+ * launcher sees may be a consequence of a failure elsewhere: the job's first failure is the one recorded first in
+ * the store ({@code failure}), confirmed by its launcher ({@code failed/<rank>}, {@code exit/<rank>}), and every
+ * node reports that one. A rank's own record of a peer it saw fail ({@code failure} naming another rank, not yet
+ * confirmed) is kept too: that peer's launcher confirms it, or node 0 declares its node lost.
+ */
+final class NodeFailures implements Job.FailureRecord {
+    private final KeyValueStore store;
+    private final int node;
+    private final String host;
+    private final PrintStream err;
+
+    NodeFailures(KeyValueStore store, int node, String host, PrintStream err) {
+        this.store = store;
+        this.node = node;
+        this.host = host;
+        this.err = err;
+    }
+
+    @Override
+    public Job.Failure record(Job.RankLaunch rank, int code) {
+        return record(rank.rank(), "rank " + rank.rank() + " on node " + node + " (" + host + ") exited with code "
+                + code, code);
+    }
+
+    /** Records {@code cause} for {@code rank}; the failure the job ends with (this one unless one came first). */
+    Job.Failure record(int rank, String cause, int code) {
+        try {
+            store.put("failed/" + rank, cause);
+            store.put("exit/" + rank, Integer.toString(code));
+            Optional<String> first = store.tryGet("failure");
+            int firstRank = first.map(NodeFailures::rankOf).orElse(rank);
+            if (firstRank != rank) {
+                Optional<Job.Failure> confirmed = confirmed(firstRank);
+                if (confirmed.isPresent()) {
+                    return new Job.Failure(cause + ", after " + confirmed.get().cause(), confirmed.get().code());
+                }
+                String seen = first.get().substring(first.get().indexOf('\t') + 1);
+                return new Job.Failure(cause + ", after rank " + firstRank + " failed (" + seen + ")", code);
+            }
+            store.put("failure", rank + "\t" + cause);
+        } catch (RuntimeException e) {
+            synchronized (err) {
+                err.println("kolo: could not record the failure in the rendezvous store: " + e.getMessage());
+            }
+        }
+        return new Job.Failure(cause, code);
+    }
+
+    /** The job's first failure, once its launcher has confirmed it, unless it is one of {@code ours}. */
+    Optional<Job.Failure> first(IntPredicate ours) {
+        Optional<String> first = store.tryGet("failure");
+        if (first.isEmpty()) {
+            return Optional.empty();
+        }
+        int rank = rankOf(first.get());
+        return rank < 0 || ours.test(rank) ? Optional.empty() : confirmed(rank);
+    }
+
+    private Optional<Job.Failure> confirmed(int rank) {
+        return store.tryGet("failed/" + rank).map(cause -> new Job.Failure(cause,
+                store.tryGet("exit/" + rank).map(NodeFailures::code).orElse(1)));
+    }
+
+    private static int rankOf(String record) {
+        try {
+            return Integer.parseInt(record.substring(0, Math.max(0, record.indexOf('\t'))));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    private static int code(String value) {
+        try {
+            return Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            return 1;
+        }
+    }
+}
