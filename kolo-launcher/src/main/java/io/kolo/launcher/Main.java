@@ -23,6 +23,7 @@ public final class Main {
                     KeysCommand.class,
                     HostfileCommand.class,
                     BenchCommand.class,
+                    K8sEntry.class,
             },
             description = "Kolo: ring-allreduce for the JVM. 'kolo COMMAND --help' for a command's options.")
     static final class Kolo {
@@ -46,6 +47,9 @@ public final class Main {
 
     static int run(String[] args, PrintStream out, PrintStream err, boolean installShutdownHook) {
         List<String> argv = new ArrayList<>(Arrays.asList(args));
+        if (!argv.isEmpty() && argv.getFirst().equals(K8sEntry.NAME)) {
+            return K8sEntry.run(argv.subList(1, argv.size()), out, err);
+        }
         if (!argv.isEmpty() && argv.getFirst().equals("run")) {
             argv = new ArrayList<>(argv.subList(0, 1));
             argv.addAll(RunCommand.normalize(Arrays.asList(args).subList(1, args.length)));

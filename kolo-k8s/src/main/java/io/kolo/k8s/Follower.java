@@ -1,0 +1,118 @@
+package io.kolo.k8s;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Follows a job until it ends: the ranks' tagged output as it comes (each worker's per-node launcher tags it, or the
+ * MPIJob's launcher), one line per change of a pod's state, one line per new reason it is not running, and at the
+ * end the job's exit code. {@link #interrupt()} (Ctrl-C) stops following without touching the job.
+ */
+final class Follower {
+    /** {@link #follow()}'s result when interrupted. */
+    static final int INTERRUPTED = -1;
+    private static final Duration DRAIN = Duration.ofSeconds(10);
+
+    private final KoloJob job;
+    private final Integer rank;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final Duration poll;
+    private volatile boolean interrupted;
+    private volatile Thread following;
+
+    Follower(KoloJob job, Integer rank, PrintStream out, PrintStream err, Duration poll) {
+        this.job = job;
+        this.rank = rank;
+        this.out = out;
+        this.err = err;
+        this.poll = poll;
+    }
+
+    /** Follows to the end; the job's exit code, or {@link #INTERRUPTED}. */
+    int follow() {
+        following = Thread.currentThread();
+        Map<String, String> states = new HashMap<>();
+        Set<String> problems = new HashSet<>();
+        Map<String, Thread> streams = new HashMap<>();
+        List<String> logPods = List.of();
+        while (!interrupted) {
+            JobStatus s;
+            try {
+                s = job.status();
+                logPods = job.logPods(rank);
+            } catch (KubernetesJobException e) {
+                if (interrupted) {
+                    break;
+                }
+                throw e;
+            }
+            for (JobStatus.Pod p : s.pods()) {
+                String state = p.phase() + (p.node().isEmpty() ? "" : " on " + p.node())
+                        + p.exitCode().stream().mapToObj(c -> ", exit code " + c).findFirst().orElse("");
+                if (!state.equals(states.put(p.name(), state))) {
+                    say("pod " + p.name() + (p.ranks().isEmpty() ? " (launcher)" : " (ranks " + p.ranks() + ")")
+                            + ": " + state);
+                }
+                if (!"Pending".equals(p.phase()) && logPods.contains(p.name()) && !streams.containsKey(p.name())) {
+                    streams.put(p.name(), Thread.ofVirtual().name("kolo-k8s-log-" + p.name())
+                            .start(() -> job.followPod(p.name(), rank, this::print)));
+                }
+            }
+            for (String problem : s.problems()) {
+                if (problems.add(problem)) {
+                    say("why: " + problem);
+                }
+            }
+            if (s.phase().done()) {
+                long deadline = System.nanoTime() + DRAIN.toNanos();
+                for (Thread t : streams.values()) {
+                    try {
+                        t.join(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+                    } catch (InterruptedException e) {
+                        break;
+                    }
+                }
+                int code = s.exitCode().orElse(1);
+                say("job " + job.name() + (code == 0 ? " succeeded" : " failed with exit code " + code));
+                return code;
+            }
+            try {
+                Thread.sleep(poll);
+            } catch (InterruptedException e) {
+                break;
+            }
+        }
+        return INTERRUPTED;
+    }
+
+    /** Stops following (from a signal handler or another thread); the job goes on. */
+    void interrupt() {
+        interrupted = true;
+        Thread t = following;
+        if (t != null) {
+            t.interrupt();
+        }
+    }
+
+    private void print(String line) {
+        synchronized (out) {
+            out.println(line);
+            out.flush();
+        }
+    }
+
+    private void say(String line) {
+        synchronized (err) {
+            err.println("kolo k8s: " + line);
+            err.flush();
+        }
+    }
+
+}

@@ -1,0 +1,213 @@
+package io.kolo.k8s;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * What to run on Kubernetes: W workers (pods) of S ranks each running one command, in one of two modes. Built with
+ * {@link #builder(String)}; {@link Builder#build()} checks every value and throws {@link IllegalArgumentException}
+ * with one line naming what is wrong.
+ *
+ * <pre>{@code
+ * KoloJobSpec spec = KoloJobSpec.builder("train")
+ *         .image("registry.example.com/train:1.0")
+ *         .workers(4).slots(2).cpu("4").memory("16Gi")
+ *         .command(List.of("-cp", "/app/app.jar", "com.example.Train", "--epochs", "10"))
+ *         .build();
+ * try (KubernetesJobs k8s = KubernetesJobs.connect()) {
+ *     KoloJob job = k8s.submit(spec);
+ *     JobStatus done = job.waitFor(Duration.ofHours(2));
+ * }
+ * }</pre>
+ *
+ * @param name                  the job's name: a DNS label (lower case letters, digits, '-'), at most 50 characters
+ *                              so that the pods' names fit
+ * @param image                 the container image (JDK 25, Kolo at {@value #KOLO}, the application)
+ * @param workers               W, the number of pods that run ranks
+ * @param slots                 S, ranks per worker pod; the job has W x S ranks
+ * @param cpu                   CPU request of each worker, e.g. "4" or "500m"; null for none
+ * @param memory                memory request of each worker, e.g. "16Gi"; null for none
+ * @param gpus                  {@code nvidia.com/gpu} of each worker; 0 for none
+ * @param limitCpu              CPU limit; null: the same as the request
+ * @param limitMemory           memory limit; null: the same as the request
+ * @param namespace             null for the kubeconfig's namespace
+ * @param env                   variables for every rank
+ * @param mode                  {@link Mode#OPERATOR_FREE} or {@link Mode#MPIJOB}
+ * @param command               what {@code kolo run} starts on each rank: {@code -- CMD ARGS}, {@code -cp CP MAIN ARGS}
+ *                              or {@code -jar APP ARGS} (without {@code --} it is taken as a command)
+ * @param backoffLimit          retries of the whole job (a Kolo job cannot take back one lost rank), default 0
+ * @param activeDeadlineSeconds the job fails after this long; null for no limit
+ * @param ttlSecondsAfterFinished Kubernetes deletes the finished job after this long; null to keep it
+ * @param startTimeoutSeconds   how long ranks (and pods, to resolve each other's names) wait for each other
+ */
+public record KoloJobSpec(String name, String image, int workers, int slots, String cpu, String memory, int gpus,
+                          String limitCpu, String limitMemory, String namespace, Map<String, String> env, Mode mode,
+                          List<String> command, int backoffLimit, Long activeDeadlineSeconds,
+                          Integer ttlSecondsAfterFinished, int startTimeoutSeconds) {
+
+    /** Where the image has Kolo: the {@code kolo} script. */
+    public static final String KOLO = "/opt/kolo/kolo";
+    private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+    private static final Pattern QUANTITY = Pattern.compile("([0-9]+(\\.[0-9]+)?|\\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?");
+    private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+    /** How the pods are made. */
+    public enum Mode {
+        /** An Indexed Job, a headless Service and a Secret; each pod runs {@code kolo run --nnodes}. No operator, no SSH. */
+        OPERATOR_FREE("operator-free"),
+        /** A {@code kubeflow.org/v2beta1} MPIJob for the MPI Operator: a launcher pod runs {@code kolo run} over SSH. */
+        MPIJOB("mpijob");
+
+        private final String flag;
+
+        Mode(String flag) {
+            this.flag = flag;
+        }
+
+        /** The name on the command line. */
+        public String flag() {
+            return flag;
+        }
+
+        /** Parses {@code operator-free} or {@code mpijob}. */
+        public static Mode of(String flag) {
+            for (Mode m : values()) {
+                if (m.flag.equals(flag)) {
+                    return m;
+                }
+            }
+            throw new IllegalArgumentException("--mode " + flag + ": use operator-free (an Indexed Job, no operator)"
+                    + " or mpijob (an MPIJob for the MPI Operator)");
+        }
+    }
+
+    /** Validates and freezes the components. */
+    public KoloJobSpec {
+        Objects.requireNonNull(mode, "mode");
+        env = Map.copyOf(env);
+        command = List.copyOf(command);
+        if (name == null || name.length() > 50 || !DNS_LABEL.matcher(name).matches()) {
+            throw new IllegalArgumentException("job name '" + name + "' is not a DNS label: use at most 50 lower case"
+                    + " letters, digits and '-', starting and ending with a letter or digit (e.g. train-1)");
+        }
+        if (image == null || image.isBlank()) {
+            throw new IllegalArgumentException("--image is required: the container image with JDK 25, Kolo and the"
+                    + " application (see docker/Dockerfile)");
+        }
+        if (workers < 1) {
+            throw new IllegalArgumentException("--workers must be at least 1, got " + workers);
+        }
+        if (slots < 1) {
+            throw new IllegalArgumentException("--slots must be at least 1, got " + slots);
+        }
+        quantity("--cpu", cpu);
+        quantity("--memory", memory);
+        quantity("--limit-cpu", limitCpu);
+        quantity("--limit-memory", limitMemory);
+        if (gpus < 0) {
+            throw new IllegalArgumentException("--gpu must be 0 or more, got " + gpus);
+        }
+        if (namespace != null && !DNS_LABEL.matcher(namespace).matches()) {
+            throw new IllegalArgumentException("namespace '" + namespace + "' is not a DNS label");
+        }
+        for (String k : env.keySet()) {
+            if (!ENV_NAME.matcher(k).matches()) {
+                throw new IllegalArgumentException("--env " + k + ": not a valid environment variable name");
+            }
+            if (k.equals("KOLO_SECRET")) {
+                throw new IllegalArgumentException("--env KOLO_SECRET: the job's secret is made by kolo k8s");
+            }
+        }
+        if (command.isEmpty()) {
+            throw new IllegalArgumentException("no command: kolo k8s submit NAME ... -- COMMAND ARGS (or -cp CP MAIN,"
+                    + " -jar APP)");
+        }
+        if (backoffLimit < 0) {
+            throw new IllegalArgumentException("--backoff-limit must be 0 or more, got " + backoffLimit);
+        }
+        if (activeDeadlineSeconds != null && activeDeadlineSeconds < 1) {
+            throw new IllegalArgumentException("--active-deadline must be at least 1 second");
+        }
+        if (ttlSecondsAfterFinished != null && ttlSecondsAfterFinished < 0) {
+            throw new IllegalArgumentException("--ttl-after-finished must be 0 or more");
+        }
+        if (startTimeoutSeconds < 1) {
+            throw new IllegalArgumentException("--start-timeout must be at least 1 second, got " + startTimeoutSeconds);
+        }
+    }
+
+    private static void quantity(String flag, String value) {
+        if (value == null) {
+            return;
+        }
+        if (!QUANTITY.matcher(value).matches()) {
+            throw new IllegalArgumentException(flag + " " + value + " is not a Kubernetes quantity (e.g. 4, 500m, 16Gi)");
+        }
+        if (!value.matches(".*[1-9].*")) {
+            throw new IllegalArgumentException(flag + " " + value + " must be more than 0 (leave it out to request"
+                    + " nothing)");
+        }
+    }
+
+    /** Total ranks, W x S. */
+    public int ranks() {
+        return workers * slots;
+    }
+
+    /** A builder with defaults: 1 worker of 1 slot, operator-free, 300 s start timeout. */
+    public static Builder builder(String name) {
+        return new Builder(name);
+    }
+
+    /** Builds a {@link KoloJobSpec}. */
+    public static final class Builder {
+        private final String name;
+        private String image;
+        private int workers = 1;
+        private int slots = 1;
+        private String cpu;
+        private String memory;
+        private int gpus;
+        private String limitCpu;
+        private String limitMemory;
+        private String namespace;
+        private final Map<String, String> env = new LinkedHashMap<>();
+        private Mode mode = Mode.OPERATOR_FREE;
+        private List<String> command = List.of();
+        private int backoffLimit;
+        private Long activeDeadlineSeconds;
+        private Integer ttlSecondsAfterFinished;
+        private int startTimeoutSeconds = 300;
+
+        private Builder(String name) {
+            this.name = name;
+        }
+
+        public Builder image(String v) { image = v; return this; }
+        public Builder workers(int v) { workers = v; return this; }
+        public Builder slots(int v) { slots = v; return this; }
+        public Builder cpu(String v) { cpu = v; return this; }
+        public Builder memory(String v) { memory = v; return this; }
+        public Builder gpus(int v) { gpus = v; return this; }
+        public Builder limitCpu(String v) { limitCpu = v; return this; }
+        public Builder limitMemory(String v) { limitMemory = v; return this; }
+        public Builder namespace(String v) { namespace = v; return this; }
+        public Builder env(String k, String v) { env.put(k, v); return this; }
+        public Builder mode(Mode v) { mode = v; return this; }
+        public Builder command(List<String> v) { command = List.copyOf(v); return this; }
+        public Builder backoffLimit(int v) { backoffLimit = v; return this; }
+        public Builder activeDeadlineSeconds(Long v) { activeDeadlineSeconds = v; return this; }
+        public Builder ttlSecondsAfterFinished(Integer v) { ttlSecondsAfterFinished = v; return this; }
+        public Builder startTimeoutSeconds(int v) { startTimeoutSeconds = v; return this; }
+
+        /** The spec; {@link IllegalArgumentException} naming the first bad value. */
+        public KoloJobSpec build() {
+            return new KoloJobSpec(name, image, workers, slots, cpu, memory, gpus, limitCpu, limitMemory, namespace,
+                    env, mode, command, backoffLimit, activeDeadlineSeconds, ttlSecondsAfterFinished,
+                    startTimeoutSeconds);
+        }
+    }
+}

@@ -1,0 +1,162 @@
+package io.kolo.k8s;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+
+import java.net.ConnectException;
+import java.net.http.HttpConnectTimeoutException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * Submits Kolo jobs to a Kubernetes cluster and finds them again: the Java API behind {@code kolo k8s}, for
+ * workflow engines and notebooks.
+ *
+ * <pre>{@code
+ * try (KubernetesJobs k8s = KubernetesJobs.connect()) {
+ *     KoloJob job = k8s.submit(KoloJobSpec.builder("train").image("registry.example.com/train:1.0")
+ *             .workers(2).slots(4).command(List.of("-cp", "/app/app.jar", "com.example.Train")).build());
+ *     JobStatus status = job.waitFor(Duration.ofHours(1));
+ *     System.out.println(status.describe());
+ * }
+ * }</pre>
+ */
+public final class KubernetesJobs implements AutoCloseable {
+    private final KubernetesClient client;
+    private final boolean owned;
+
+    private KubernetesJobs(KubernetesClient client, boolean owned) {
+        this.client = client;
+        this.owned = owned;
+    }
+
+    /**
+     * Connects with the kubeconfig kubectl would use ({@code KUBECONFIG}, {@code ~/.kube/config}, or the pod's
+     * service account); {@link KubernetesJobException} saying where it looked when there is none.
+     */
+    public static KubernetesJobs connect() {
+        return new KubernetesJobs(new KubernetesClientBuilder()
+                .withConfig(Kubeconfig.config(System.getenv(), home())).build(), true);
+    }
+
+    /** The home directory kubectl uses: $HOME, else the JVM's idea of it. */
+    static Path home() {
+        String home = System.getenv("HOME");
+        return Path.of(home != null && !home.isBlank() ? home : System.getProperty("user.home"));
+    }
+
+    /** Uses a client you built (it stays yours to close). */
+    public static KubernetesJobs using(KubernetesClient client) {
+        return new KubernetesJobs(client, false);
+    }
+
+    /** The namespace of jobs submitted without one: the kubeconfig's, else "default". */
+    public String namespace() {
+        String ns = client.getNamespace();
+        return ns == null ? "default" : ns;
+    }
+
+    /**
+     * Creates the job's objects. Operator-free: the Indexed Job first, suspended, then the Secret and Service owned by
+     * it, then the Job is let go, so no pod starts before its Secret and name exist.
+     */
+    public KoloJob submit(KoloJobSpec spec) {
+        String ns = spec.namespace() != null ? spec.namespace() : namespace();
+        KoloJobSpec placed = spec.namespace() != null ? spec : withNamespace(spec, ns);
+        return call("submit job " + spec.name(), () -> {
+            if (StatusReader.find(client, ns, spec.name()).isPresent()) {
+                throw new KubernetesJobException("a job named " + spec.name() + " already exists in namespace " + ns
+                        + ": delete it first (kolo k8s delete " + spec.name() + ") or choose another name");
+            }
+            if (placed.mode() == KoloJobSpec.Mode.MPIJOB) {
+                GenericKubernetesResource mpi = Manifests.mpiJob(placed);
+                try {
+                    client.genericKubernetesResources(Manifests.MPIJOB_API, Manifests.MPIJOB_KIND).inNamespace(ns)
+                            .resource(mpi).create();
+                } catch (KubernetesClientException e) {
+                    if (e.getCode() == 404) {
+                        throw new KubernetesJobException("this cluster has no MPIJob kind (kubeflow.org/v2beta1):"
+                                + " install the MPI Operator, or use --mode operator-free");
+                    }
+                    throw e;
+                }
+            } else {
+                Job job = client.batch().v1().jobs().inNamespace(ns).resource(Manifests.indexedJob(placed, true))
+                        .create();
+                var owner = Manifests.ownedBy(job);
+                client.secrets().inNamespace(ns).resource(Manifests.secret(placed, Manifests.newSecret(), owner))
+                        .create();
+                client.services().inNamespace(ns).resource(Manifests.headlessService(placed, owner)).create();
+                client.batch().v1().jobs().inNamespace(ns).withName(spec.name())
+                        .edit(j -> {
+                            j.getSpec().setSuspend(false);
+                            return j;
+                        });
+            }
+            return new KoloJob(client, new StatusReader.Target(ns, spec.name(), placed.mode(), placed.workers(),
+                    placed.slots()));
+        });
+    }
+
+    private static KoloJobSpec withNamespace(KoloJobSpec s, String ns) {
+        return new KoloJobSpec(s.name(), s.image(), s.workers(), s.slots(), s.cpu(), s.memory(), s.gpus(),
+                s.limitCpu(), s.limitMemory(), ns, s.env(), s.mode(), s.command(), s.backoffLimit(),
+                s.activeDeadlineSeconds(), s.ttlSecondsAfterFinished(), s.startTimeoutSeconds());
+    }
+
+    /** The job called {@code name} in {@code namespace} (null: the default one). */
+    public KoloJob get(String name, String namespace) {
+        String ns = namespace != null ? namespace : namespace();
+        return call("find job " + name, () -> StatusReader.find(client, ns, name).map(t -> new KoloJob(client, t))
+                .orElseThrow(() -> new KubernetesJobException("no Kolo job named " + name + " in namespace " + ns
+                        + " (kolo k8s list shows them)")));
+    }
+
+    /** Every Kolo job in {@code namespace} (null: the default one). */
+    public List<KoloJob> list(String namespace) {
+        String ns = namespace != null ? namespace : namespace();
+        return call("list jobs", () -> StatusReader.list(client, ns).stream().map(t -> new KoloJob(client, t))
+                .toList());
+    }
+
+    /** Runs a request, turning the client's exceptions into one line. */
+    static <T> T call(KubernetesClient client, String what, Supplier<T> request) {
+        try {
+            return request.get();
+        } catch (KubernetesClientException e) {
+            throw explain(client, what, e);
+        }
+    }
+
+    private <T> T call(String what, Supplier<T> request) {
+        return call(client, what, request);
+    }
+
+    static KubernetesJobException explain(KubernetesClient client, String what, KubernetesClientException e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof ConnectException || t instanceof HttpConnectTimeoutException
+                    || t instanceof java.net.UnknownHostException || t instanceof java.net.http.HttpTimeoutException
+                    || t instanceof java.net.NoRouteToHostException) {
+                return new KubernetesJobException("cannot reach the Kubernetes API server at " + client.getMasterUrl()
+                        + " to " + what + ": " + t.getClass().getSimpleName() + (t.getMessage() == null ? ""
+                        : " (" + t.getMessage() + ")") + "; is the cluster up, and is this the right kubeconfig"
+                        + " context?", e);
+            }
+        }
+        String status = e.getStatus() != null && e.getStatus().getMessage() != null ? e.getStatus().getMessage()
+                : e.getMessage();
+        return new KubernetesJobException("cannot " + what + ": " + (e.getCode() > 0 ? "HTTP " + e.getCode() + ": "
+                : "") + status.lines().findFirst().orElse(""), e);
+    }
+
+    @Override
+    public void close() {
+        if (owned) {
+            client.close();
+        }
+    }
+}
