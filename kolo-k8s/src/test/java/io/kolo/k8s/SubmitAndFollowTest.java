@@ -1,0 +1,148 @@
+package io.kolo.k8s;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** kolo k8s submit, follow, status, logs, delete against the mock API server, the test playing the cluster. */
+@Timeout(60)
+class SubmitAndFollowTest {
+    final FakeCluster cluster = new FakeCluster();
+
+    @AfterEach
+    void close() {
+        cluster.close();
+    }
+
+    static final String[] SUBMIT = {"submit", "train", "--image", "registry.example.com/train:1.0", "--workers", "2",
+            "--slots", "2", "--cpu", "2", "--memory", "4Gi", "--", "-cp", "/app/app.jar", "com.example.Train"};
+
+    @Test
+    void anOperatorFreeJobIsSubmittedFollowedToItsEndWithTaggedOutputAndItsExitCode() throws Exception {
+        CliRun run = CliRun.start(cluster, SUBMIT);
+        List<String> pods = cluster.startIndexedJob("train");
+        assertEquals(List.of("train-0", "train-1"), pods);
+
+        Job job = cluster.client.batch().v1().jobs().withName("train").get();
+        Secret secret = cluster.client.secrets().withName("train-secret").get();
+        Service service = cluster.client.services().withName("train").get();
+        for (HasMetadata owned : List.of(secret, service)) {
+            assertEquals(job.getMetadata().getUid(), owned.getMetadata().getOwnerReferences().getFirst().getUid(),
+                    owned.getKind() + " must be owned by the Job, so deleting the Job deletes it");
+        }
+        assertEquals(64, secret.getStringData().getOrDefault("secret", new String(java.util.Base64.getDecoder()
+                .decode(secret.getData() == null ? "" : secret.getData().getOrDefault("secret", "")))).length());
+
+        cluster.schedule("train-0", "node-a");
+        cluster.schedule("train-1", "node-b");
+        run.awaitErr("pod train-1 (ranks 2-3): Pending on node-b");
+        cluster.log("train-0", "[0]<stdout>:epoch 1 loss 0.5\n[1]<stdout>:epoch 1 loss 0.5\n");
+        cluster.log("train-1", "[2]<stdout>:epoch 1 loss 0.5\n[3]<stderr>:a warning\n");
+        cluster.running("train-0");
+        cluster.running("train-1");
+        run.awaitErr("pod train-0 (ranks 0-1): Running on node-a");
+        cluster.terminated("train-0", 0, "Completed", "2026-01-01T00:10:00Z");
+        cluster.terminated("train-1", 0, "Completed", "2026-01-01T00:10:00Z");
+        cluster.jobCondition("train", "Complete", "Completed", "all indexes succeeded");
+
+        assertEquals(0, run.code(), run.toString());
+        assertEquals(List.of("[0]<stdout>:epoch 1 loss 0.5", "[1]<stdout>:epoch 1 loss 0.5",
+                "[2]<stdout>:epoch 1 loss 0.5", "[3]<stderr>:a warning"), run.out().lines().sorted().toList());
+        assertTrue(run.err().contains("kolo k8s: submitted job train (operator-free, 2 x 2 ranks) in namespace test"),
+                run.err());
+        assertTrue(run.err().contains("kolo k8s: job train succeeded"), run.err());
+
+        CliRun status = CliRun.run(cluster, "status", "train");
+        assertEquals(0, status.code(), status.toString());
+        assertEquals("""
+                job train (operator-free): succeeded, exit code 0
+                  train-0 (ranks 0-1): Succeeded on node-a, exit code 0
+                  train-1 (ranks 2-3): Succeeded on node-b, exit code 0
+                """, status.out());
+        CliRun rank3 = CliRun.run(cluster, "logs", "train", "--rank", "3");
+        assertEquals("[3]<stderr>:a warning\n", rank3.out(), rank3.toString());
+        CliRun list = CliRun.run(cluster, "list");
+        assertEquals("train\toperator-free\t2x2\tsucceeded\texit 0\n", list.out(), list.toString());
+    }
+
+    @Test
+    void deleteRemovesTheJobAndThroughOwnerReferencesEverythingMadeForIt() throws Exception {
+        CliRun submit = CliRun.run(cluster, withDetach(SUBMIT));
+        assertEquals(0, submit.code(), submit.toString());
+        cluster.startIndexedJob("train");
+        cluster.running("train-0");
+        assertEquals(5, cluster.everything().size(), "Job, 2 pods, Service, Secret");
+        CliRun delete = CliRun.run(cluster, "delete", "train");
+        assertEquals(0, delete.code(), delete.toString());
+        cluster.collectGarbage();
+        assertEquals(List.of(), cluster.everything().stream().map(o -> o.getKind() + "/" + o.getMetadata().getName())
+                .toList());
+        CliRun gone = CliRun.run(cluster, "status", "train");
+        assertEquals(1, gone.code());
+        assertEquals("kolo k8s: no Kolo job named train in namespace test (kolo k8s list shows them)\n", gone.err());
+    }
+
+    @Test
+    void ctrlCAsksWhetherToDeleteAndDeletesOnYes() throws Exception {
+        CliRun run = CliRun.startWithInput(cluster, "y\n", SUBMIT);
+        cluster.startIndexedJob("train");
+        run.awaitErr("pod train-0");
+        run.interrupt();
+        assertEquals(130, run.code(), run.toString());
+        assertTrue(run.err().contains("kolo k8s: delete job train? [y/N] "), run.err());
+        assertTrue(run.err().contains("kolo k8s: deleted job train"), run.err());
+        assertEquals(null, cluster.client.batch().v1().jobs().withName("train").get());
+    }
+
+    @Test
+    void ctrlCLeavesTheJobRunningOnNo() throws Exception {
+        CliRun run = CliRun.startWithInput(cluster, "n\n", SUBMIT);
+        cluster.startIndexedJob("train");
+        run.awaitErr("pod train-0");
+        run.interrupt();
+        assertEquals(130, run.code(), run.toString());
+        assertTrue(run.err().contains("kolo k8s: job train keeps running (kolo k8s logs train -f follows it again"),
+                run.err());
+        assertNotEquals(null, cluster.client.batch().v1().jobs().withName("train").get());
+    }
+
+    @Test
+    void anMpiJobIsSubmittedAndFollowedThroughItsLaunchersLog() throws Exception {
+        String[] args = SUBMIT.clone();
+        List<String> a = new java.util.ArrayList<>(List.of(args));
+        a.addAll(1 + a.indexOf("train"), List.of("--mode", "mpijob"));
+        CliRun run = CliRun.start(cluster, a.toArray(String[]::new));
+        for (int i = 0; i < 100 && cluster.client.genericKubernetesResources("kubeflow.org/v2beta1", "MPIJob")
+                .withName("train").get() == null; i++) {
+            Thread.sleep(50);
+        }
+        List<String> pods = cluster.startMpiJob("train");
+        assertEquals(List.of("train-worker-0", "train-worker-1", "train-launcher"), pods);
+        pods.forEach(cluster::running);
+        cluster.log("train-launcher", "[0]<stdout>:hello\n[3]<stdout>:hello\n");
+        cluster.mpiJobCondition("train", "Running", "MPIJobRunning");
+        run.awaitErr("pod train-launcher (launcher): Running");
+        cluster.terminated("train-launcher", 0, "Completed", "2026-01-01T00:10:00Z");
+        cluster.mpiJobCondition("train", "Succeeded", "MPIJobSucceeded");
+        assertEquals(0, run.code(), run.toString());
+        assertEquals(List.of("[0]<stdout>:hello", "[3]<stdout>:hello"), run.out().lines().sorted().toList());
+        assertFalse(run.err().contains("why:"), run.err());
+    }
+
+    static String[] withDetach(String[] args) {
+        List<String> a = new java.util.ArrayList<>(List.of(args));
+        a.add(a.indexOf("--"), "--detach");
+        return a.toArray(String[]::new);
+    }
+}
