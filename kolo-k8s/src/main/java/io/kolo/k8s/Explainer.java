@@ -27,7 +27,7 @@ import java.util.regex.Pattern;
  * per-node launcher's "rank 3 exited with code 1" and "the rendezvous host ... did not resolve").
  */
 final class Explainer {
-    private static final Pattern INSUFFICIENT = Pattern.compile("Insufficient ([a-zA-Z0-9./-]+)");
+    private static final Pattern INSUFFICIENT = Pattern.compile("Insufficient ([a-zA-Z0-9/-]+(?:\\.[a-zA-Z0-9/-]+)*)");
     private static final Pattern KOLO_LINE = Pattern.compile("^kolo: .*(exited with code|was lost|did not resolve"
             + "|cannot join|cannot serve|lost the rendezvous).*");
     private static final Set<String> PULL_ERRORS = Set.of("ErrImagePull", "ImagePullBackOff", "InvalidImageName",
@@ -113,9 +113,10 @@ final class Explainer {
                 case "nvidia.com/gpu" -> "--gpu";
                 default -> resource;
             };
-            sb.append("; lower ").append(flag).append(asked == null ? "" : " (each worker asks for " + asked + ")");
+            sb.append("; lower ").append(flag);
             if (asked != null) {
-                fitting(resource, asked).ifPresent(n -> sb.append(", ").append(n));
+                sb.append(" (each worker asks for ").append(asked)
+                        .append(fitting(resource, asked).map(n -> "; " + n).orElse("")).append(')');
             }
             sb.append(" or use fewer --workers");
         }

@@ -1,0 +1,91 @@
+package io.kolo.k8s;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Bad input gets one line and exit code 2; a missing or unreachable cluster one line and exit code 1. */
+@Timeout(30)
+class BadInputTest {
+
+    static CliRun submit(String... extra) throws Exception {
+        List<String> args = new java.util.ArrayList<>(List.of("submit"));
+        args.addAll(List.of(extra));
+        args.addAll(List.of("--dry-run", "--", "true"));
+        return CliRun.run(null, args.toArray(String[]::new));
+    }
+
+    @Test
+    void eachBadValueIsOneLineNamingIt() throws Exception {
+        String[][] cases = {
+                {"--workers must be at least 1, got 0", "t", "--image", "i", "--workers", "0"},
+                {"--slots must be at least 1, got 0", "t", "--image", "i", "--workers", "1", "--slots", "0"},
+                {"job name 'Train_1' is not a DNS label", "Train_1", "--image", "i", "--workers", "1"},
+                {"--cpu 0 must be more than 0", "t", "--image", "i", "--workers", "1", "--cpu", "0"},
+                {"--memory lots is not a Kubernetes quantity", "t", "--image", "i", "--workers", "1", "--memory", "lots"},
+                {"--mode slurm: use operator-free", "t", "--image", "i", "--workers", "1", "--mode", "slurm"},
+                {"--image is required", "t", "--workers", "1"},
+                {"--env X: expected NAME=VALUE", "t", "--image", "i", "--workers", "1", "--env", "X"},
+                {"Missing required option: '--workers=W'", "t", "--image", "i"},
+        };
+        for (String[] c : cases) {
+            CliRun r = submit(List.of(c).subList(1, c.length).toArray(String[]::new));
+            assertEquals(2, r.code(), r.toString());
+            assertEquals(1, r.err().lines().count(), r.err());
+            assertTrue(r.err().startsWith("kolo k8s: ") && r.err().contains(c[0]), r.err());
+        }
+    }
+
+    @Test
+    void noKubeconfigSaysWhereItLooked(@TempDir Path home) {
+        KubernetesJobException e = assertThrows(KubernetesJobException.class,
+                () -> Kubeconfig.locate(Map.of("KUBECONFIG", home + "/nope"), home));
+        assertEquals("no Kubernetes configuration found: looked at KUBECONFIG=" + home + "/nope (no readable file), "
+                + home.resolve(".kube/config") + " (absent), the in-cluster service account (not in a pod); point"
+                + " KUBECONFIG at your cluster's kubeconfig (kubectl must work with it)", e.getMessage());
+    }
+
+    @Test
+    void anUnreachableApiServerFailsAtOnceInOneLine(@TempDir Path dir) throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        Path kubeconfig = dir.resolve("config");
+        Files.writeString(kubeconfig, """
+                apiVersion: v1
+                kind: Config
+                clusters:
+                - cluster: {server: "https://127.0.0.1:%d"}
+                  name: c
+                contexts:
+                - context: {cluster: c, user: u, namespace: ns1}
+                  name: x
+                current-context: x
+                users:
+                - name: u
+                  user: {token: abc}
+                """.formatted(port));
+        var client = new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+                .withConfig(Kubeconfig.config(Map.of("KUBECONFIG", kubeconfig.toString()), dir)).build();
+        try (KubernetesJobs k8s = KubernetesJobs.using(client)) {
+            KubernetesJobException e = assertThrows(KubernetesJobException.class, () -> k8s.get("train", null));
+            assertEquals("cannot reach the Kubernetes API server at https://127.0.0.1:" + port + "/ to find job train:"
+                    + " ConnectException; is the cluster up, and is this the right kubeconfig context?", e.getMessage());
+            assertFalse(e.getMessage().contains("\n"));
+        } finally {
+            client.close();
+        }
+    }
+}
