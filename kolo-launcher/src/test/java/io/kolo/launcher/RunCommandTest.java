@@ -214,6 +214,14 @@ class RunCommandTest {
                 noSecret.getMessage());
     }
 
+    @Test
+    void kolo_k8sWithoutItsModuleOnTheClasspathSaysHowToGetIt() {
+        LauncherProcessTest.Result r = LauncherProcessTest.kolo("k8s", "list");
+        assertEquals(2, r.code());
+        assertEquals("kolo: kolo k8s needs the kolo-k8s module on the classpath, which ./kolo adds for this command"
+                + " (build it with ./mvnw -DskipTests package)\n", r.err());
+    }
+
     private static void assertUsage(String expected, String... args) {
         UsageException e = assertThrows(UsageException.class, () -> plan(args));
         assertTrue(e.getMessage().contains(expected), e.getMessage());
