@@ -41,19 +41,6 @@ final class Job {
         }
     }
 
-    /** A failure the job ends with: the line that explains it and the launcher's exit code. */
-    record Failure(String cause, int code) {
-    }
-
-    /** Where a rank's failure is recorded, and which failure the job then reports. */
-    interface FailureRecord {
-        /**
-         * Records that {@code rank} exited with {@code code} (non-zero) and returns the failure the job ends with:
-         * this one, or, with several launchers (one per node), one that another launcher recorded first.
-         */
-        Failure record(RankLaunch rank, int code);
-    }
-
     static final int START_FAILED = 127;
     /** ssh's own exit code when the connection failed, as opposed to the remote command's. */
     static final int SSH_FAILED = 255;
@@ -85,13 +72,13 @@ final class Job {
     private final Set<ProcessHandle> descendants = ConcurrentHashMap.newKeySet();
     private volatile boolean stopping;
     // A failure on another node that this node's ranks are being stopped for.
-    private volatile Failure elsewhere;
+    private volatile FailureRecord.Failure elsewhere;
     // The failure of one of this launcher's own ranks, once seen.
-    private volatile Failure own;
+    private volatile FailureRecord.Failure own;
 
     Job(List<RankLaunch> launches, KeyValueStore store, PrintStream out, PrintStream err, Path outputDir,
         Duration grace) {
-        this(launches, (rank, code) -> recordInStore(store, rank, code, err), out, err, outputDir, grace);
+        this(launches, FailureRecord.inStore(store, err), out, err, outputDir, grace);
     }
 
     Job(List<RankLaunch> launches, FailureRecord failures, PrintStream out, PrintStream err, Path outputDir,
@@ -127,7 +114,7 @@ final class Job {
         }
         Thread tracker = Thread.ofPlatform().daemon().name("kolo-descendants").start(this::trackDescendants);
         int remaining = launches.size();
-        Failure failure = null;
+        FailureRecord.Failure failure = null;
         while (remaining > 0) {
             int index = exits.take();
             remaining--;
@@ -162,24 +149,6 @@ final class Job {
         return stopping ? 143 : 0;
     }
 
-    /** The single launcher's record: the first exit it sees is the job's first failure. */
-    private static Failure recordInStore(KeyValueStore store, RankLaunch failed, int code, PrintStream err) {
-        String cause = "rank " + failed.rank() + (failed.remote() ? " on host " + failed.host() : "")
-                + (failed.remote() && code == SSH_FAILED ? " lost its ssh connection (ssh exited with code "
-                + code + ")" : " exited with code " + code);
-        try {
-            store.put("failed/" + failed.rank(), cause);
-            // Ranks may have recorded a messenger first (a rank that aborted on seeing this exit, over
-            // TCP indistinguishable from the cause); the first exit is what they should name.
-            store.put("failure", failed.rank() + "\t" + cause);
-        } catch (RuntimeException e) {
-            synchronized (err) {
-                err.println("kolo: could not record the failure in the rendezvous store: " + e.getMessage());
-            }
-        }
-        return new Failure(cause, code);
-    }
-
     /** The job is ending: stopped, or failed here or elsewhere. */
     boolean ending() {
         return stopping || elsewhere != null || own != null;
@@ -190,7 +159,7 @@ final class Job {
      * after the same window in which Kolo ranks fail on their own naming it. Returns at once if the job is
      * already ending for another reason.
      */
-    void failElsewhere(Failure failure) {
+    void failElsewhere(FailureRecord.Failure failure) {
         List<Process> alive;
         synchronized (terminationLock) {
             if (stopping || elsewhere != null || own != null) {

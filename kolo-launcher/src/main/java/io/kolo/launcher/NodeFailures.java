@@ -13,7 +13,7 @@ import java.util.function.IntPredicate;
  * node reports that one. A rank's own record of a peer it saw fail ({@code failure} naming another rank, not yet
  * confirmed) is kept too: that peer's launcher confirms it, or node 0 declares its node lost.
  */
-final class NodeFailures implements Job.FailureRecord {
+final class NodeFailures implements FailureRecord {
     private final KeyValueStore store;
     private final int node;
     private final String host;
@@ -27,25 +27,25 @@ final class NodeFailures implements Job.FailureRecord {
     }
 
     @Override
-    public Job.Failure record(Job.RankLaunch rank, int code) {
+    public FailureRecord.Failure record(Job.RankLaunch rank, int code) {
         return record(rank.rank(), "rank " + rank.rank() + " on node " + node + " (" + host + ") exited with code "
                 + code, code);
     }
 
     /** Records {@code cause} for {@code rank}; the failure the job ends with (this one unless one came first). */
-    Job.Failure record(int rank, String cause, int code) {
+    FailureRecord.Failure record(int rank, String cause, int code) {
         try {
             store.put("failed/" + rank, cause);
             store.put("exit/" + rank, Integer.toString(code));
             Optional<String> first = store.tryGet("failure");
             int firstRank = first.map(NodeFailures::rankOf).orElse(rank);
             if (firstRank != rank) {
-                Optional<Job.Failure> confirmed = confirmed(firstRank);
+                Optional<FailureRecord.Failure> confirmed = confirmed(firstRank);
                 if (confirmed.isPresent()) {
-                    return new Job.Failure(cause + ", after " + confirmed.get().cause(), confirmed.get().code());
+                    return new FailureRecord.Failure(cause + ", after " + confirmed.get().cause(), confirmed.get().code());
                 }
                 String seen = first.get().substring(first.get().indexOf('\t') + 1);
-                return new Job.Failure(cause + ", after rank " + firstRank + " failed (" + seen + ")", code);
+                return new FailureRecord.Failure(cause + ", after rank " + firstRank + " failed (" + seen + ")", code);
             }
             store.put("failure", rank + "\t" + cause);
         } catch (RuntimeException e) {
@@ -53,11 +53,11 @@ final class NodeFailures implements Job.FailureRecord {
                 err.println("kolo: could not record the failure in the rendezvous store: " + e.getMessage());
             }
         }
-        return new Job.Failure(cause, code);
+        return new FailureRecord.Failure(cause, code);
     }
 
     /** The job's first failure, once its launcher has confirmed it, unless it is one of {@code ours}. */
-    Optional<Job.Failure> first(IntPredicate ours) {
+    Optional<FailureRecord.Failure> first(IntPredicate ours) {
         Optional<String> first = store.tryGet("failure");
         if (first.isEmpty()) {
             return Optional.empty();
@@ -66,8 +66,8 @@ final class NodeFailures implements Job.FailureRecord {
         return rank < 0 || ours.test(rank) ? Optional.empty() : confirmed(rank);
     }
 
-    private Optional<Job.Failure> confirmed(int rank) {
-        return store.tryGet("failed/" + rank).map(cause -> new Job.Failure(cause,
+    private Optional<FailureRecord.Failure> confirmed(int rank) {
+        return store.tryGet("failed/" + rank).map(cause -> new FailureRecord.Failure(cause,
                 store.tryGet("exit/" + rank).map(NodeFailures::code).orElse(1)));
     }
 

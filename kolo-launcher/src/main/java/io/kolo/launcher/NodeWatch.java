@@ -68,7 +68,7 @@ final class NodeWatch {
                 }
             } catch (RuntimeException storeGone) {
                 if (!stopped) {
-                    failHere(new Job.Failure("lost the rendezvous server on node 0 (" + plan.endpoint() + "): "
+                    failHere(new FailureRecord.Failure("lost the rendezvous server on node 0 (" + plan.endpoint() + "): "
                             + storeGone.getMessage(), NODE_LOST));
                 }
                 return;
@@ -108,7 +108,7 @@ final class NodeWatch {
         lost.add(node);
         int first = node * plan.perNode();
         String ranks = plan.perNode() == 1 ? "rank " + first : "ranks " + first + "-" + (first + plan.perNode() - 1);
-        Job.Failure failure = failures.record(first, "node " + node + " (" + ranks + ") was lost: " + why, NODE_LOST);
+        FailureRecord.Failure failure = failures.record(first, "node " + node + " (" + ranks + ") was lost: " + why, NODE_LOST);
         if (job.ending()) {
             // Its ranks are already stopping (Kolo ranks see a lost peer at once): say why all the same.
             synchronized (err) {
@@ -119,7 +119,7 @@ final class NodeWatch {
         }
     }
 
-    private void failHere(Job.Failure failure) {
+    private void failHere(FailureRecord.Failure failure) {
         if (failing) {
             return;
         }

@@ -1,0 +1,39 @@
+package io.kolo.launcher;
+
+import io.kolo.bootstrap.KeyValueStore;
+
+import java.io.PrintStream;
+
+/** Where a rank's failure is recorded, and which failure the job then reports. */
+interface FailureRecord {
+
+    /** A failure the job ends with: the line that explains it and the launcher's exit code. */
+    record Failure(String cause, int code) {
+    }
+
+    /**
+     * Records that {@code rank} exited with {@code code} (non-zero) and returns the failure the job ends with:
+     * this one, or, with several launchers (one per node), one that another launcher recorded first.
+     */
+    Failure record(Job.RankLaunch rank, int code);
+
+    /** The single launcher's record: the first exit it sees is the job's first failure. */
+    static FailureRecord inStore(KeyValueStore store, PrintStream err) {
+        return (failed, code) -> {
+            String cause = "rank " + failed.rank() + (failed.remote() ? " on host " + failed.host() : "")
+                    + (failed.remote() && code == Job.SSH_FAILED ? " lost its ssh connection (ssh exited with code "
+                    + code + ")" : " exited with code " + code);
+            try {
+                store.put("failed/" + failed.rank(), cause);
+                // Ranks may have recorded a messenger first (a rank that aborted on seeing this exit, over
+                // TCP indistinguishable from the cause); the first exit is what they should name.
+                store.put("failure", failed.rank() + "\t" + cause);
+            } catch (RuntimeException e) {
+                synchronized (err) {
+                    err.println("kolo: could not record the failure in the rendezvous store: " + e.getMessage());
+                }
+            }
+            return new Failure(cause, code);
+        };
+    }
+}
