@@ -62,6 +62,13 @@ public final class K8sCli {
         return new K8sCli(KubernetesJobs::connect, in, out, err, Duration.ofSeconds(2), SigInt::onFollow).run(args);
     }
 
+    /** {@code java -cp ... io.kolo.k8s.K8sCli ARGS}: the same without the kolo launcher. */
+    public static void main(String[] args) {
+        int code = main(args, System.in, System.out, System.err);
+        System.out.flush();
+        System.exit(code);
+    }
+
     int run(String[] args) {
         CommandLine cli = new CommandLine(this);
         cli.setOut(new PrintWriter(out, true));

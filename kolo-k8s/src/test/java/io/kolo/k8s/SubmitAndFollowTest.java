@@ -105,6 +105,60 @@ class SubmitAndFollowTest {
         assertEquals(null, cluster.client.batch().v1().jobs().withName("train").get());
     }
 
+    /** The real thing: kolo k8s as a process, SIGINT as Ctrl-C sends it, the answer typed on its stdin. */
+    @Test
+    void ctrlCToTheProcessAsksAndDeletes(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path kubeconfig = dir.resolve("config");
+        java.nio.file.Files.writeString(kubeconfig, """
+                apiVersion: v1
+                kind: Config
+                clusters:
+                - cluster: {server: "%s"}
+                  name: mock
+                contexts:
+                - context: {cluster: mock, user: u, namespace: test}
+                  name: mock
+                current-context: mock
+                users:
+                - name: u
+                  user: {token: t}
+                """.formatted(cluster.client.getMasterUrl()));
+        List<String> cmd = new java.util.ArrayList<>(List.of(java.nio.file.Path.of(System.getProperty("java.home"),
+                "bin", "java").toString(), "-cp", System.getProperty("java.class.path"), K8sCli.class.getName()));
+        cmd.addAll(List.of(SUBMIT));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().put("KUBECONFIG", kubeconfig.toString());
+        Process p = pb.start();
+        StringBuilder out = new StringBuilder();
+        Thread reader = Thread.ofVirtual().start(() -> {
+            try (var r = p.inputReader()) {
+                r.lines().forEach(l -> {
+                    synchronized (out) {
+                        out.append(l).append('\n');
+                    }
+                });
+            } catch (java.io.IOException ignored) {
+                // The process ended.
+            }
+        });
+        cluster.startIndexedJob("train");
+        for (int i = 0; i < 300 && !out.toString().contains("pod train-1"); i++) {
+            Thread.sleep(50);
+        }
+        assertTrue(out.toString().contains("pod train-1"), out.toString());
+        new ProcessBuilder("kill", "-INT", Long.toString(p.pid())).start().waitFor();
+        for (int i = 0; i < 300 && !out.toString().contains("[y/N]"); i++) {
+            Thread.sleep(50);
+        }
+        p.getOutputStream().write("y\n".getBytes());
+        p.getOutputStream().close();
+        assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), out.toString());
+        reader.join(java.time.Duration.ofSeconds(10));
+        assertEquals(130, p.exitValue(), out.toString());
+        assertTrue(out.toString().contains("kolo k8s: deleted job train"), out.toString());
+        assertEquals(null, cluster.client.batch().v1().jobs().withName("train").get());
+    }
+
     @Test
     void ctrlCLeavesTheJobRunningOnNo() throws Exception {
         CliRun run = CliRun.startWithInput(cluster, "n\n", SUBMIT);
