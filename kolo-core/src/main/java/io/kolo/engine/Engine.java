@@ -136,11 +136,6 @@ public final class Engine implements AutoCloseable {
     private final Arena bitsArena = Arena.ofShared();
     private final MemorySegment bits;
     private final int cacheWords;
-    /**
-     * The last small allreduce that ran from the response cache, i.e. was repeated (identical on every rank); null
-     * until one has, or when disabled.
-     */
-    private String eagerName;
     private final Scratch fusion = new Scratch();
     private final Scratch scratch = new Scratch();
     private final Timeline timeline;
@@ -168,7 +163,7 @@ public final class Engine implements AutoCloseable {
         this.explainer = explainer;
         this.cycleNanos = Math.max(0, settings.cycleTime().toNanos());
         this.lastDriveNanos = System.nanoTime() - TimeUnit.DAYS.toNanos(1);
-        this.cache = new ResponseCache(settings.cacheCapacity());
+        this.cache = new ResponseCache(settings.cacheCapacity(), settings.eagerAllreduceBytes());
         this.inFlight = new InFlightNames(Math.max(KEPT_NAMES, settings.cacheCapacity()));
         this.parked = new ParkedOps(settings.cacheCapacity());
         this.invalidLocal = new boolean[settings.cacheCapacity()];
@@ -542,11 +537,8 @@ public final class Engine implements AutoCloseable {
                 fromCache.add(r);
                 parked.remove(p);
                 cachedOps++;
-                if (r.kind() == OpKind.ALLREDUCE && r.totalBytes() <= settings.eagerAllreduceBytes()) {
-                    // A repeat: likely to come again. Fresh names (unnamed ops get a new one each time) never
-                    // displace it.
-                    eagerName = r.names().getFirst();
-                }
+                // A repeat: likely to come again. Fresh names (unnamed ops get a new one each time) never displace it.
+                cache.markRepeated(p);
             }
         }
         fuse(fromCache, toExecute);
@@ -565,9 +557,12 @@ public final class Engine implements AutoCloseable {
         return (bits.getAtIndex(ValueLayout.JAVA_LONG, firstWord + p / 64) & (1L << (p % 64))) != 0;
     }
 
-    /** The cache position of this cycle's eager op, or -1. Depends only on state every rank shares. */
+    /**
+     * The cache position of this cycle's eager op, or -1. Depends only on state every rank shares, and the cache drops
+     * the mark when the entry changes, so the payload always fits the space reserved for it after the bit vector.
+     */
     private int eagerPosition() {
-        return eagerName == null ? -1 : cache.position(eagerName);
+        return cache.repeated();
     }
 
     /** The eager op's payload was reduced with the bit vector and every rank's was real: finish it from there. */

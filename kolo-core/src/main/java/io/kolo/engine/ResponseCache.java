@@ -14,13 +14,17 @@ final class ResponseCache {
     private final Response[] entries;
     private final long[] lastUsed;
     private final Map<String, Integer> positions = new HashMap<>();
+    /** Allreduces of at most this many bytes may become the {@linkplain #repeated() repeated} one. */
+    private final long repeatedMaxBytes;
+    private int repeated = -1;
     private long clock;
     /** One past the highest position ever filled; positions are filled lowest-free-first, so this stays compact. */
     private int highWater;
 
-    ResponseCache(int capacity) {
+    ResponseCache(int capacity, long repeatedMaxBytes) {
         entries = new Response[capacity];
         lastUsed = new long[capacity];
+        this.repeatedMaxBytes = repeatedMaxBytes;
     }
 
     int capacity() {
@@ -55,6 +59,10 @@ final class ResponseCache {
                 positions.remove(entries[p].names().getFirst());
             }
             positions.put(name, p);
+            forgetRepeated(p);
+        } else if (!fitsRepeated(response)) {
+            // The name's request changed (a larger tensor, another type or op): its payload no longer fits.
+            forgetRepeated(p);
         }
         entries[p] = response;
         lastUsed[p] = ++clock;
@@ -62,9 +70,36 @@ final class ResponseCache {
     }
 
     void erase(int position) {
+        forgetRepeated(position);
         if (entries[position] != null) {
             positions.remove(entries[position].names().getFirst());
             entries[position] = null;
+        }
+    }
+
+    /**
+     * Marks the allreduce at {@code position}, which just ran from the cache, as the one likely to repeat (the engine
+     * sends its payload with each cycle's vote), if it is small enough; the mark goes whenever the entry at that
+     * position is replaced or erased, so it always names an allreduce of at most {@code repeatedMaxBytes}.
+     */
+    void markRepeated(int position) {
+        if (fitsRepeated(entries[position])) {
+            repeated = position;
+        }
+    }
+
+    /** The position marked by {@link #markRepeated}, or -1; identical on every rank, like the entries. */
+    int repeated() {
+        return repeated;
+    }
+
+    private boolean fitsRepeated(Response r) {
+        return r != null && r.kind() == OpKind.ALLREDUCE && r.totalBytes() <= repeatedMaxBytes;
+    }
+
+    private void forgetRepeated(int position) {
+        if (repeated == position) {
+            repeated = -1;
         }
     }
 
