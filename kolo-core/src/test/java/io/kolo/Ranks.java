@@ -91,7 +91,7 @@ final class Ranks {
         }
     }
 
-    private static <T> List<Outcome<T>> outcomes(List<Communicator> comms, Body<T> body) {
+    static <T> List<Outcome<T>> outcomes(List<Communicator> comms, Body<T> body) {
         int size = comms.size();
         ExecutorService pool = Executors.newFixedThreadPool(size);
         try {
