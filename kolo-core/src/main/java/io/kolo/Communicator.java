@@ -572,7 +572,17 @@ public final class Communicator implements AutoCloseable {
         op.listener(new Op.Listener() {
             @Override
             public void completed(Op o) {
-                handle.complete(result.apply(o));
+                T value;
+                try {
+                    value = result.apply(o);
+                } catch (RuntimeException e) {
+                    // Turning the result into the caller's form (e.g. decompressing) failed: the caller must hear
+                    // of it now, not wait out its timeout.
+                    handle.fail(new KoloException(o.kind().label() + " '" + o.name() + "' ran, but its result could"
+                            + " not be delivered on rank " + rank() + ": " + e, e));
+                    return;
+                }
+                handle.complete(value);
             }
 
             @Override

@@ -880,10 +880,7 @@ public final class Engine implements AutoCloseable {
         ops.allgatherv(buf, blockBytes);
         long t2 = clock();
         if (op != null) {
-            long[] shape = Shapes.withFirstDim(op.shape, rows);
-            MemorySegment out = op.outputs.allocate(shape);
-            MemorySegment.copy(buf, 0, out, 0, total);
-            op.setResult(shape, out);
+            deliver(op, Shapes.withFirstDim(op.shape, rows), buf, 0, total);
         }
         trace(r, negotiated, t0, t1, t2, false);
         finish(r, negotiated, t2);
@@ -920,11 +917,9 @@ public final class Engine implements AutoCloseable {
         for (long v : received) {
             rows += v;
         }
-        long[] shape = Shapes.withFirstDim(op.shape, rows);
-        MemorySegment out = op.outputs.allocate(shape);
-        MemorySegment.copy(recv, 0, out, 0, recvTotal);
-        op.setResult(shape, out);
-        op.setReceivedSplits(received);
+        if (deliver(op, Shapes.withFirstDim(op.shape, rows), recv, 0, recvTotal)) {
+            op.setReceivedSplits(received);
+        }
         trace(r, negotiated, t0, t1, t2, false);
         finish(r, negotiated, t2);
     }
@@ -959,11 +954,30 @@ public final class Engine implements AutoCloseable {
         if (rowElems == 0) {
             outShape[0] = rows / size + (rank < rows % size ? 1 : 0);
         }
-        MemorySegment out = op.outputs.allocate(outShape);
-        MemorySegment.copy(buf, mineAt * es, out, 0, counts[rank] * es);
-        op.setResult(outShape, out);
+        deliver(op, outShape, buf, mineAt * es, counts[rank] * es);
         trace(r, negotiated, t0, t1, t2, false);
         finish(r, negotiated, t2);
+    }
+
+    /**
+     * Gives {@code op} memory of {@code shape} holding {@code bytes} of {@code from} at {@code offset}. The collective
+     * already ran on every rank, so a failure here (the result does not fit a Java array, or memory ran out) is this
+     * op's alone: it fails the op on this rank, naming why, and the engine and the other ranks go on.
+     *
+     * @return whether the op got its result
+     */
+    private boolean deliver(Op op, long[] shape, MemorySegment from, long offset, long bytes) {
+        try {
+            MemorySegment out = op.outputs.allocate(shape);
+            MemorySegment.copy(from, offset, out, 0, bytes);
+            op.setResult(shape, out);
+            return true;
+        } catch (RuntimeException | OutOfMemoryError e) {
+            pending.remove(op.name);
+            fail(op, new KoloException(op.kind.label() + " '" + op.name + "' ran, but rank " + rank
+                    + " could not hold its result of shape " + java.util.Arrays.toString(shape) + ": " + e));
+            return false;
+        }
     }
 
     /** AVERAGE's division (exact on integer types) and the postscale factor, after the reduction. */
