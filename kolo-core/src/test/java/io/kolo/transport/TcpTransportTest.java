@@ -250,7 +250,8 @@ class TcpTransportTest {
             o.write("GET / HTTP/1.1\r\nHost: kolo\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
             o.flush();
             wrongSecret.setSoTimeout(10_000);
-            assertThrows(IOException.class, () -> Handshake.run(wrongSecret, JobSecret.generate(), "data"));
+            assertThrows(IOException.class, () -> Handshake.client(wrongSecret, JobSecret.generate(), "data",
+                    TcpMeshBuilder.claim(2, 3, 0), Duration.ofSeconds(10)));
 
             List<Future<TcpTransport>> others = new ArrayList<>();
             for (int r = 1; r < 3; r++) {
