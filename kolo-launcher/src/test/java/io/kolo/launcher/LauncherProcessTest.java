@@ -113,13 +113,18 @@ class LauncherProcessTest {
         assertTrue(r.err().contains("kolo: rank 0 exited with code 137; terminating the other 1 rank"), r.err());
     }
 
+    /** A shell command run as a rank on this host, through the wrapper, as kolo run starts ranks. */
+    private static Job.RankLaunch local(int rank, String script) {
+        return Job.RankLaunch.local(rank, List.of("sh", "-c", script), Map.of(), Path.of("").toAbsolutePath().toString());
+    }
+
     @Test
     void failureIsRecordedInTheStoreBeforeTheOthersAreKilled() throws Exception {
         MapStore store = new MapStore();
         PrintStream sink = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
         List<Job.RankLaunch> ranks = List.of(
-                new Job.RankLaunch(0, List.of("sh", "-c", "sleep 60"), Map.of()),
-                new Job.RankLaunch(1, List.of("sh", "-c", "exit 5"), Map.of()));
+                local(0, "sleep 60"),
+                local(1, "exit 5"));
         assertEquals(5, new Job(ranks, store, sink, sink, null, Duration.ofSeconds(5)).run());
         assertEquals(Optional.of("rank 1 exited with code 5"), store.tryGet("failed/1"));
         assertEquals(Optional.empty(), store.tryGet("failed/0"));
@@ -129,10 +134,8 @@ class LauncherProcessTest {
     void ranksThatIgnoreSigtermAreKilledAfterTheGracePeriod(@TempDir Path dir) throws Exception {
         PrintStream sink = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
         List<Job.RankLaunch> ranks = List.of(
-                new Job.RankLaunch(0, List.of("sh", "-c", "trap '' TERM; sleep 60 & echo $$ $! > " + dir
-                        + "/pids.0; wait; wait"), Map.of()),
-                new Job.RankLaunch(1, List.of("sh", "-c", "while [ ! -s " + dir + "/pids.0 ]; do sleep 0.05; done; exit 4"),
-                        Map.of()));
+                local(0, "trap '' TERM; sleep 60 & echo $$ $! > " + dir + "/pids.0; wait; wait"),
+                local(1, "while [ ! -s " + dir + "/pids.0 ]; do sleep 0.05; done; exit 4"));
         long start = System.nanoTime();
         assertEquals(4, new Job(ranks, new MapStore(), sink, sink, null, Duration.ofMillis(500)).run());
         assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
@@ -196,20 +199,8 @@ class LauncherProcessTest {
 
     @Test
     void sigtermToTheLauncherLeavesNoProcessBehind(@TempDir Path dir) throws Exception {
-        String script = "sleep 60 & echo $$ $! > " + dir + "/pids.$KOLO_RANK.tmp; "
-                + "mv " + dir + "/pids.$KOLO_RANK.tmp " + dir + "/pids.$KOLO_RANK; echo started; wait";
-        ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), "-cp",
-                System.getProperty("java.class.path"), Main.class.getName(), "run", "-np", "3", "--", "sh", "-c", script);
-        pb.redirectErrorStream(true);
-        pb.redirectOutput(dir.resolve("launcher.log").toFile());
-        Process launcher = pb.start();
+        Process launcher = launcherWithSleepingRanks(dir);
         try {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (pidsIn(dir).size() < 6) {
-                assertTrue(System.nanoTime() < deadline, "ranks did not start: " + Files.readString(dir.resolve("launcher.log")));
-                assertTrue(launcher.isAlive(), "launcher died: " + Files.readString(dir.resolve("launcher.log")));
-                Thread.sleep(50);
-            }
             launcher.destroy();
             assertTrue(launcher.waitFor(20, TimeUnit.SECONDS));
             assertEquals(143, launcher.exitValue());
@@ -219,6 +210,36 @@ class LauncherProcessTest {
         } finally {
             launcher.destroyForcibly();
         }
+    }
+
+    /** SIGKILL (the OOM killer, a scheduler's hard kill) gives the launcher no chance to act: the ranks still go. */
+    @Test
+    void sigkillToTheLauncherLeavesNoProcessBehind(@TempDir Path dir) throws Exception {
+        Process launcher = launcherWithSleepingRanks(dir);
+        launcher.destroyForcibly();
+        assertTrue(launcher.waitFor(20, TimeUnit.SECONDS));
+        assertEquals(137, launcher.exitValue());
+        assertAllGone(pidsIn(dir));
+    }
+
+    /** kolo run of three ranks that each start a background sleep, once all six have written their pids. */
+    private static Process launcherWithSleepingRanks(Path dir) throws Exception {
+        String script = "sleep 60 & echo $$ $! > " + dir + "/pids.$KOLO_RANK.tmp; "
+                + "mv " + dir + "/pids.$KOLO_RANK.tmp " + dir + "/pids.$KOLO_RANK; echo started; wait";
+        ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), "-cp",
+                System.getProperty("java.class.path"), Main.class.getName(), "run", "-np", "3", "--", "sh", "-c", script);
+        pb.redirectErrorStream(true);
+        pb.redirectOutput(dir.resolve("launcher.log").toFile());
+        Process launcher = pb.start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (pidsIn(dir).size() < 6) {
+            if (System.nanoTime() > deadline || !launcher.isAlive()) {
+                launcher.destroyForcibly();
+                throw new AssertionError("ranks did not start: " + Files.readString(dir.resolve("launcher.log")));
+            }
+            Thread.sleep(50);
+        }
+        return launcher;
     }
 
     private static List<Long> pidsIn(Path dir) throws IOException {
