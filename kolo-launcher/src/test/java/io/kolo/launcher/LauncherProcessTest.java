@@ -190,6 +190,26 @@ class LauncherProcessTest {
         assertTrue(r.out().contains("--start-timeout"), r.out());
     }
 
+    /** mpirun passes arguments as given; picocli would otherwise replace "@FILE" by the file's contents. */
+    @Test
+    void atFileArgumentsReachTheProgramVerbatim(@TempDir Path dir) throws IOException {
+        Path file = Files.writeString(dir.resolve("args"), "--expanded");
+        Result r = kolo("run", "-np", "1", "--", "echo", "@" + file, "@" + dir.resolve("missing"));
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("[0]<stdout>:@" + file + " @" + dir.resolve("missing")), r.out());
+        Result jar = kolo("run", "-np", "1", "sh", "-c", "echo \"$0\"", "@" + file);
+        assertTrue(jar.out().contains("[0]<stdout>:@" + file), jar.out() + jar.err());
+    }
+
+    @Test
+    void anUnwritableOutputDirIsNamedWithTheReason() {
+        Result r = kolo("run", "-np", "1", "--output-dir", "/proc/kolo-output", "--", "true");
+        assertEquals(127, r.code());
+        assertTrue(r.err().contains("kolo: cannot start rank 0 (true): cannot write its output under /proc/kolo-output/rank.0: "),
+                r.err());
+        assertFalse(r.err().contains("java"), r.err());
+    }
+
     @Test
     void aCommandThatCannotStartIsReported() {
         Result r = kolo("run", "-np", "2", "--", "/nonexistent/kolo-test-binary");
