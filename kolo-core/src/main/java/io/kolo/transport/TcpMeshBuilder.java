@@ -1,5 +1,6 @@
 package io.kolo.transport;
 
+import io.kolo.bootstrap.StoreKeys;
 import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 import io.kolo.bootstrap.ConnectionGate;
@@ -72,7 +73,7 @@ final class TcpMeshBuilder implements AutoCloseable {
                 return channels;
             }
             listen();
-            store.put("addr/" + rank, format(publishedAddress(), server.socket().getLocalPort()));
+            store.put(StoreKeys.address(rank), format(publishedAddress(), server.socket().getLocalPort()));
             InetSocketAddress[] addresses = lookUpPeers();
             for (int peer = 0; peer < rank; peer++) {
                 channels[peer] = connectTo(peer, addresses[peer]);
@@ -135,7 +136,7 @@ final class TcpMeshBuilder implements AutoCloseable {
                 continue;
             }
             try {
-                if (store.tryGet("addr/" + r).isEmpty()) {
+                if (store.tryGet(StoreKeys.address(r)).isEmpty()) {
                     missing.add(r);
                 }
             } catch (KoloException storeGone) {
@@ -155,7 +156,7 @@ final class TcpMeshBuilder implements AutoCloseable {
             }
             String value;
             try {
-                value = store.get("addr/" + peer, remaining());
+                value = store.get(StoreKeys.address(peer), remaining());
             } catch (KoloTimeoutException e) {
                 List<Integer> missing = missingPeers(peer);
                 throw new KoloTimeoutException("rank " + rank + " timed out after " + TcpTransport.describe(startTimeout)

@@ -1,5 +1,6 @@
 package io.kolo.transport;
 
+import io.kolo.bootstrap.StoreKeys;
 import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 import io.kolo.bootstrap.JobEnvironment;
@@ -133,14 +134,14 @@ public final class Transports {
     /** The ranks that share this rank's host (sorted, including it), agreed through the store. */
     static int[] hostRanks(JobEnvironment job, KeyValueStore store) {
         String mine = ShmTransport.available() ? hostKey() : "no-shm/rank-" + job.rank();
-        store.put("host/" + job.rank(), mine);
+        store.put(StoreKeys.host(job.rank()), mine);
         long deadline = System.nanoTime() + job.startTimeout().toNanos();
         return IntStream.range(0, job.size()).filter(r -> {
             if (r == job.rank()) {
                 return true;
             }
             try {
-                return mine.equals(store.get("host/" + r, Duration.ofNanos(Math.max(1, deadline - System.nanoTime()))));
+                return mine.equals(store.get(StoreKeys.host(r), Duration.ofNanos(Math.max(1, deadline - System.nanoTime()))));
             } catch (KoloTimeoutException e) {
                 throw new KoloTimeoutException("rank " + job.rank() + " timed out after "
                         + TcpTransport.describe(job.startTimeout()) + " waiting for rank " + r + " to publish its"

@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import io.kolo.bootstrap.StoreKeys;
 import io.kolo.bootstrap.KeyValueStore;
 
 import java.io.PrintStream;
@@ -24,10 +25,10 @@ interface FailureRecord {
                     + (failed.remote() && code == Job.SSH_FAILED ? " lost its ssh connection (ssh exited with code "
                     + code + ")" : " exited with code " + code);
             try {
-                store.put("failed/" + failed.rank(), cause);
+                store.put(StoreKeys.failed(failed.rank()), cause);
                 // Ranks may have recorded a messenger first (a rank that aborted on seeing this exit, over
                 // TCP indistinguishable from the cause); the first exit is what they should name.
-                store.put("failure", failed.rank() + "\t" + cause);
+                store.put(StoreKeys.FIRST_FAILURE, StoreKeys.firstFailure(failed.rank(), cause));
             } catch (RuntimeException e) {
                 synchronized (err) {
                     err.println("kolo: could not record the failure in the rendezvous store: " + e.getMessage());
