@@ -96,7 +96,8 @@ public final class Communicator implements AutoCloseable {
             throw e;
         }
         rendezvous.joined();
-        return assemble(topology, transport, rendezvous.store(), settings, rendezvous);
+        AutoCloseable lastWords = LastWords.listen(job.rank(), rendezvous.store());
+        return assemble(topology, transport, rendezvous.store(), settings, lastWords, rendezvous);
     }
 
     /** {@code size} ranks as threads of this JVM, with the default settings. */
@@ -355,6 +356,7 @@ public final class Communicator implements AutoCloseable {
             handles.add(submit(a.op().group(group, tensors.size()), x -> a.finish(t)));
         }
         Handle<List<Tensor>> all = new Handle<>(group, engine.settings().timeout());
+        all.explainedBy(n -> engine.waitingFor(n + ".0"));
         all.drivenBy((done, now, deadline) -> engine.drive(() -> handles.getLast().poll() || done.getAsBoolean(),
                 now, deadline));
         Thread.ofVirtual().start(() -> {
@@ -581,6 +583,7 @@ public final class Communicator implements AutoCloseable {
             }
         });
         handle.drivenBy(driver);
+        handle.explainedBy(engine::waitingFor);
         engine.submit(op);
         handle.named(op.name());
         return handle;

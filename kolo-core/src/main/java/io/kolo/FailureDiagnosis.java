@@ -1,5 +1,6 @@
 package io.kolo;
 
+import io.kolo.bootstrap.RankFailure;
 import io.kolo.bootstrap.StoreKeys;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.transport.PeerFailedException;
@@ -82,9 +83,12 @@ final class FailureDiagnosis implements io.kolo.engine.Engine.FailureExplainer {
             if (System.nanoTime() > deadline) {
                 if (first == null) {
                     store.putIfAbsent(StoreKeys.FIRST_FAILURE, StoreKeys.firstFailure(seen.rank, seen.cause));
-                    return seen;
+                    first = seen;
                 }
-                return first;
+                // No launcher recorded the exit (mpirun, srun): the rank's own last words, when it had any.
+                Optional<String> words = store.tryGet(StoreKeys.lastWords(first.rank));
+                return words.isEmpty() ? first
+                        : new Record(first.rank, RankFailure.describe("rank " + first.rank, words.get(), null));
             }
             try {
                 Thread.sleep(50);

@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import io.kolo.bootstrap.RankFailure;
 import io.kolo.bootstrap.StoreKeys;
 import io.kolo.bootstrap.KeyValueStore;
 
@@ -29,8 +30,8 @@ final class NodeFailures implements FailureRecord {
 
     @Override
     public FailureRecord.Failure record(Job.RankLaunch rank, int code) {
-        return record(rank.rank(), "rank " + rank.rank() + " on node " + node + " (" + host + ") exited with code "
-                + code, code);
+        return record(rank.rank(), RankFailure.describe("rank " + rank.rank() + " on node " + node + " (" + host + ")",
+                FailureRecord.lastWords(store, rank.rank()), code), code);
     }
 
     /** Records {@code cause} for {@code rank}; the failure the job ends with (this one unless one came first). */

@@ -110,7 +110,8 @@ class LauncherProcessTest {
     void aRankKilledBySignalReports128PlusTheSignal() {
         Result r = kolo("run", "-np", "2", "--", "sh", "-c", "if [ $KOLO_RANK = 0 ]; then kill -KILL $$; fi; sleep 60");
         assertEquals(137, r.code(), r.err());
-        assertTrue(r.err().contains("kolo: rank 0 exited with code 137; terminating the other 1 rank"), r.err());
+        assertTrue(r.err().contains("kolo: rank 0 exited with code 137 (killed by SIGKILL: the out-of-memory killer,"
+                + " a scheduler's hard limit, or kill -9); terminating the other 1 rank"), r.err());
     }
 
     /** A shell command run as a rank on this host, through the wrapper, as kolo run starts ranks. */
