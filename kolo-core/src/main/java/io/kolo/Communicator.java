@@ -72,10 +72,17 @@ public final class Communicator implements AutoCloseable {
     /**
      * Joins the job described by {@code env}. With no job variables at all this is a job of one rank.
      *
-     * @throws IllegalArgumentException naming the variable when a setting is malformed
+     * @throws BadSettingException      naming the variable when a setting is malformed (one line for all of them)
      * @throws KoloTimeoutException     naming the missing ranks when the others do not show up in time
      */
     public static Communicator fromEnvironment(Map<String, String> env) {
+        // Every setting at once, whether or not this job would read it: a typo shows on the first run, not the
+        // first run on several hosts.
+        java.util.List<String> problems = io.kolo.bootstrap.KoloSettings.problems(env);
+        if (!problems.isEmpty()) {
+            String first = problems.getFirst();
+            throw new BadSettingException(first.substring(0, first.indexOf('=')), String.join("; ", problems));
+        }
         JobEnvironment job = JobEnvironment.from(env);
         EngineSettings settings = EngineSettings.fromEnvironment(env);
         Topology topology = new Topology(job.rank(), job.size(), job.localRank(), job.localSize(), job.crossRank(),

@@ -53,7 +53,7 @@ public final class ShmTransport implements Transport {
 
     private static final System.Logger LOG = System.getLogger(ShmTransport.class.getName());
     /** Default bytes per ring (per ordered pair of ranks on a host). */
-    public static final long DEFAULT_RING_BYTES = 1L << 20;
+    public static final long DEFAULT_RING_BYTES = io.kolo.bootstrap.KoloSettings.SHM_RING_BYTES.defaultValue();
     static final Path DIR = Path.of("/dev/shm");
     /** Smallest ring chosen when /dev/shm is short of space. */
     static final long MIN_RING_BYTES = 64 << 10;

@@ -210,6 +210,7 @@ final class RunCommand implements Subcommand {
             }
             exported.put("KOLO_BIND_TO", bindTo);
         }
+        RankEnvironment.checkSettings(launcherEnv, exported);
         return exported;
     }
 

@@ -212,6 +212,30 @@ class LauncherProcessTest {
     }
 
     @Test
+    void badKoloSettingsAreRefusedOnceBeforeAnyRankStarts() {
+        Result r = kolo("run", "-np", "2", "-x", "KOLO_CYCLE_TIME=fast", "--", "echo", "started");
+        assertEquals(2, r.code());
+        assertEquals("kolo: KOLO_CYCLE_TIME='fast' is invalid: expected a non-negative number of milliseconds"
+                + " (no rank was started)", r.err().strip());
+        assertFalse(r.out().contains("started"), r.out());
+    }
+
+    /** A rank started by someone else (mpirun, by hand) with a bad setting: one line, exit 2, no stack trace. */
+    @Test
+    void aRanksOwnBadSettingIsOneLineAndExitCode2() throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), ChildCommand.NATIVE_ACCESS, "-cp",
+                System.getProperty("java.class.path"), io.kolo.launcher.workers.MpiWorker.class.getName());
+        pb.environment().put("KOLO_TRANSPORT", "carrier-pigeon");
+        pb.redirectErrorStream(true);
+        Process p = pb.start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(2, p.exitValue(), output);
+        assertTrue(output.strip().startsWith("kolo: KOLO_TRANSPORT='carrier-pigeon' is invalid: expected auto"), output);
+        assertEquals(1, output.strip().lines().count(), output);
+    }
+
+    @Test
     void aCommandThatCannotStartIsReported() {
         Result r = kolo("run", "-np", "2", "--", "/nonexistent/kolo-test-binary");
         assertEquals(127, r.code());
