@@ -33,6 +33,8 @@ public final class ConnectionGate {
         this.maxUnauthenticated = maxUnauthenticated;
         this.rejections = new RateLimitedLog(log);
         this.acceptErrors = new RateLimitedLog(log);
+        // Log lines carry the local time; the time-zone data is a file, read now rather than when descriptors run out.
+        java.time.ZoneId.systemDefault();
     }
 
     /** A new connection starts its handshake; returns the one dropped to make room, already closed, or null. */
@@ -73,7 +75,7 @@ public final class ConnectionGate {
      * Accepting failed (e.g. "Too many open files"): logs it (rate-limited) and pauses, longer each time in a row, so
      * that connections being dropped and closed can free what accepting needs; the caller then accepts again.
      */
-    public void acceptFailed(IOException e) throws InterruptedException {
+    public void acceptFailed(Exception e) throws InterruptedException {
         long pause;
         Closeable oldest = null;
         synchronized (this) {

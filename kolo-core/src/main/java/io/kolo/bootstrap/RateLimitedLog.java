@@ -26,7 +26,14 @@ final class RateLimitedLog {
         }
         String more = suppressed == 0 ? "" : " (and " + suppressed + " more like it in the last "
                 + TimeUnit.NANOSECONDS.toSeconds(now - lastNanos) + " s)";
-        log.log(System.Logger.Level.WARNING, message + more);
+        try {
+            log.log(System.Logger.Level.WARNING, message + more);
+        } catch (RuntimeException | LinkageError e) {
+            // Out of descriptors, the logging system itself can fail (its first record loads the time-zone
+            // database): a server that logs must never die of it. The count goes into the next line instead.
+            suppressed++;
+            return;
+        }
         logged = true;
         lastNanos = now;
         suppressed = 0;

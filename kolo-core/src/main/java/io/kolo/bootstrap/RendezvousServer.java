@@ -78,7 +78,7 @@ public final class RendezvousServer implements KeyValueStore {
             Socket socket;
             try {
                 socket = serverSocket.accept();
-            } catch (IOException e) {
+            } catch (IOException | RuntimeException e) {
                 if (closed) {
                     return;
                 }

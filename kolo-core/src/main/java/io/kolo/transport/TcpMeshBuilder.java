@@ -236,7 +236,7 @@ final class TcpMeshBuilder implements AutoCloseable {
             SocketChannel ch;
             try {
                 ch = server.accept();
-            } catch (IOException e) {
+            } catch (IOException | RuntimeException e) {
                 if (finished) {
                     return;
                 }

@@ -274,8 +274,12 @@ final class Job {
     private void trackDescendants() {
         while (!Thread.currentThread().isInterrupted()) {
             for (Process p : processes) {
-                if (p != null && p.isAlive()) {
-                    p.descendants().forEach(descendants::add);
+                try {
+                    if (p != null && p.isAlive()) {
+                        p.descendants().forEach(descendants::add);
+                    }
+                } catch (RuntimeException cannotReadProc) {
+                    // e.g. out of descriptors for a moment: what was tracked stays, the next poll adds the rest.
                 }
             }
             try {

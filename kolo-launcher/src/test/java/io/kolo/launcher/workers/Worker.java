@@ -12,6 +12,8 @@ import java.util.Arrays;
  * A real Kolo program for the launcher's process tests. {@code Worker MODE PIDDIR}:
  * <ul>
  *   <li>{@code steady}: 20 allreduce steps, checks every result, prints "rank R ok";</li>
+ *   <li>{@code steady-after-gate}: rank 0 writes the rendezvous port to PIDDIR.port, every rank waits for a file
+ *       PIDDIR.gate, then as {@code steady};</li>
  *   <li>{@code exit-mid-allreduce}: rank 1 calls System.exit(3) at step 5 while the others keep reducing;
  *       they print "rank R failed fast: MESSAGE" and exit 1;</li>
  *   <li>{@code kill-mid-allreduce}: rank 1 SIGKILLs itself at step 5 (no shutdown hook, no cleanup runs);</li>
@@ -36,6 +38,17 @@ public final class Worker {
         if (mode.equals("never-init-rank-2") && rank == 2) {
             Thread.sleep(60_000);
             return;
+        }
+        if (mode.equals("steady-after-gate")) {
+            // Lets a test see the job's rendezvous port and do something to it before any rank connects.
+            Path gate = pids.resolveSibling(pids.getFileName() + ".gate");
+            if (rank == 0) {
+                Files.writeString(pids.resolveSibling(pids.getFileName() + ".port"), System.getenv("KOLO_RENDEZVOUS_PORT"));
+            }
+            for (int i = 0; i < 1200 && !Files.exists(gate); i++) {
+                Thread.sleep(50);
+            }
+            mode = "steady";
         }
         if (mode.startsWith("uncaught-")) {
             uncaught(mode, rank);
