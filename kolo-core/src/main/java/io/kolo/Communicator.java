@@ -72,10 +72,17 @@ public final class Communicator implements AutoCloseable {
     /**
      * Joins the job described by {@code env}. With no job variables at all this is a job of one rank.
      *
-     * @throws IllegalArgumentException naming the variable when a setting is malformed
+     * @throws BadSettingException      naming the variable when a setting is malformed (one line for all of them)
      * @throws KoloTimeoutException     naming the missing ranks when the others do not show up in time
      */
     public static Communicator fromEnvironment(Map<String, String> env) {
+        // Every setting at once, whether or not this job would read it: a typo shows on the first run, not the
+        // first run on several hosts.
+        java.util.List<String> problems = io.kolo.bootstrap.KoloSettings.problems(env);
+        if (!problems.isEmpty()) {
+            String first = problems.getFirst();
+            throw new BadSettingException(first.substring(0, first.indexOf('=')), String.join("; ", problems));
+        }
         JobEnvironment job = JobEnvironment.from(env);
         EngineSettings settings = EngineSettings.fromEnvironment(env);
         Topology topology = new Topology(job.rank(), job.size(), job.localRank(), job.localSize(), job.crossRank(),
@@ -96,7 +103,8 @@ public final class Communicator implements AutoCloseable {
             throw e;
         }
         rendezvous.joined();
-        return assemble(topology, transport, rendezvous.store(), settings, rendezvous);
+        AutoCloseable lastWords = LastWords.listen(job.rank(), rendezvous.store());
+        return assemble(topology, transport, rendezvous.store(), settings, lastWords, rendezvous);
     }
 
     /** {@code size} ranks as threads of this JVM, with the default settings. */
@@ -355,6 +363,7 @@ public final class Communicator implements AutoCloseable {
             handles.add(submit(a.op().group(group, tensors.size()), x -> a.finish(t)));
         }
         Handle<List<Tensor>> all = new Handle<>(group, engine.settings().timeout());
+        all.explainedBy(n -> engine.waitingFor(n + ".0"));
         all.drivenBy((done, now, deadline) -> engine.drive(() -> handles.getLast().poll() || done.getAsBoolean(),
                 now, deadline));
         Thread.ofVirtual().start(() -> {
@@ -591,6 +600,7 @@ public final class Communicator implements AutoCloseable {
             }
         });
         handle.drivenBy(driver);
+        handle.explainedBy(engine::waitingFor);
         engine.submit(op);
         handle.named(op.name());
         return handle;

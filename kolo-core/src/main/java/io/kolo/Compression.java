@@ -42,15 +42,10 @@ public enum Compression {
 
     /** Reads {@code KOLO_COMPRESSION} ({@code none}, {@code fp16} or {@code bf16}; unset = none). */
     public static Compression fromEnvironment(java.util.Map<String, String> env) {
-        String v = env.get("KOLO_COMPRESSION");
-        if (v == null || v.isBlank()) {
-            return NONE;
-        }
-        return switch (v.trim().toLowerCase(Locale.ROOT)) {
-            case "none" -> NONE;
-            case "fp16", "float16" -> FP16;
-            case "bf16", "bfloat16" -> BF16;
-            default -> throw new IllegalArgumentException("KOLO_COMPRESSION='" + v + "' is not none, fp16 or bf16");
+        return switch (io.kolo.bootstrap.KoloSettings.COMPRESSION.from(env)) {
+            case "fp16" -> FP16;
+            case "bf16" -> BF16;
+            default -> NONE;
         };
     }
 }

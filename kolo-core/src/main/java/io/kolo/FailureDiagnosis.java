@@ -1,5 +1,7 @@
 package io.kolo;
 
+import io.kolo.bootstrap.RankFailure;
+import io.kolo.bootstrap.StoreKeys;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.transport.PeerFailedException;
 import io.kolo.transport.Transport;
@@ -19,7 +21,7 @@ import java.util.Optional;
  */
 final class FailureDiagnosis implements io.kolo.engine.Engine.FailureExplainer {
     private static final System.Logger LOG = System.getLogger(FailureDiagnosis.class.getName());
-    private static final String FIRST = "failure";
+
     private static final long CAUSE_WAIT_MILLIS = 2000;
     private final int rank;
     private final KeyValueStore store;
@@ -37,15 +39,15 @@ final class FailureDiagnosis implements io.kolo.engine.Engine.FailureExplainer {
         try {
             if (failure instanceof PeerFailedException p) {
                 if (!p.peerAborted()) {
-                    store.putIfAbsent(FIRST, p.peer() + "\t" + p.getMessage());
+                    store.putIfAbsent(StoreKeys.FIRST_FAILURE, StoreKeys.firstFailure(p.peer(), p.getMessage()));
                 }
                 Record first = awaitCause(new Record(p.peer(), p.getMessage()));
                 result = new RankFailedException(first.rank, first.cause, p);
             } else {
                 // This rank fails on its own (a timeout, an internal error): the peers that see it abort name it.
                 String cause = "rank " + rank + " failed: " + failure.getMessage();
-                store.putIfAbsent("failed/" + rank, cause);
-                store.putIfAbsent(FIRST, rank + "\t" + cause);
+                store.putIfAbsent(StoreKeys.failed(rank), cause);
+                store.putIfAbsent(StoreKeys.FIRST_FAILURE, StoreKeys.firstFailure(rank, cause));
             }
         } catch (RuntimeException storeGone) {
             LOG.log(System.Logger.Level.DEBUG, "failure store unreachable", storeGone);
@@ -70,20 +72,23 @@ final class FailureDiagnosis implements io.kolo.engine.Engine.FailureExplainer {
         long deadline = System.nanoTime() + CAUSE_WAIT_MILLIS * 1_000_000;
         Record first = null;
         while (true) {
-            Optional<String> recorded = store.tryGet(FIRST);
+            Optional<String> recorded = store.tryGet(StoreKeys.FIRST_FAILURE);
             if (recorded.isPresent()) {
                 first = Record.parse(recorded.get(), seen);
-                Optional<String> cause = store.tryGet("failed/" + first.rank);
+                Optional<String> cause = store.tryGet(StoreKeys.failed(first.rank));
                 if (cause.isPresent()) {
                     return new Record(first.rank, cause.get());
                 }
             }
             if (System.nanoTime() > deadline) {
                 if (first == null) {
-                    store.putIfAbsent(FIRST, seen.rank + "\t" + seen.cause);
-                    return seen;
+                    store.putIfAbsent(StoreKeys.FIRST_FAILURE, StoreKeys.firstFailure(seen.rank, seen.cause));
+                    first = seen;
                 }
-                return first;
+                // No launcher recorded the exit (mpirun, srun): the rank's own last words, when it had any.
+                Optional<String> words = store.tryGet(StoreKeys.lastWords(first.rank));
+                return words.isEmpty() ? first
+                        : new Record(first.rank, RankFailure.describe("rank " + first.rank, words.get(), null));
             }
             try {
                 Thread.sleep(50);

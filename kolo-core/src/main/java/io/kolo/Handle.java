@@ -24,6 +24,7 @@ public final class Handle<T> {
     private volatile RuntimeException error;
     private final BooleanSupplier isDone = this::poll;
     private volatile Driver driver;
+    private volatile java.util.function.Function<String, String> explainer;
 
     /** Runs the engine's work on the waiting thread until {@code done} or the deadline ({@link System#nanoTime}). */
     @FunctionalInterface
@@ -68,9 +69,11 @@ public final class Handle<T> {
         try {
             if (done.getCount() != 0
                     && !done.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                String waiting = explainer == null ? null : explainer.apply(name);
                 throw new KoloTimeoutException("timed out after " + timeout.toSeconds() + " s waiting for '" + name
-                        + "': some rank has not submitted it yet (rank 0 logs which after KOLO_STALL_CHECK_TIME_SECONDS);"
-                        + " raise KOLO_TIMEOUT_SECONDS if ranks legitimately wait this long");
+                        + "': " + (waiting != null ? waiting
+                        : "some rank has not submitted it yet (rank 0 logs which after KOLO_STALL_CHECK_TIME_SECONDS)")
+                        + "; raise KOLO_TIMEOUT_SECONDS if ranks legitimately wait this long");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -91,6 +94,11 @@ public final class Handle<T> {
     /** Lets {@link #await} run the engine's cycles itself while it waits. */
     void drivenBy(Driver d) {
         this.driver = d;
+    }
+
+    /** Lets a timed-out {@link #await} say what the op still waits for (which ranks never submitted it). */
+    void explainedBy(java.util.function.Function<String, String> waitingFor) {
+        this.explainer = waitingFor;
     }
 
     void named(String generated) {

@@ -23,10 +23,23 @@ public final class Kolo {
     private Kolo() {
     }
 
-    /** Joins the job described by this process's environment. Calling it again while initialised does nothing. */
+    /**
+     * Joins the job described by this process's environment. Calling it again while initialised does nothing.
+     *
+     * <p>A {@code KOLO_*} variable with a value Kolo cannot use ends this process: it prints one line naming the
+     * variable and what is expected on stderr and exits with code 2, as a launcher does for a bad flag (every rank
+     * of a job usually has the same setting, and a stack trace per rank says no more). Programs that want to handle
+     * it themselves use {@link Communicator#fromEnvironment()}, which throws {@link BadSettingException}.
+     */
     public static synchronized void init() {
         if (current == null) {
-            current = Communicator.fromEnvironment();
+            try {
+                current = Communicator.fromEnvironment();
+            } catch (BadSettingException e) {
+                System.err.println("kolo: " + e.getMessage());
+                System.err.flush();
+                System.exit(2);
+            }
         }
     }
 

@@ -21,7 +21,7 @@ public final class AdvertisedAddress {
 
     /** The data-plane address of a rank of {@code job} whose rendezvous server is at {@code rendezvous}. */
     public static InetAddress choose(JobEnvironment job, InetAddress rendezvous) {
-        if (job.env().containsKey("KOLO_IFACE")) {
+        if (job.env().containsKey(KoloSettings.IFACE.name())) {
             return job.bindAddress();
         }
         if (rendezvous.isLoopbackAddress() || rendezvous.isAnyLocalAddress()) {

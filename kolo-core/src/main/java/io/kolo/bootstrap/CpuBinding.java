@@ -24,7 +24,7 @@ import java.util.stream.Stream;
  */
 public final class CpuBinding {
     private static final System.Logger LOG = System.getLogger(CpuBinding.class.getName());
-    public static final String VARIABLE = "KOLO_BIND_TO";
+    public static final String VARIABLE = KoloSettings.BIND_TO.name();
     private static final int MASK_BYTES = 128;
 
     private CpuBinding() {
@@ -37,15 +37,8 @@ public final class CpuBinding {
      * @throws IllegalArgumentException naming the variable when its value is not {@code none} or {@code core}
      */
     public static OptionalInt apply(Map<String, String> env, int localRank, int localSize) {
-        String mode = env.getOrDefault(VARIABLE, "none").trim();
-        switch (mode) {
-            case "", "none" -> {
-                return OptionalInt.empty();
-            }
-            case "core" -> {
-            }
-            default -> throw new IllegalArgumentException(VARIABLE + "=" + mode
-                    + " is not a binding Kolo knows: use core (one CPU per rank on a host) or none");
+        if (KoloSettings.BIND_TO.from(env).equals("none")) {
+            return OptionalInt.empty();
         }
         List<Integer> allowed;
         try {

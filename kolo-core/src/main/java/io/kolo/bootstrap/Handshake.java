@@ -1,24 +1,42 @@
 package io.kolo.bootstrap;
 
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
+import java.time.Duration;
 
 /**
- * Mutual HMAC challenge-response run on every new connection (rendezvous and data plane) before anything
- * else is read from it. Each side sends a random challenge and must return the other side's challenge
- * MAC-ed with the job secret, bound to a purpose string so a proof for one kind of port can't be replayed
- * on another. A peer that fails gets {@link Rejected}; the caller closes the socket and logs it.
+ * Mutual authentication run on every new connection (rendezvous and data plane) before anything else is read from
+ * it: both ends prove knowledge of the job secret, and the connecting end's identity claim ("rank 2 of 4 to rank 0")
+ * is part of what it proves, so an authenticated connection cannot be relabelled.
  *
- * <p>Runs on blocking sockets with an SO_TIMEOUT set by the caller, so a silent stranger can't hold it.
+ * <pre>
+ *   client -> server   MAGIC VERSION nonce_c claim
+ *   server -> client   MAGIC VERSION nonce_s
+ *   client -> server   HMAC(secret, "client" | purpose | claim | nonce_c | nonce_s)     checked before anything else
+ *   server -> client   HMAC(secret, "server" | purpose | claim | nonce_c | nonce_s)     checked by the client
+ * </pre>
+ *
+ * <p>Secure by construction rather than by checks: the server sends nothing derived from the secret until the client
+ * has proved itself over the server's fresh nonce, so a stranger cannot obtain a proof to reflect or replay; the two
+ * directions MAC different messages (the role comes first), so one side's proof is never valid for the other; the
+ * purpose ("rendezvous", "data") keeps a proof for one kind of port from serving on another. Proofs are compared in
+ * constant time. The whole exchange has one deadline, so a peer that trickles bytes cannot hold a connection open.
+ *
+ * <p>What it does not do: the traffic after the handshake is neither encrypted nor integrity-protected, so an attacker
+ * on the network path can read it, or take over a connection after it authenticated (see docs/security.md).
  */
 public final class Handshake {
     private static final int MAGIC = 0x4B4F4C4F; // "KOLO"
-    private static final int CHALLENGE = 32;
+    private static final int VERSION = 2;
+    private static final int NONCE = 32;
     private static final int PROOF = 32;
+    private static final int MAX_CLAIM = 256;
 
     /** The peer did not prove knowledge of the job secret (or does not speak Kolo). */
     public static final class Rejected extends IOException {
@@ -33,39 +51,157 @@ public final class Handshake {
     }
 
     /**
-     * Runs the handshake on an already connected socket, symmetric for both ends. {@code purpose} names the
-     * port kind ("rendezvous", "data") and must match on both ends. Returns normally only when the peer
-     * proved the secret; also proves it to the peer.
+     * The connecting end: claims {@code claim} and proves the secret; returns once the server proved it too.
+     *
+     * @throws Rejected               the server is not part of this job (or refused the claim)
+     * @throws SocketTimeoutException the exchange did not finish within {@code timeout}
      */
-    public static void run(Socket socket, JobSecret secret, String purpose) throws IOException {
-        DataOutputStream out = new DataOutputStream(socket.getOutputStream());
-        DataInputStream in = new DataInputStream(socket.getInputStream());
-        byte[] mine = JobSecret.newChallenge();
-        out.writeInt(MAGIC);
-        out.write(mine);
-        out.flush();
-        if (in.readInt() != MAGIC) {
-            throw new Rejected("peer does not speak the Kolo protocol");
+    public static void client(Socket socket, JobSecret secret, String purpose, String claim, Duration timeout)
+            throws IOException {
+        Exchange x = new Exchange(socket, timeout);
+        byte[] nonceC = JobSecret.newChallenge();
+        byte[] claimBytes = claim.getBytes(StandardCharsets.UTF_8);
+        if (claimBytes.length > MAX_CLAIM) {
+            throw new IllegalArgumentException("claim too long: " + claim);
         }
-        byte[] theirs = in.readNBytes(CHALLENGE);
-        if (theirs.length != CHALLENGE) {
-            throw new Rejected("peer closed the connection during the handshake");
+        x.write(header(nonceC, claimBytes));
+        byte[] nonceS = readHeader(x, null);
+        x.write(secret.mac(message("client", purpose, claimBytes, nonceC, nonceS)));
+        byte[] proof;
+        try {
+            proof = x.read(PROOF, "the server's proof");
+        } catch (Rejected e) {
+            throw new Rejected("the server hung up after this end proved its job secret: it holds another secret"
+                    + " (KOLO_SECRET differs: another job, or not the one its launcher generated), or refused the claim '"
+                    + claim + "'");
         }
-        if (Arrays.equals(mine, theirs)) {
-            throw new Rejected("peer echoed our challenge (reflection attempt)");
+        if (!secret.verify(message("server", purpose, claimBytes, nonceC, nonceS), proof)) {
+            throw new Rejected("the server failed to prove the job secret (another job, or not a Kolo process)");
         }
-        out.write(secret.mac(bind(purpose, theirs)));
-        out.flush();
-        byte[] proof = in.readNBytes(PROOF);
-        if (proof.length != PROOF || !secret.verify(bind(purpose, mine), proof)) {
-            throw new Rejected("peer failed to prove the job secret (wrong KOLO_SECRET or not a Kolo rank)");
-        }
+        x.done();
     }
 
-    private static byte[] bind(String purpose, byte[] challenge) {
-        byte[] p = purpose.getBytes(StandardCharsets.UTF_8);
-        byte[] msg = Arrays.copyOf(p, p.length + challenge.length);
-        System.arraycopy(challenge, 0, msg, p.length, challenge.length);
-        return msg;
+    /**
+     * The accepting end: returns the client's claim once the client proved the secret over this end's fresh nonce and
+     * {@code accept} agreed to the claim; only then proves the secret in turn.
+     *
+     * @param accept checks the claim before this end answers; throws {@link Rejected} to refuse it
+     */
+    public static String server(Socket socket, JobSecret secret, String purpose, Duration timeout, ClaimCheck accept)
+            throws IOException {
+        Exchange x = new Exchange(socket, timeout);
+        ByteArrayOutputStream claimOut = new ByteArrayOutputStream();
+        byte[] nonceC = readHeader(x, claimOut);
+        byte[] claimBytes = claimOut.toByteArray();
+        byte[] nonceS = JobSecret.newChallenge();
+        x.write(header(nonceS, null));
+        byte[] proof = x.read(PROOF, "the client's proof");
+        if (!secret.verify(message("client", purpose, claimBytes, nonceC, nonceS), proof)) {
+            throw new Rejected("failed to prove the job secret (wrong KOLO_SECRET, or not a Kolo process)");
+        }
+        String claim = new String(claimBytes, StandardCharsets.UTF_8);
+        accept.check(claim);
+        x.write(secret.mac(message("server", purpose, claimBytes, nonceC, nonceS)));
+        x.done();
+        return claim;
+    }
+
+    /** Decides whether an authenticated client's claim may connect. */
+    @FunctionalInterface
+    public interface ClaimCheck {
+        void check(String claim) throws Rejected;
+
+        ClaimCheck ANY = claim -> { };
+    }
+
+    /** Refuses an authenticated claim (a duplicate rank, another job's size...). */
+    public static Rejected refuse(String why) {
+        return new Rejected(why);
+    }
+
+    private static byte[] header(byte[] nonce, byte[] claim) {
+        ByteBuffer b = ByteBuffer.allocate(4 + 1 + NONCE + (claim == null ? 0 : 2 + claim.length));
+        b.putInt(MAGIC).put((byte) VERSION).put(nonce);
+        if (claim != null) {
+            b.putShort((short) claim.length).put(claim);
+        }
+        return b.array();
+    }
+
+    /** Reads a peer's header; with {@code claim} non-null, also the claim that follows it. Returns the nonce. */
+    private static byte[] readHeader(Exchange x, ByteArrayOutputStream claim) throws IOException {
+        ByteBuffer head = ByteBuffer.wrap(x.read(5, "the handshake"));
+        if (head.getInt() != MAGIC) {
+            throw new Rejected("does not speak the Kolo protocol");
+        }
+        int version = head.get();
+        if (version != VERSION) {
+            throw new Rejected("speaks Kolo handshake version " + version + ", not " + VERSION
+                    + " (every rank and the launcher must run the same Kolo version)");
+        }
+        byte[] nonce = x.read(NONCE, "the handshake");
+        if (claim != null) {
+            int length = ByteBuffer.wrap(x.read(2, "the handshake")).getShort() & 0xFFFF;
+            if (length > MAX_CLAIM) {
+                throw new Rejected("sent an oversized claim");
+            }
+            claim.writeBytes(x.read(length, "the handshake"));
+        }
+        return nonce;
+    }
+
+    private static byte[] message(String role, String purpose, byte[] claim, byte[] nonceC, byte[] nonceS) {
+        ByteArrayOutputStream m = new ByteArrayOutputStream();
+        m.writeBytes(("kolo-handshake-v" + VERSION + "\0" + role + "\0" + purpose + "\0").getBytes(StandardCharsets.UTF_8));
+        m.write(claim.length >>> 8);
+        m.write(claim.length);
+        m.writeBytes(claim);
+        m.writeBytes(nonceC);
+        m.writeBytes(nonceS);
+        return m.toByteArray();
+    }
+
+    /** Reads and writes with one deadline for the whole handshake, not one per read. */
+    private static final class Exchange {
+        private final Socket socket;
+        private final InputStream in;
+        private final OutputStream out;
+        private final long deadline;
+        private final int timeoutBefore;
+
+        Exchange(Socket socket, Duration timeout) throws IOException {
+            this.socket = socket;
+            this.in = socket.getInputStream();
+            this.out = socket.getOutputStream();
+            this.deadline = System.nanoTime() + timeout.toNanos();
+            this.timeoutBefore = socket.getSoTimeout();
+        }
+
+        void write(byte[] bytes) throws IOException {
+            out.write(bytes);
+            out.flush();
+        }
+
+        byte[] read(int n, String what) throws IOException {
+            byte[] buf = new byte[n];
+            int at = 0;
+            while (at < n) {
+                long leftMs = (deadline - System.nanoTime()) / 1_000_000;
+                if (leftMs <= 0) {
+                    throw new SocketTimeoutException("the handshake did not finish in time");
+                }
+                socket.setSoTimeout((int) Math.min(Integer.MAX_VALUE, leftMs));
+                int got = in.read(buf, at, n - at);
+                if (got < 0) {
+                    throw new Rejected("closed the connection during " + what);
+                }
+                at += got;
+            }
+            return buf;
+        }
+
+        void done() throws IOException {
+            socket.setSoTimeout(timeoutBefore);
+        }
     }
 }

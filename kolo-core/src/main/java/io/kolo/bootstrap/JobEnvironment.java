@@ -53,8 +53,6 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
         RANK0
     }
 
-    static final int DEFAULT_START_TIMEOUT_SECONDS = 60;
-    static final int DEFAULT_TIMEOUT_SECONDS = 300;
     private static final Pattern TASKS_PER_NODE = Pattern.compile("(\\d+)(?:\\(x(\\d+)\\))?");
     private static final Pattern IPV4_LITERAL = Pattern.compile("^\\d{1,3}(\\.\\d{1,3}){3}$");
 
@@ -62,8 +60,8 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
     private record Source(String what, String rank, String size, String localRank, String localSize) {
     }
 
-    private static final Source KOLO = new Source("kolo run",
-            "KOLO_RANK", "KOLO_SIZE", "KOLO_LOCAL_RANK", "KOLO_LOCAL_SIZE");
+    private static final Source KOLO = new Source("kolo run", KoloSettings.RANK.name(), KoloSettings.SIZE.name(),
+            KoloSettings.LOCAL_RANK.name(), KoloSettings.LOCAL_SIZE.name());
     private static final Source OPEN_MPI = new Source("Open MPI",
             "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
             "OMPI_COMM_WORLD_LOCAL_SIZE");
@@ -125,8 +123,8 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
         }
 
         // Ranks are packed host by host; ceilDiv covers a last host with fewer ranks.
-        int crossSize = optionalInt(env, "KOLO_CROSS_SIZE", 1).orElse(Math.ceilDiv(size, localSize));
-        int crossRank = optionalInt(env, "KOLO_CROSS_RANK", 0).orElse(rank / localSize);
+        int crossSize = KoloSettings.CROSS_SIZE.ifSet(env).orElse(Math.ceilDiv(size, localSize));
+        int crossRank = KoloSettings.CROSS_RANK.ifSet(env).orElse(rank / localSize);
         if (crossSize > size) {
             throw bad("KOLO_CROSS_SIZE", String.valueOf(crossSize), "at most the job size " + size);
         }
@@ -135,36 +133,35 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
                     "a cross rank below the cross size " + crossSize);
         }
 
-        String host = env.getOrDefault("KOLO_RENDEZVOUS_ADDR", "127.0.0.1").trim();
-        if (host.isEmpty()) {
-            throw bad("KOLO_RENDEZVOUS_ADDR", env.get("KOLO_RENDEZVOUS_ADDR"),
-                    "a host name or IP address of the rendezvous server");
+        String addr = KoloSettings.RENDEZVOUS_ADDR.name();
+        if (env.containsKey(addr) && env.get(addr).isBlank()) {
+            // Blank is not "unset" here: a launcher that meant to name the store's host named nothing.
+            throw bad(addr, env.get(addr), KoloSettings.RENDEZVOUS_ADDR.expected());
         }
-        int port = optionalInt(env, "KOLO_RENDEZVOUS_PORT", 1).orElse(0);
-        if (port > 65535) {
-            throw bad("KOLO_RENDEZVOUS_PORT", env.get("KOLO_RENDEZVOUS_PORT"), "a TCP port from 1 to 65535");
-        }
+        String host = KoloSettings.RENDEZVOUS_ADDR.from(env);
+        int port = KoloSettings.RENDEZVOUS_PORT.ifSet(env).orElse(0);
         // Under mpirun/mpiexec/srun the ranks can meet without these (see Rendezvous).
         boolean launched = source != null && source != KOLO;
         if (port == 0 && size > 1 && !launched) {
             throw new IllegalArgumentException("KOLO_RENDEZVOUS_PORT is not set but the job has " + size
                     + " ranks: expected the TCP port of the rendezvous server (kolo run sets it)");
         }
-        RendezvousServer server = rendezvousServer(env.get("KOLO_RENDEZVOUS_SERVER"));
+        RendezvousServer server = KoloSettings.RENDEZVOUS_SERVER.from(env).equals("launcher")
+                ? RendezvousServer.LAUNCHER : RendezvousServer.RANK0;
 
-        Optional<JobSecret> secret = Optional.empty();
-        String hex = env.get("KOLO_SECRET");
-        if (hex != null) {
-            secret = Optional.of(JobSecret.fromHex(hex));
-        } else if (size > 1 && !launched) {
+        Optional<JobSecret> secret = KoloSettings.SECRET.ifSet(env).map(JobSecret::fromHex);
+        if (secret.isEmpty() && env.containsKey(KoloSettings.SECRET.name())) {
+            secret = Optional.of(JobSecret.fromHex(env.get(KoloSettings.SECRET.name())));   // blank: says so
+        }
+        if (secret.isEmpty() && size > 1 && !launched) {
             throw new IllegalArgumentException("KOLO_SECRET is not set but the job has " + size
                     + " ranks: expected the job's secret in hex (kolo run sets it; otherwise export the same"
                     + " value on every rank, e.g. KOLO_SECRET=$(openssl rand -hex 32))");
         }
 
-        InetAddress bind = bindAddress(env.get("KOLO_IFACE"));
-        int startTimeout = optionalInt(env, "KOLO_START_TIMEOUT_SECONDS", 1).orElse(DEFAULT_START_TIMEOUT_SECONDS);
-        int timeout = optionalInt(env, "KOLO_TIMEOUT_SECONDS", 1).orElse(DEFAULT_TIMEOUT_SECONDS);
+        InetAddress bind = bindAddress(env.get(KoloSettings.IFACE.name()));
+        int startTimeout = KoloSettings.START_TIMEOUT_SECONDS.from(env);
+        int timeout = KoloSettings.TIMEOUT_SECONDS.from(env);
 
         return new JobEnvironment(rank, size, localRank, localSize, crossRank, crossSize, host, port, server,
                 secret, bind, Duration.ofSeconds(startTimeout), Duration.ofSeconds(timeout), env);
@@ -222,17 +219,6 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
             }
         }
         return null;
-    }
-
-    private static RendezvousServer rendezvousServer(String raw) {
-        if (raw == null) {
-            return RendezvousServer.RANK0;
-        }
-        return switch (raw.trim().toLowerCase(java.util.Locale.ROOT)) {
-            case "launcher" -> RendezvousServer.LAUNCHER;
-            case "rank0" -> RendezvousServer.RANK0;
-            default -> throw bad("KOLO_RENDEZVOUS_SERVER", raw, "'launcher' or 'rank0'");
-        };
     }
 
     /** Resolves {@code KOLO_IFACE}: an IP literal, or an interface name mapped to its first IPv4 address. */

@@ -18,6 +18,9 @@ public final class JobSecret {
 
     private JobSecret(byte[] key) {
         this.key = key.clone();
+        // The JDK loads its crypto policy files on first use; under a flood of connections that exhausts the file
+        // descriptors, that first use would fail, and keep failing. Use it now, while nothing is listening yet.
+        mac(new byte[0]);
     }
 
     /** A fresh random 256-bit secret, as the launcher generates per job. */

@@ -16,7 +16,7 @@ record Launch(String launcher, Optional<String> jobId) {
 
     /** The launch described by {@code env}, or empty for {@code kolo run} or a plain process. */
     static Optional<Launch> detect(Map<String, String> env) {
-        if (env.containsKey("KOLO_RANK")) {
+        if (env.containsKey(KoloSettings.RANK.name())) {
             return Optional.empty();
         }
         if (env.containsKey("OMPI_COMM_WORLD_RANK")) {

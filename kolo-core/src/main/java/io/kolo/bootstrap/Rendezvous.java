@@ -65,7 +65,7 @@ public final class Rendezvous implements AutoCloseable {
             // JobEnvironment has checked that KOLO_RENDEZVOUS_PORT and KOLO_SECRET are there.
             return explicit(job, job.secret().orElseThrow(), job.rendezvousPort());
         }
-        boolean named = job.env().containsKey("KOLO_RENDEZVOUS_ADDR");
+        boolean named = job.env().containsKey(KoloSettings.RENDEZVOUS_ADDR.name());
         if (!named && job.localSize() < job.size()) {
             if (Pmix.offered(job.env())) {
                 return viaPmix(job);
@@ -191,7 +191,7 @@ public final class Rendezvous implements AutoCloseable {
      * reaches mpirun by (the network Open MPI's own daemons use); else its first non-loopback IPv4 address.
      */
     private static InetAddress rank0Address(JobEnvironment job) {
-        if (job.env().containsKey("KOLO_IFACE")) {
+        if (job.env().containsKey(KoloSettings.IFACE.name())) {
             return job.bindAddress();
         }
         Matcher m = HNP_TCP.matcher(job.env().getOrDefault("OMPI_MCA_orte_hnp_uri", ""));

@@ -75,8 +75,7 @@ public final class RendezvousClient implements KeyValueStore {
             }
             try {
                 socket.setTcpNoDelay(true);
-                socket.setSoTimeout((int) RendezvousServer.HANDSHAKE_TIMEOUT.toMillis());
-                Handshake.run(socket, secret, RendezvousProtocol.PURPOSE);
+                Handshake.client(socket, secret, RendezvousProtocol.PURPOSE, "", RendezvousServer.HANDSHAKE_TIMEOUT);
                 socket.setSoTimeout(0);
                 return new RendezvousClient(server, socket);
             } catch (IOException e) {

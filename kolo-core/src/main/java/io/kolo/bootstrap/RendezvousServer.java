@@ -37,12 +37,15 @@ public final class RendezvousServer implements KeyValueStore {
     private final InMemoryStore values = new InMemoryStore();
     private final Set<Socket> connections = ConcurrentHashMap.newKeySet();
     private final InetSocketAddress address;
+    private final ConnectionGate gate;
     private volatile boolean closed;
 
     private RendezvousServer(ServerSocket serverSocket, JobSecret secret) {
         this.serverSocket = serverSocket;
         this.secret = secret;
         this.address = new InetSocketAddress(serverSocket.getInetAddress(), serverSocket.getLocalPort());
+        this.gate = new ConnectionGate("the rendezvous server at " + hostPort(), ConnectionGate.DEFAULT_MAX_UNAUTHENTICATED,
+                LOG);
     }
 
     /**
@@ -75,17 +78,23 @@ public final class RendezvousServer implements KeyValueStore {
             Socket socket;
             try {
                 socket = serverSocket.accept();
-            } catch (IOException e) {
-                if (!closed) {
-                    LOG.log(System.Logger.Level.ERROR, "rendezvous server stopped accepting: " + e.getMessage(), e);
+            } catch (IOException | RuntimeException e) {
+                if (closed) {
+                    return;
                 }
-                return;
+                try {
+                    gate.acceptFailed(e);
+                } catch (InterruptedException interrupted) {
+                    return;
+                }
+                continue;
             }
             connections.add(socket);
             if (closed) {
                 closeQuietly(socket);
                 return;
             }
+            gate.arrived(socket);
             Thread.ofVirtual().name("kolo-rendezvous-" + socket.getRemoteSocketAddress()).start(() -> serve(socket));
         }
     }
@@ -93,15 +102,15 @@ public final class RendezvousServer implements KeyValueStore {
     private void serve(Socket socket) {
         try (socket) {
             socket.setTcpNoDelay(true);
-            socket.setSoTimeout((int) HANDSHAKE_TIMEOUT.toMillis());
             try {
-                Handshake.run(socket, secret, RendezvousProtocol.PURPOSE);
+                Handshake.server(socket, secret, RendezvousProtocol.PURPOSE, HANDSHAKE_TIMEOUT, Handshake.ClaimCheck.ANY);
             } catch (IOException e) {
                 if (!closed) {
-                    LOG.log(System.Logger.Level.WARNING, "rejected a connection to the rendezvous server from "
-                            + socket.getRemoteSocketAddress() + ": " + e.getMessage());
+                    gate.rejected(socket.getRemoteSocketAddress(), e.getMessage());
                 }
                 return;
+            } finally {
+                gate.settled(socket);
             }
             // A GET legitimately waits as long as its caller asked, so requests have no read timeout.
             socket.setSoTimeout(0);
@@ -125,6 +134,11 @@ public final class RendezvousServer implements KeyValueStore {
         } finally {
             connections.remove(socket);
         }
+    }
+
+    /** Connections in their handshake now (for tests of the limits strangers meet). */
+    int unauthenticated() {
+        return gate.unauthenticated();
     }
 
     private void handle(byte op, DataInputStream in, DataOutputStream out) throws IOException {

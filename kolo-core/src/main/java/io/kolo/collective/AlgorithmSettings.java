@@ -1,5 +1,7 @@
 package io.kolo.collective;
 
+import io.kolo.bootstrap.KoloSettings;
+
 import java.util.Locale;
 import java.util.Map;
 
@@ -33,22 +35,13 @@ public record AlgorithmSettings(Mode hierarchicalAllreduce, Mode hierarchicalAll
         return new AlgorithmSettings(Mode.AUTO, Mode.OFF);
     }
 
-    /** Reads the variables; a bad value is an IllegalArgumentException naming the variable. */
+    /** Reads the variables; a bad value is a {@link io.kolo.BadSettingException} naming the variable. */
     public static AlgorithmSettings fromEnvironment(Map<String, String> env) {
-        return new AlgorithmSettings(mode(env, "KOLO_HIERARCHICAL_ALLREDUCE", Mode.AUTO),
-                mode(env, "KOLO_HIERARCHICAL_ALLGATHER", Mode.OFF));
+        return new AlgorithmSettings(mode(KoloSettings.HIERARCHICAL_ALLREDUCE.from(env)),
+                mode(KoloSettings.HIERARCHICAL_ALLGATHER.from(env)));
     }
 
-    private static Mode mode(Map<String, String> env, String name, Mode fallback) {
-        String v = env.get(name);
-        if (v == null || v.isBlank()) {
-            return fallback;
-        }
-        return switch (v.trim().toLowerCase(Locale.ROOT)) {
-            case "1", "true", "on", "yes" -> Mode.ON;
-            case "0", "false", "off", "no" -> Mode.OFF;
-            case "auto" -> Mode.AUTO;
-            default -> throw new IllegalArgumentException(name + "='" + v + "' is not 0, 1 or auto");
-        };
+    private static Mode mode(String canonical) {
+        return Mode.valueOf(canonical.toUpperCase(Locale.ROOT));
     }
 }

@@ -149,6 +149,8 @@ public final class Engine implements AutoCloseable {
     /** Reused every cycle so that an idle engine cycling every millisecond makes no garbage. */
     private final List<Response> fromCache = new ArrayList<>();
     private final List<Response> toExecute = new ArrayList<>();
+    /** The coordinator's latest word on long-waiting ops (see {@link #waitingFor}); read by waiting callers. */
+    private volatile Map<String, String> waitingFor = Map.of();
     private volatile long coordinatorRounds;
     private volatile long cachedOps;
     private volatile long fusedBuffers;
@@ -648,9 +650,17 @@ public final class Engine implements AutoCloseable {
             }
             table.inspectStalls(settings.stallCheckTime().toNanos(), settings.stallShutdownTime().toNanos(), out);
             fuse(table.takeReady(), out);
-            answer = encode(out, Response::write);
+            answer = CoordinatorAnswer.encode(out, table.takeWaitingFor());
         }
-        return decode(ops.broadcast(answer, 0), Response::read);
+        return CoordinatorAnswer.decode(ops.broadcast(answer, 0), w -> waitingFor = w);
+    }
+
+    /**
+     * What the op named {@code name} was still waiting for when rank 0 last looked (it tells every rank about ops that
+     * have waited a while): "rank 2 had not submitted it after 19 s (ranks 0, 1 and 3 had)", or null.
+     */
+    public String waitingFor(String name) {
+        return waitingFor.get(name);
     }
 
     /**

@@ -2,6 +2,7 @@ package io.kolo.engine;
 
 import io.kolo.Compression;
 import io.kolo.collective.AlgorithmSettings;
+import io.kolo.bootstrap.KoloSettings;
 import io.kolo.collective.Collectives;
 
 import java.nio.file.Path;
@@ -31,77 +32,24 @@ public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int 
                              long smallMessageBytes, AlgorithmSettings algorithms,
                              Compression compression, long eagerAllreduceBytes) {
 
-    public static final long DEFAULT_FUSION_THRESHOLD = 128L << 20;
-    /**
-     * Latency-bound sizes only: every cycle, idle ones too, carries a payload this large once an op this small has
-     * been repeated. 8 KiB is a judgement, not a measured crossover (a 1-8 KiB op costs a few microseconds of which
-     * one exchange is 1-3); measure with {@code kolo bench -x KOLO_EAGER_ALLREDUCE_BYTES=...} before changing it.
-     */
-    public static final long DEFAULT_EAGER_ALLREDUCE_BYTES = 8L << 10;
-    /** Large enough for any latency-bound payload; the negotiation buffer is sized for it up front. */
-    static final long MAX_EAGER_ALLREDUCE_BYTES = 1L << 20;
+    public static final long DEFAULT_FUSION_THRESHOLD = KoloSettings.FUSION_THRESHOLD.defaultValue();
+    public static final long DEFAULT_EAGER_ALLREDUCE_BYTES = KoloSettings.EAGER_ALLREDUCE_BYTES.defaultValue();
 
     /** Horovod's defaults. */
     public static EngineSettings defaults() {
         return fromEnvironment(Map.of());
     }
 
-    /** Reads the {@code KOLO_*} variables; a bad value is an IllegalArgumentException naming the variable. */
+    /** Reads the {@code KOLO_*} variables; a bad value is a {@link io.kolo.BadSettingException} naming the variable. */
     public static EngineSettings fromEnvironment(Map<String, String> env) {
-        long fusion = number(env, "KOLO_FUSION_THRESHOLD", DEFAULT_FUSION_THRESHOLD, "bytes, 0 disables fusion");
-        double cycleMs = decimal(env, "KOLO_CYCLE_TIME", 1.0, "milliseconds");
-        long cache = number(env, "KOLO_CACHE_CAPACITY", 1024, "entries, 0 disables the cache");
-        if (cache > 1 << 20) {
-            throw new IllegalArgumentException("KOLO_CACHE_CAPACITY=" + cache + " is too large: use at most 1048576");
-        }
-        String timelineValue = env.get("KOLO_TIMELINE");
-        Path timeline = timelineValue == null || timelineValue.isBlank() ? null : Path.of(timelineValue);
-        long stallCheck = number(env, "KOLO_STALL_CHECK_TIME_SECONDS", 60, "seconds");
-        long stallShutdown = number(env, "KOLO_STALL_SHUTDOWN_TIME_SECONDS", 0, "seconds, 0 = never");
-        long timeout = number(env, "KOLO_TIMEOUT_SECONDS", 300, "seconds");
-        if (timeout == 0) {
-            throw new IllegalArgumentException("KOLO_TIMEOUT_SECONDS=0 is not allowed: every wait needs a timeout (seconds > 0)");
-        }
-        long small = number(env, "KOLO_SMALL_ALLREDUCE_BYTES", Collectives.AUTO, "bytes");
-        long eager = number(env, "KOLO_EAGER_ALLREDUCE_BYTES", DEFAULT_EAGER_ALLREDUCE_BYTES, "bytes, 0 disables");
-        if (eager > MAX_EAGER_ALLREDUCE_BYTES) {
-            throw new IllegalArgumentException("KOLO_EAGER_ALLREDUCE_BYTES=" + eager + " is too large: use at most "
-                    + MAX_EAGER_ALLREDUCE_BYTES + " (larger allreduces gain nothing from riding with the negotiation)");
-        }
-        return new EngineSettings(fusion, Duration.ofNanos((long) (cycleMs * 1_000_000)), (int) cache, timeline,
-                Duration.ofSeconds(stallCheck), Duration.ofSeconds(stallShutdown), Duration.ofSeconds(timeout), small,
-                AlgorithmSettings.fromEnvironment(env), Compression.fromEnvironment(env), eager);
-    }
-
-    private static long number(Map<String, String> env, String name, long fallback, String unit) {
-        String v = env.get(name);
-        if (v == null || v.isBlank()) {
-            return fallback;
-        }
-        try {
-            long n = Long.parseLong(v.trim());
-            if (n < 0) {
-                throw new NumberFormatException();
-            }
-            return n;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(name + "='" + v + "' is not a non-negative integer (" + unit + ")");
-        }
-    }
-
-    private static double decimal(Map<String, String> env, String name, double fallback, String unit) {
-        String v = env.get(name);
-        if (v == null || v.isBlank()) {
-            return fallback;
-        }
-        try {
-            double d = Double.parseDouble(v.trim());
-            if (!(d >= 0) || Double.isInfinite(d)) {
-                throw new NumberFormatException();
-            }
-            return d;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(name + "='" + v + "' is not a non-negative number (" + unit + ")");
-        }
+        String timeline = KoloSettings.TIMELINE.from(env);
+        return new EngineSettings(KoloSettings.FUSION_THRESHOLD.from(env),
+                Duration.ofNanos((long) (KoloSettings.CYCLE_TIME.from(env) * 1_000_000)),
+                KoloSettings.CACHE_CAPACITY.from(env).intValue(), timeline == null ? null : Path.of(timeline),
+                Duration.ofSeconds(KoloSettings.STALL_CHECK_TIME_SECONDS.from(env)),
+                Duration.ofSeconds(KoloSettings.STALL_SHUTDOWN_TIME_SECONDS.from(env)),
+                Duration.ofSeconds(KoloSettings.TIMEOUT_SECONDS.from(env)), KoloSettings.SMALL_ALLREDUCE_BYTES.from(env),
+                AlgorithmSettings.fromEnvironment(env), Compression.fromEnvironment(env),
+                KoloSettings.EAGER_ALLREDUCE_BYTES.from(env));
     }
 }

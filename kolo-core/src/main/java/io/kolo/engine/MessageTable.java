@@ -17,6 +17,8 @@ import java.util.Objects;
  */
 final class MessageTable {
     private static final System.Logger LOG = System.getLogger(MessageTable.class.getName());
+    /** The stall inspector's longest period, and the age from which an op's missing ranks are told to every rank. */
+    private static final long INSPECT_NANOS = 1_000_000_000L;
 
     private final int size;
     /** Submissions in first-arrival order, which is the order ready ops are executed in. */
@@ -24,6 +26,9 @@ final class MessageTable {
     private final boolean[] joined;
     private final List<Integer> joinOrder = new ArrayList<>();
     private long lastStallCheck = System.nanoTime();
+    /** Which ranks each long-waiting op still waits for, as of the last inspection; null once sent. */
+    private Map<String, String> waitingFor;
+    private boolean toldWaiting;
 
     private static final class Entry {
         final Request[] byRank;
@@ -262,15 +267,23 @@ final class MessageTable {
      */
     void inspectStalls(long checkNanos, long shutdownNanos, List<Response> errors) {
         long now = System.nanoTime();
-        if (now - lastStallCheck < Math.min(checkNanos, shutdownNanos > 0 ? shutdownNanos : Long.MAX_VALUE) / 4) {
+        // Often enough that the warning and the shutdown come within a second of the configured time.
+        long period = Math.min(INSPECT_NANOS, Math.min(checkNanos, shutdownNanos > 0 ? shutdownNanos : Long.MAX_VALUE) / 4);
+        if (now - lastStallCheck < period) {
             return;
         }
         lastStallCheck = now;
+        Map<String, String> waiting = new LinkedHashMap<>();
         Iterator<Entry> it = entries.values().iterator();
         while (it.hasNext()) {
             Entry e = it.next();
             long age = now - e.firstSeen;
             Request first = any(e);
+            if (age >= INSPECT_NANOS) {
+                waiting.put(first.name(), "rank" + (missing(e).size() == 1 ? " " : "s ") + join(missing(e))
+                        + " had not submitted it after " + age / 1_000_000_000L + " s (ranks " + join(submitted(e))
+                        + " had)");
+            }
             if (shutdownNanos > 0 && age >= shutdownNanos) {
                 it.remove();
                 errors.add(Response.error(first.kind(), List.of(first.name()), "stalled: " + first.kind().label()
@@ -284,6 +297,28 @@ final class MessageTable {
                         + " s for ranks " + missing(e) + " (warning after KOLO_STALL_CHECK_TIME_SECONDS)");
             }
         }
+        if (!waiting.isEmpty() || toldWaiting) {
+            waitingFor = waiting;
+            toldWaiting = !waiting.isEmpty();
+        }
+    }
+
+    /**
+     * What each op that has waited a while still waits for, when that changed since the last call, else null: the
+     * coordinator sends it to every rank, so that a rank whose wait times out can say which ranks never submitted.
+     */
+    Map<String, String> takeWaitingFor() {
+        Map<String, String> w = waitingFor;
+        waitingFor = null;
+        return w;
+    }
+
+    private static String join(List<Integer> ranks) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < ranks.size(); i++) {
+            sb.append(i == 0 ? "" : i == ranks.size() - 1 ? " and " : ", ").append(ranks.get(i));
+        }
+        return sb.toString();
     }
 
     private List<Integer> submitted(Entry e) {

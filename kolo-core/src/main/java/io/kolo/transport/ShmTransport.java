@@ -1,5 +1,6 @@
 package io.kolo.transport;
 
+import io.kolo.bootstrap.StoreKeys;
 import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 import io.kolo.bootstrap.CpuBinding;
@@ -52,7 +53,7 @@ public final class ShmTransport implements Transport {
 
     private static final System.Logger LOG = System.getLogger(ShmTransport.class.getName());
     /** Default bytes per ring (per ordered pair of ranks on a host). */
-    public static final long DEFAULT_RING_BYTES = 1L << 20;
+    public static final long DEFAULT_RING_BYTES = io.kolo.bootstrap.KoloSettings.SHM_RING_BYTES.defaultValue();
     static final Path DIR = Path.of("/dev/shm");
     /** Smallest ring chosen when /dev/shm is short of space. */
     static final long MIN_RING_BYTES = 64 << 10;
@@ -273,7 +274,7 @@ public final class ShmTransport implements Transport {
         boolean ok = false;
         try {
             own = ShmFile.create(dir, job, rank, rings, ringBytes, arena);
-            store.put("shm/file/" + rank, own.path().toString());
+            store.put(StoreKeys.shmFile(rank), own.path().toString());
             ShmFile[] peerFiles = new ShmFile[size];
             ShmRing[] inbox = new ShmRing[size];
             ShmRing[] outbox = new ShmRing[size];
@@ -283,16 +284,16 @@ public final class ShmTransport implements Transport {
                 if (peer == rank) {
                     continue;
                 }
-                String path = await(store, "shm/file/" + peer, deadline, rank, peer, startTimeout,
+                String path = await(store, StoreKeys.shmFile(peer), deadline, rank, peer, startTimeout,
                         "to publish its shared-memory segment");
                 peerFiles[peer] = ShmFile.open(Path.of(path), peer, rings, ringBytes, arena, rank);
                 inbox[peer] = own.ring(i < me ? i : i - 1);
                 outbox[peer] = peerFiles[peer].ring(me < i ? me : me - 1);
             }
-            store.put("shm/mapped/" + rank, "1");
+            store.put(StoreKeys.shmMapped(rank), "1");
             for (int peer : hostRanks) {
                 if (peer != rank) {
-                    await(store, "shm/mapped/" + peer, deadline, rank, peer, startTimeout,
+                    await(store, StoreKeys.shmMapped(peer), deadline, rank, peer, startTimeout,
                             "to map the shared-memory segments");
                 }
             }
@@ -328,13 +329,13 @@ public final class ShmTransport implements Transport {
         MemorySegment probe = arena.allocate(8, 8);
         long magic = new java.security.SecureRandom().nextLong() | 1;
         probe.set(ValueLayout.JAVA_LONG, 0, magic);
-        store.put("shm/probe/" + rank, probe.address() + ":" + magic);
+        store.put(StoreKeys.shmProbe(rank), probe.address() + ":" + magic);
         MemorySegment got = arena.allocate(8, 8);
         for (int peer : hostRanks) {
             if (peer == rank) {
                 continue;
             }
-            String[] p = await(store, "shm/probe/" + peer, deadline, rank, peer, startTimeout,
+            String[] p = await(store, StoreKeys.shmProbe(peer), deadline, rank, peer, startTimeout,
                     "to publish its shared-memory probe").split(":");
             boolean ok = false;
             if (cross != null) {
@@ -347,11 +348,11 @@ public final class ShmTransport implements Transport {
                 }
             }
             readsFrom[peer] = ok;
-            store.put("shm/direct/" + rank + "/" + peer, ok ? "1" : "0");
+            store.put(StoreKeys.shmDirect(rank, peer), ok ? "1" : "0");
         }
         for (int peer : hostRanks) {
             if (peer != rank) {
-                readBy[peer] = "1".equals(await(store, "shm/direct/" + peer + "/" + rank, deadline, rank, peer,
+                readBy[peer] = "1".equals(await(store, StoreKeys.shmDirect(peer, rank), deadline, rank, peer,
                         startTimeout, "to probe this rank's memory"));
             }
         }
@@ -365,7 +366,7 @@ public final class ShmTransport implements Transport {
     private static long agreeOnRingBytes(Path dir, int rank, int[] hostRanks, KeyValueStore store, long requested,
                                          long deadline, Duration startTimeout) {
         int leader = hostRanks[0];
-        String key = "shm/ring/" + leader;
+        String key = StoreKeys.shmRing(leader);
         if (rank == leader) {
             int n = hostRanks.length;
             String decision;

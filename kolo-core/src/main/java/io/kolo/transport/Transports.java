@@ -1,10 +1,12 @@
 package io.kolo.transport;
 
+import io.kolo.bootstrap.StoreKeys;
 import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 import io.kolo.bootstrap.JobEnvironment;
 import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.bootstrap.KoloSettings;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -35,52 +37,22 @@ public final class Transports {
     private Transports() {
     }
 
-    /** Parses {@code KOLO_TRANSPORT} (default {@code auto}). */
+    /** Reads {@code KOLO_TRANSPORT} (default {@code auto}). */
     public static Mode mode(Map<String, String> env) {
-        String v = env.getOrDefault("KOLO_TRANSPORT", "auto").trim();
-        try {
-            return Mode.valueOf(v.toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("KOLO_TRANSPORT=" + v + " is not a transport: use auto (shared memory"
-                    + " within a host, TCP between hosts), shm (the same, but fail if /dev/shm is unusable) or tcp");
-        }
+        return Mode.valueOf(KoloSettings.TRANSPORT.from(env).toUpperCase(Locale.ROOT));
     }
 
-    /** Parses {@code KOLO_SHM_RING_BYTES} (default {@link ShmTransport#DEFAULT_RING_BYTES}). */
+    /** Reads {@code KOLO_SHM_RING_BYTES} (default {@link ShmTransport#DEFAULT_RING_BYTES}). */
     public static long ringBytes(Map<String, String> env) {
-        String v = env.get("KOLO_SHM_RING_BYTES");
-        if (v == null || v.isBlank()) {
-            return ShmTransport.DEFAULT_RING_BYTES;
-        }
-        try {
-            long n = Long.parseLong(v.trim());
-            if (n >= 4096 && Long.bitCount(n) == 1 && n <= (1L << 30)) {
-                return n;
-            }
-        } catch (NumberFormatException e) {
-            // fall through to the message below
-        }
-        throw new IllegalArgumentException("KOLO_SHM_RING_BYTES=" + v + " must be a power of two between 4096 and"
-                + " 1073741824 (bytes per ring, one ring per ordered pair of ranks on a host)");
+        return KoloSettings.SHM_RING_BYTES.from(env);
     }
 
-    /**
-     * Parses {@code KOLO_SHM_SINGLE_COPY} (default {@code auto}): whether large messages may be read straight from the
-     * sender's memory.
-     */
+    /** Reads {@code KOLO_SHM_SINGLE_COPY} (default {@code auto}): whether large messages may be read straight. */
     public static ShmTransport.SingleCopy singleCopy(Map<String, String> env) {
-        String v = env.get("KOLO_SHM_SINGLE_COPY");
-        if (v == null || v.isBlank()) {
-            return ShmTransport.SingleCopy.AUTO;
-        }
-        return switch (v.trim().toLowerCase(Locale.ROOT)) {
-            case "auto" -> ShmTransport.SingleCopy.AUTO;
-            case "1", "true", "on", "yes" -> ShmTransport.SingleCopy.ALWAYS;
-            case "0", "false", "off", "no" -> ShmTransport.SingleCopy.NEVER;
-            default -> throw new IllegalArgumentException("KOLO_SHM_SINGLE_COPY=" + v + " is not auto, 1 or 0 (auto,"
-                    + " the default: each large message goes the way that cost less in the latest probe of its size;"
-                    + " 1: ranks on one host read large messages straight from the sender's memory where the system"
-                    + " allows it; 0: always copy through shared memory)");
+        return switch (KoloSettings.SHM_SINGLE_COPY.from(env)) {
+            case "on" -> ShmTransport.SingleCopy.ALWAYS;
+            case "off" -> ShmTransport.SingleCopy.NEVER;
+            default -> ShmTransport.SingleCopy.AUTO;
         };
     }
 
@@ -133,14 +105,14 @@ public final class Transports {
     /** The ranks that share this rank's host (sorted, including it), agreed through the store. */
     static int[] hostRanks(JobEnvironment job, KeyValueStore store) {
         String mine = ShmTransport.available() ? hostKey() : "no-shm/rank-" + job.rank();
-        store.put("host/" + job.rank(), mine);
+        store.put(StoreKeys.host(job.rank()), mine);
         long deadline = System.nanoTime() + job.startTimeout().toNanos();
         return IntStream.range(0, job.size()).filter(r -> {
             if (r == job.rank()) {
                 return true;
             }
             try {
-                return mine.equals(store.get("host/" + r, Duration.ofNanos(Math.max(1, deadline - System.nanoTime()))));
+                return mine.equals(store.get(StoreKeys.host(r), Duration.ofNanos(Math.max(1, deadline - System.nanoTime()))));
             } catch (KoloTimeoutException e) {
                 throw new KoloTimeoutException("rank " + job.rank() + " timed out after "
                         + TcpTransport.describe(job.startTimeout()) + " waiting for rank " + r + " to publish its"

@@ -32,7 +32,7 @@ class CpuBindingTest {
     void anUnknownBindingIsRejectedNamingTheVariable() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> CpuBinding.apply(Map.of("KOLO_BIND_TO", "socket"), 0, 2));
-        assertTrue(e.getMessage().contains("KOLO_BIND_TO=socket") && e.getMessage().contains("core"), e.getMessage());
+        assertTrue(e.getMessage().contains("KOLO_BIND_TO='socket'") && e.getMessage().contains("core"), e.getMessage());
     }
 
     @Test

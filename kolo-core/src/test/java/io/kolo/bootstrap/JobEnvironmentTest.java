@@ -223,7 +223,7 @@ class JobEnvironmentTest {
                 Arguments.of(kolo("KOLO_CROSS_RANK", "2"), new String[] {"KOLO_CROSS_RANK", "2", "below the cross size 2"}),
                 Arguments.of(kolo("KOLO_CROSS_SIZE", "0"), new String[] {"KOLO_CROSS_SIZE", "0", "positive integer"}),
                 Arguments.of(kolo("KOLO_RENDEZVOUS_PORT", null), new String[] {"KOLO_RENDEZVOUS_PORT", "not set", "4 ranks"}),
-                Arguments.of(kolo("KOLO_RENDEZVOUS_PORT", "http"), new String[] {"KOLO_RENDEZVOUS_PORT", "http", "integer"}),
+                Arguments.of(kolo("KOLO_RENDEZVOUS_PORT", "http"), new String[] {"KOLO_RENDEZVOUS_PORT", "http", "TCP port"}),
                 Arguments.of(kolo("KOLO_RENDEZVOUS_PORT", "70000"), new String[] {"KOLO_RENDEZVOUS_PORT", "70000", "1 to 65535"}),
                 Arguments.of(kolo("KOLO_RENDEZVOUS_ADDR", " "), new String[] {"KOLO_RENDEZVOUS_ADDR", "host"}),
                 Arguments.of(kolo("KOLO_RENDEZVOUS_SERVER", "rank1"), new String[] {"KOLO_RENDEZVOUS_SERVER", "rank1", "'launcher' or 'rank0'"}),

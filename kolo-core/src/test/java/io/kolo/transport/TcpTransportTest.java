@@ -250,7 +250,8 @@ class TcpTransportTest {
             o.write("GET / HTTP/1.1\r\nHost: kolo\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
             o.flush();
             wrongSecret.setSoTimeout(10_000);
-            assertThrows(IOException.class, () -> Handshake.run(wrongSecret, JobSecret.generate(), "data"));
+            assertThrows(IOException.class, () -> Handshake.client(wrongSecret, JobSecret.generate(), "data",
+                    TcpMeshBuilder.claim(2, 3, 0), Duration.ofSeconds(10)));
 
             List<Future<TcpTransport>> others = new ArrayList<>();
             for (int r = 1; r < 3; r++) {
@@ -281,6 +282,63 @@ class TcpTransportTest {
             try (Socket s = new Socket()) {
                 s.connect(new InetSocketAddress(LOOPBACK, port), 2000);
             }
+        });
+    }
+
+    /**
+     * An eavesdropper recorded rank 2's handshake with rank 0 (here: with a rank 0 of an earlier job sharing the
+     * secret) and replays it at rank 0's data port before the real rank 2 connects: it must be refused, not counted as
+     * rank 2, and the real rank 2 must still take its place.
+     */
+    @Test
+    void aReplayedDataHandshakeIsNotCountedAsARank() throws Exception {
+        byte[] recorded;
+        try (java.net.ServerSocket earlier = new java.net.ServerSocket(0, 1, LOOPBACK)) {
+            CompletableFuture<String> earlierRank0 = CompletableFuture.supplyAsync(() -> {
+                try (Socket s = earlier.accept()) {
+                    return Handshake.server(s, secret, "data", Duration.ofSeconds(10), Handshake.ClaimCheck.ANY);
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }, pool);
+            try (io.kolo.bootstrap.RecordingProxy proxy = new io.kolo.bootstrap.RecordingProxy(
+                    new InetSocketAddress(LOOPBACK, earlier.getLocalPort()));
+                 Socket rank2 = new Socket(proxy.address().getAddress(), proxy.address().getPort())) {
+                Handshake.client(rank2, secret, "data", TcpMeshBuilder.claim(2, 3, 0), Duration.ofSeconds(10));
+                earlierRank0.get(10, TimeUnit.SECONDS);
+                Thread.sleep(100);
+                recorded = proxy.recorded();
+            }
+        }
+        Future<TcpTransport> rank0 = pool.submit(
+                () -> TcpTransport.connect(0, 3, LOOPBACK, store, secret, START, TIMEOUT));
+        String addr = store.get("addr/0", Duration.ofSeconds(10));
+        int port = Integer.parseInt(addr.substring(addr.lastIndexOf(':') + 1));
+        try (Socket replay = new Socket(LOOPBACK, port)) {
+            replay.setSoTimeout(10_000);
+            replay.getOutputStream().write(recorded);
+            byte[] answer = replay.getInputStream().readAllBytes();
+            assertEquals(4 + 1 + 32, answer.length, "rank 0 answered the replay beyond its handshake header");
+        }
+        List<Future<TcpTransport>> others = new ArrayList<>();
+        for (int r = 1; r < 3; r++) {
+            int rank = r;
+            others.add(pool.submit(() -> TcpTransport.connect(rank, 3, LOOPBACK, store, secret, START, TIMEOUT)));
+        }
+        List<TcpTransport> ts = new ArrayList<>();
+        ts.add(rank0.get(30, TimeUnit.SECONDS));
+        for (Future<TcpTransport> f : others) {
+            ts.add(f.get(30, TimeUnit.SECONDS));
+        }
+        opened.addAll(ts);
+        onEveryRank(ts, t -> {
+            int next = (t.rank() + 1) % 3;
+            int prev = (t.rank() + 2) % 3;
+            MemorySegment src = MemorySegment.ofArray(new byte[64]);
+            MemorySegment dst = MemorySegment.ofArray(new byte[64]);
+            fill(src, t.rank(), next);
+            t.sendRecv(next, src, 0, 64, prev, dst, 0, 64);
+            check(dst, prev, t.rank());
         });
     }
 

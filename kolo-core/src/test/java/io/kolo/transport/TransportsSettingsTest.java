@@ -20,7 +20,7 @@ class TransportsSettingsTest {
         assertEquals(ShmTransport.SingleCopy.NEVER, Transports.singleCopy(Map.of("KOLO_SHM_SINGLE_COPY", "off")));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Transports.singleCopy(Map.of("KOLO_SHM_SINGLE_COPY", "sometimes")));
-        assertTrue(e.getMessage().startsWith("KOLO_SHM_SINGLE_COPY=sometimes is not auto, 1 or 0"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("KOLO_SHM_SINGLE_COPY='sometimes' is invalid: expected auto, 1 or 0"), e.getMessage());
     }
 
     @Test
@@ -29,6 +29,6 @@ class TransportsSettingsTest {
         assertEquals(65536, Transports.ringBytes(Map.of("KOLO_SHM_RING_BYTES", "65536")));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Transports.ringBytes(Map.of("KOLO_SHM_RING_BYTES", "65535")));
-        assertTrue(e.getMessage().startsWith("KOLO_SHM_RING_BYTES=65535 must be a power of two"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("KOLO_SHM_RING_BYTES='65535' is invalid: expected a power of two"), e.getMessage());
     }
 }

@@ -71,6 +71,8 @@ public final class K8sCli {
 
     int run(String[] args) {
         CommandLine cli = new CommandLine(this);
+        // The job's command line travels as given: never replace "@FILE" by the file's contents.
+        cli.setExpandAtFiles(false);
         cli.setOut(new PrintWriter(out, true));
         cli.setErr(new PrintWriter(err, true));
         try {

@@ -263,7 +263,7 @@ final class BenchCommand implements Subcommand {
             runArgs.addAll(List.of("-cp", workerClasspath(), "--", BenchWorker.class.getName(), c.id(), type.id(),
                     Step.format(steps), results.toString()));
             RunCommand run = new RunCommand();
-            new CommandLine(run).parseArgs(runArgs.toArray(String[]::new));
+            new CommandLine(run).setExpandAtFiles(false).parseArgs(runArgs.toArray(String[]::new));
             RunCommand.Plan plan = run.plan(env, Hosts.localNames());
             // The ranks' progress goes to stderr so stdout carries only the table.
             int code = RunCommand.execute(plan, err, err, installShutdownHook);

@@ -1,5 +1,7 @@
 package io.kolo.launcher;
 
+import io.kolo.bootstrap.RankFailure;
+import io.kolo.bootstrap.StoreKeys;
 import io.kolo.bootstrap.KeyValueStore;
 
 import java.io.PrintStream;
@@ -20,14 +22,15 @@ interface FailureRecord {
     /** The single launcher's record: the first exit it sees is the job's first failure. */
     static FailureRecord inStore(KeyValueStore store, PrintStream err) {
         return (failed, code) -> {
-            String cause = "rank " + failed.rank() + (failed.remote() ? " on host " + failed.host() : "")
-                    + (failed.remote() && code == Job.SSH_FAILED ? " lost its ssh connection (ssh exited with code "
-                    + code + ")" : " exited with code " + code);
+            String where = "rank " + failed.rank() + (failed.remote() ? " on host " + failed.host() : "");
+            String cause = failed.remote() && code == Job.SSH_FAILED
+                    ? where + " lost its ssh connection (ssh exited with code " + code + ")"
+                    : RankFailure.describe(where, lastWords(store, failed.rank()), code);
             try {
-                store.put("failed/" + failed.rank(), cause);
+                store.put(StoreKeys.failed(failed.rank()), cause);
                 // Ranks may have recorded a messenger first (a rank that aborted on seeing this exit, over
                 // TCP indistinguishable from the cause); the first exit is what they should name.
-                store.put("failure", failed.rank() + "\t" + cause);
+                store.put(StoreKeys.FIRST_FAILURE, StoreKeys.firstFailure(failed.rank(), cause));
             } catch (RuntimeException e) {
                 synchronized (err) {
                     err.println("kolo: could not record the failure in the rendezvous store: " + e.getMessage());
@@ -35,5 +38,14 @@ interface FailureRecord {
             }
             return new Failure(cause, code);
         };
+    }
+
+    /** What the rank recorded before it ended, if anything (and if the store still answers). */
+    static String lastWords(KeyValueStore store, int rank) {
+        try {
+            return store.tryGet(StoreKeys.lastWords(rank)).orElse(null);
+        } catch (RuntimeException storeGone) {
+            return null;
+        }
     }
 }

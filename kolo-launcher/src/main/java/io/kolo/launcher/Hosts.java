@@ -100,9 +100,15 @@ final class Hosts {
         return new Host(name, positive(s.substring(colon + 1), where, "slots for " + name));
     }
 
+    /** A host name (DNS labels; underscores too, as container names have them) or IPv4 address, ssh's user@ allowed. */
+    private static final java.util.regex.Pattern HOST = java.util.regex.Pattern.compile(
+            "([A-Za-z0-9._-]+@)?(?=.{1,253}$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+                    + "(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\\.?");
+
     private static void checkName(String name, String where) {
-        if (name.isEmpty() || name.contains("=") || name.contains(":")) {
-            throw new UsageException(where + ": bad host name '" + name + "'");
+        if (!HOST.matcher(name).matches()) {
+            throw new UsageException(where + ": '" + name + "' is not a host name or IPv4 address (letters, digits,"
+                    + " '-', '_' and '.' only; an optional user@ before it)");
         }
     }
 

@@ -31,13 +31,26 @@ final class Job {
      * process is its ssh client: {@code host} names the host and {@code stdin} is what ssh sends to the
      * remote wrapper ({@link RemoteRank}); its stdin stays open while the rank should run.
      */
-    record RankLaunch(int rank, List<String> command, Map<String, String> env, String host, String stdin) {
-        RankLaunch(int rank, List<String> command, Map<String, String> env) {
-            this(rank, command, env, null, null);
+    /**
+     * How to start one rank running {@code program}: {@code command} (the program in its wrapper, or the ssh command
+     * that runs it elsewhere) with {@code env} added, {@code stdin} written to it and kept open (the wrapper's
+     * environment line; the rank ends when it closes), on {@code host} when that is another host.
+     */
+    record RankLaunch(int rank, List<String> program, List<String> command, Map<String, String> env, String host,
+                      String stdin) {
+        /** A rank on this host, through the {@link RankWrapper}, so it dies with the launcher whatever kills it. */
+        static RankLaunch local(int rank, List<String> program, Map<String, String> env, String workingDirectory) {
+            return new RankLaunch(rank, program, RankWrapper.localCommand(workingDirectory, program), Map.of(), null,
+                    RankWrapper.environmentLine(env));
+        }
+
+        /** A rank on {@code host}, started by {@code ssh} (the wrapper there reads {@code envLine} from stdin). */
+        static RankLaunch remote(int rank, List<String> program, List<String> ssh, String host, String envLine) {
+            return new RankLaunch(rank, program, ssh, Map.of(), host, envLine);
         }
 
         boolean remote() {
-            return stdin != null;
+            return host != null;
         }
     }
 
@@ -105,7 +118,7 @@ final class Job {
                     terminate(running());
                     return 143;
                 }
-                message("kolo: cannot start rank " + launch.rank() + " (" + String.join(" ", launch.command())
+                message("kolo: cannot start rank " + launch.rank() + " (" + String.join(" ", launch.program())
                         + "): " + e.getMessage());
                 terminate(running());
                 awaitPumps();
@@ -205,13 +218,22 @@ final class Job {
     private void start(int index, RankLaunch launch) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(launch.command());
         pb.environment().putAll(launch.env());
+        if (!launch.remote()) {
+            // The wrapper would start and then fail to exec; say it here, as a plain start would.
+            Executables.require(launch.program().getFirst(), pb.environment().get("PATH"));
+        }
         OutputStream outFile = null;
         OutputStream errFile = null;
         if (outputDir != null) {
             Path dir = outputDir.resolve("rank." + launch.rank());
-            Files.createDirectories(dir);
-            outFile = Files.newOutputStream(dir.resolve("stdout"));
-            errFile = Files.newOutputStream(dir.resolve("stderr"));
+            try {
+                Files.createDirectories(dir);
+                outFile = Files.newOutputStream(dir.resolve("stdout"));
+                errFile = Files.newOutputStream(dir.resolve("stderr"));
+            } catch (java.nio.file.FileSystemException e) {
+                throw new IOException("cannot write its output under " + dir + ": "
+                        + (e.getReason() != null ? e.getReason() : e.getClass().getSimpleName()), e);
+            }
         }
         Process p;
         // Serialised with termination so a signal arriving mid-start cannot miss a just-started rank.
@@ -225,7 +247,7 @@ final class Job {
                 remote.add(p);
             }
         }
-        if (launch.remote()) {
+        if (launch.stdin() != null) {
             OutputStream stdin = p.getOutputStream();
             stdin.write(launch.stdin().getBytes(java.nio.charset.StandardCharsets.UTF_8));
             stdin.flush();
@@ -252,8 +274,12 @@ final class Job {
     private void trackDescendants() {
         while (!Thread.currentThread().isInterrupted()) {
             for (Process p : processes) {
-                if (p != null && p.isAlive()) {
-                    p.descendants().forEach(descendants::add);
+                try {
+                    if (p != null && p.isAlive()) {
+                        p.descendants().forEach(descendants::add);
+                    }
+                } catch (RuntimeException cannotReadProc) {
+                    // e.g. out of descriptors for a moment: what was tracked stays, the next poll adds the rest.
                 }
             }
             try {
@@ -350,7 +376,7 @@ final class Job {
                 // Already closed: the rank is on its way out.
             }
         }
-        long deadline = System.nanoTime() + Duration.ofSeconds(RemoteRank.GRACE_SECONDS).plus(REMOTE_SLACK).toNanos();
+        long deadline = System.nanoTime() + Duration.ofSeconds(RankWrapper.GRACE_SECONDS).plus(REMOTE_SLACK).toNanos();
         for (Process p : remoteRanks) {
             long left = deadline - System.nanoTime();
             try {

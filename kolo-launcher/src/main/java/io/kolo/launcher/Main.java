@@ -55,6 +55,8 @@ public final class Main {
             argv.addAll(RunCommand.normalize(Arrays.asList(args).subList(1, args.length)));
         }
         CommandLine cli = new CommandLine(new Kolo());
+        // Arguments reach programs as given, as with mpirun: never replace "@FILE" by the file's contents.
+        cli.setExpandAtFiles(false);
         cli.setOut(new PrintWriter(out, true));
         cli.setErr(new PrintWriter(err, true));
         try {

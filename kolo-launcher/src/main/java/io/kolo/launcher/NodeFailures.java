@@ -1,5 +1,7 @@
 package io.kolo.launcher;
 
+import io.kolo.bootstrap.RankFailure;
+import io.kolo.bootstrap.StoreKeys;
 import io.kolo.bootstrap.KeyValueStore;
 
 import java.io.PrintStream;
@@ -28,16 +30,16 @@ final class NodeFailures implements FailureRecord {
 
     @Override
     public FailureRecord.Failure record(Job.RankLaunch rank, int code) {
-        return record(rank.rank(), "rank " + rank.rank() + " on node " + node + " (" + host + ") exited with code "
-                + code, code);
+        return record(rank.rank(), RankFailure.describe("rank " + rank.rank() + " on node " + node + " (" + host + ")",
+                FailureRecord.lastWords(store, rank.rank()), code), code);
     }
 
     /** Records {@code cause} for {@code rank}; the failure the job ends with (this one unless one came first). */
     FailureRecord.Failure record(int rank, String cause, int code) {
         try {
-            store.put("failed/" + rank, cause);
+            store.put(StoreKeys.failed(rank), cause);
             store.put("exit/" + rank, Integer.toString(code));
-            Optional<String> first = store.tryGet("failure");
+            Optional<String> first = store.tryGet(StoreKeys.FIRST_FAILURE);
             int firstRank = first.map(NodeFailures::rankOf).orElse(rank);
             if (firstRank != rank) {
                 Optional<FailureRecord.Failure> confirmed = confirmed(firstRank);
@@ -47,7 +49,7 @@ final class NodeFailures implements FailureRecord {
                 String seen = first.get().substring(first.get().indexOf('\t') + 1);
                 return new FailureRecord.Failure(cause + ", after rank " + firstRank + " failed (" + seen + ")", code);
             }
-            store.put("failure", rank + "\t" + cause);
+            store.put(StoreKeys.FIRST_FAILURE, StoreKeys.firstFailure(rank, cause));
         } catch (RuntimeException e) {
             synchronized (err) {
                 err.println("kolo: could not record the failure in the rendezvous store: " + e.getMessage());
@@ -58,7 +60,7 @@ final class NodeFailures implements FailureRecord {
 
     /** The job's first failure, once its launcher has confirmed it, unless it is one of {@code ours}. */
     Optional<FailureRecord.Failure> first(IntPredicate ours) {
-        Optional<String> first = store.tryGet("failure");
+        Optional<String> first = store.tryGet(StoreKeys.FIRST_FAILURE);
         if (first.isEmpty()) {
             return Optional.empty();
         }
@@ -67,7 +69,7 @@ final class NodeFailures implements FailureRecord {
     }
 
     private Optional<FailureRecord.Failure> confirmed(int rank) {
-        return store.tryGet("failed/" + rank).map(cause -> new FailureRecord.Failure(cause,
+        return store.tryGet(StoreKeys.failed(rank)).map(cause -> new FailureRecord.Failure(cause,
                 store.tryGet("exit/" + rank).map(NodeFailures::code).orElse(1)));
     }
 

@@ -211,7 +211,8 @@ final class NodeRun {
             if (plan.verbose()) {
                 err.println(RankEnvironment.describe(slot.rank(), plan.command(), kolo, plan.exports().keySet()));
             }
-            launches.add(new Job.RankLaunch(slot.rank(), plan.command(), env));
+            launches.add(Job.RankLaunch.local(slot.rank(), plan.command(), env,
+                    java.nio.file.Path.of("").toAbsolutePath().toString()));
         }
         return launches;
     }

@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import io.kolo.bootstrap.StoreKeys;
 import io.kolo.bootstrap.KeyValueStore;
 
 import java.io.PrintStream;
@@ -59,7 +60,7 @@ final class NodeWatch {
         while (!stopped) {
             try {
                 if (plan.nodeRank() != 0 && System.nanoTime() >= nextBeat) {
-                    store.put("node/" + plan.nodeRank() + "/beat", Long.toString(++beat));
+                    store.put(StoreKeys.nodeBeat(plan.nodeRank()), Long.toString(++beat));
                     nextBeat = System.nanoTime() + BEAT.toNanos();
                 }
                 failures.first(plan::isLocal).ifPresent(this::failHere);
@@ -88,11 +89,11 @@ final class NodeWatch {
             if (lost.contains(r) || finished.contains(r)) {
                 continue;
             }
-            if (store.tryGet("node/" + r + "/done").isPresent()) {
+            if (store.tryGet(StoreKeys.nodeDone(r)).isPresent()) {
                 finished.add(r);
                 continue;
             }
-            Optional<String> b = store.tryGet("node/" + r + "/beat");
+            Optional<String> b = store.tryGet(StoreKeys.nodeBeat(r));
             if (b.isPresent() && !b.get().equals(beats[r])) {
                 beats[r] = b.get();
                 lastBeat[r] = now;
@@ -144,7 +145,7 @@ final class NodeWatch {
         if (plan.nodeRank() != 0) {
             stop();
             try {
-                store.put("node/" + plan.nodeRank() + "/done", Integer.toString(code));
+                store.put(StoreKeys.nodeDone(plan.nodeRank()), Integer.toString(code));
             } catch (RuntimeException storeGone) {
                 // Node 0 is gone; its own launcher reports why.
             }
@@ -158,7 +159,7 @@ final class NodeWatch {
             return code;
         }
         for (int r = 1; r < plan.nnodes(); r++) {
-            int other = store.tryGet("node/" + r + "/done").map(Integer::parseInt).orElse(NODE_LOST);
+            int other = store.tryGet(StoreKeys.nodeDone(r)).map(Integer::parseInt).orElse(NODE_LOST);
             if (other != 0) {
                 return other;
             }

@@ -65,6 +65,25 @@ final class RankEnvironment {
         return env;
     }
 
+    /**
+     * Checks, before any rank starts, every {@code KOLO_*} setting that will reach the ranks: those given with -x and
+     * those in the launcher's own environment (ranks on this host inherit it), against the settings the ranks will
+     * read them with, so a bad value is one line here instead of a failure inside every rank.
+     */
+    static void checkSettings(Map<String, String> launcherEnv, Map<String, String> exported) {
+        Map<String, String> reaching = new java.util.TreeMap<>();
+        launcherEnv.forEach((k, v) -> {
+            if (k.startsWith("KOLO_") && !LAUNCHER_VARS.contains(k)) {
+                reaching.put(k, v);
+            }
+        });
+        reaching.putAll(exported);
+        List<String> problems = io.kolo.bootstrap.KoloSettings.problems(reaching);
+        if (!problems.isEmpty()) {
+            throw new UsageException(String.join("; ", problems) + " (no rank was started)");
+        }
+    }
+
     /** What --verbose shows for one rank: never the secret, never -x values (they may be credentials). */
     static String describe(int rank, List<String> command, Map<String, String> kolo, Set<String> exported) {
         StringBuilder sb = new StringBuilder("kolo: rank ").append(rank).append(": ").append(shellQuote(command));

@@ -210,6 +210,7 @@ final class RunCommand implements Subcommand {
             }
             exported.put("KOLO_BIND_TO", bindTo);
         }
+        RankEnvironment.checkSettings(launcherEnv, exported);
         return exported;
     }
 
@@ -283,11 +284,11 @@ final class RunCommand implements Subcommand {
                             + (remote ? "\nkolo: rank " + slot.rank() + " runs on " + slot.host() + " over ssh" : ""));
                 }
                 if (remote) {
-                    launches.add(new Job.RankLaunch(slot.rank(), Ssh.detached(plan.ssh().argv(slot.host(),
-                            RemoteRank.remoteCommand(plan.workingDirectory(), plan.command()))), Map.of(),
-                            slot.host(), RemoteRank.environmentLine(env)));
+                    launches.add(Job.RankLaunch.remote(slot.rank(), plan.command(), RankWrapper.detached(
+                            plan.ssh().argv(slot.host(), RankWrapper.remoteCommand(plan.workingDirectory(),
+                                    plan.command()))), slot.host(), RankWrapper.environmentLine(env)));
                 } else {
-                    launches.add(new Job.RankLaunch(slot.rank(), plan.command(), env));
+                    launches.add(Job.RankLaunch.local(slot.rank(), plan.command(), env, plan.workingDirectory()));
                 }
             }
             Job job = new Job(launches, server, out, err, plan.outputDir(), Job.DEFAULT_GRACE);

@@ -28,23 +28,6 @@ record Ssh(List<String> command, int port, Path identityFile, int connectTimeout
         return List.of(custom.strip().split("\\s+"));
     }
 
-    /**
-     * {@code argv} in a session of its own (through {@code setsid} where there is one), so Ctrl-C at the
-     * terminal reaches only the launcher, which then stops the remote ranks in order; an ssh client killed by
-     * the same keystroke would look like a lost connection.
-     */
-    static List<String> detached(List<String> argv) {
-        for (String dir : List.of("/usr/bin", "/bin", "/usr/sbin", "/sbin")) {
-            if (java.nio.file.Files.isExecutable(Path.of(dir, "setsid"))) {
-                // -w: should setsid ever fork, it still waits and passes on the exit code.
-                List<String> wrapped = new ArrayList<>(List.of(dir + "/setsid", "-w"));
-                wrapped.addAll(argv);
-                return wrapped;
-            }
-        }
-        return argv;
-    }
-
     /** The argv that runs {@code remoteCommand} (one shell command line) on {@code host}. */
     List<String> argv(String host, String remoteCommand) {
         List<String> argv = new ArrayList<>(command);

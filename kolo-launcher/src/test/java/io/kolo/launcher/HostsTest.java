@@ -30,6 +30,17 @@ class HostsTest {
     }
 
     @Test
+    void namesThatCannotBeHostNamesAreRefusedAtOnce() {
+        for (String bad : List.of("@@##!!:2", "a b:1", "-leading:1", "x..y", "host/1:2", "h" + "a".repeat(64) + ":1")) {
+            UsageException e = assertThrows(UsageException.class, () -> Hosts.parseList(bad), bad);
+            assertTrue(e.getMessage().contains("is not a host name or IPv4 address"), e.getMessage());
+        }
+        assertEquals(List.of(new Hosts.Host("user@node-01.cluster.local", 2), new Hosts.Host("10.0.0.7", 1),
+                        new Hosts.Host("worker_3", 1)),
+                Hosts.parseList("user@node-01.cluster.local:2,10.0.0.7,worker_3"));
+    }
+
+    @Test
     void openMpiHostfileWithCommentsAndBlankLines() {
         List<String> lines = List.of(
                 "# the cluster",

@@ -64,7 +64,7 @@ class KoloJobTest {
                 "skipped: no writable /dev/shm");
         LauncherProcessTest.Result r = job(3, "kill-mid-allreduce", pids, "-x", "KOLO_TRANSPORT=shm");
         assertEquals(137, r.code(), r.out() + r.err());
-        assertTrue(r.err().contains("kolo: rank 1 exited with code 137"), r.err());
+        assertTrue(r.err().contains("kolo: rank 1 exited with code 137 (killed by SIGKILL"), r.err());
         List<String> failedFast = r.out().lines().filter(l -> l.contains("failed fast")).toList();
         assertEquals(2, failedFast.size(), "every other rank reports the failure itself:\n" + r.out() + r.err());
         for (String line : failedFast) {
@@ -112,12 +112,43 @@ class KoloJobTest {
     void aRankExitingMidAllreduceFailsTheOthersFastNamingItsCause(@TempDir Path pids) throws IOException {
         LauncherProcessTest.Result r = job(4, "exit-mid-allreduce", pids);
         assertEquals(3, r.code(), r.out() + r.err());
-        assertTrue(r.err().contains("kolo: rank 1 exited with code 3; terminating the other 3 ranks"), r.err());
+        String cause = "rank 1 failed: called System.exit at " + Worker.class.getName() + ".main(Worker.java:";
+        assertTrue(r.err().contains("kolo: " + cause) && r.err().contains("(exit code 3); terminating the other 3 ranks"),
+                r.err());
         List<String> failedFast = r.out().lines().filter(l -> l.contains("failed fast")).toList();
         assertEquals(3, failedFast.size(), "every other rank reports the failure itself:\n" + r.out() + r.err());
         for (String line : failedFast) {
-            assertTrue(line.contains("RankFailedException") && line.contains("rank 1 exited with code 3"), line);
+            assertTrue(line.contains("RankFailedException") && line.contains(cause) && line.contains("(exit code 3)"),
+                    line);
         }
+        assertNothingLeft(pids);
+    }
+
+    /** The cause travels: every rank and the launcher print the failing rank's own exception, not only its code. */
+    @Test
+    void anUncaughtExceptionIsNamedOnEveryRankAndByTheLauncher(@TempDir Path pids) throws IOException {
+        LauncherProcessTest.Result r = job(4, "uncaught-throw", pids);
+        String cause = "rank 2 failed: IllegalStateException: injected failure at iteration 20 (exit code 1)";
+        assertEquals(1, r.code(), r.err());
+        assertTrue(r.err().contains("kolo: " + cause + "; terminating the other 3 ranks"), r.err());
+        for (int rank : new int[]{0, 1, 3}) {
+            assertTrue(r.err().lines().anyMatch(l -> l.startsWith("[" + rank + "]<stderr>:") && l.contains(cause)),
+                    "rank " + rank + " does not name the cause:\n" + r.err());
+        }
+        assertNothingLeft(pids);
+    }
+
+    /** A rank that joined but never calls is named by the ranks whose wait for it times out. */
+    @Test
+    void aRankThatNeverCallsIsNamedWhenTheOthersTimeOut(@TempDir Path pids) throws IOException {
+        LauncherProcessTest.Result r = job(3, "uncaught-never-call", pids, "-x", "KOLO_TIMEOUT_SECONDS=5");
+        assertEquals(1, r.code(), r.err());
+        for (int rank : new int[]{0, 1}) {
+            assertTrue(r.err().lines().anyMatch(l -> l.startsWith("[" + rank + "]<stderr>:")
+                            && l.contains("rank 2 had not submitted it after")),
+                    "rank " + rank + " does not name rank 2:\n" + r.err());
+        }
+        assertTrue(r.err().contains("rank 2 had not submitted it") && r.err().contains("kolo: rank "), r.err());
         assertNothingLeft(pids);
     }
 

@@ -110,7 +110,13 @@ class LauncherProcessTest {
     void aRankKilledBySignalReports128PlusTheSignal() {
         Result r = kolo("run", "-np", "2", "--", "sh", "-c", "if [ $KOLO_RANK = 0 ]; then kill -KILL $$; fi; sleep 60");
         assertEquals(137, r.code(), r.err());
-        assertTrue(r.err().contains("kolo: rank 0 exited with code 137; terminating the other 1 rank"), r.err());
+        assertTrue(r.err().contains("kolo: rank 0 exited with code 137 (killed by SIGKILL: the out-of-memory killer,"
+                + " a scheduler's hard limit, or kill -9); terminating the other 1 rank"), r.err());
+    }
+
+    /** A shell command run as a rank on this host, through the wrapper, as kolo run starts ranks. */
+    private static Job.RankLaunch local(int rank, String script) {
+        return Job.RankLaunch.local(rank, List.of("sh", "-c", script), Map.of(), Path.of("").toAbsolutePath().toString());
     }
 
     @Test
@@ -118,8 +124,8 @@ class LauncherProcessTest {
         MapStore store = new MapStore();
         PrintStream sink = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
         List<Job.RankLaunch> ranks = List.of(
-                new Job.RankLaunch(0, List.of("sh", "-c", "sleep 60"), Map.of()),
-                new Job.RankLaunch(1, List.of("sh", "-c", "exit 5"), Map.of()));
+                local(0, "sleep 60"),
+                local(1, "exit 5"));
         assertEquals(5, new Job(ranks, store, sink, sink, null, Duration.ofSeconds(5)).run());
         assertEquals(Optional.of("rank 1 exited with code 5"), store.tryGet("failed/1"));
         assertEquals(Optional.empty(), store.tryGet("failed/0"));
@@ -129,10 +135,8 @@ class LauncherProcessTest {
     void ranksThatIgnoreSigtermAreKilledAfterTheGracePeriod(@TempDir Path dir) throws Exception {
         PrintStream sink = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
         List<Job.RankLaunch> ranks = List.of(
-                new Job.RankLaunch(0, List.of("sh", "-c", "trap '' TERM; sleep 60 & echo $$ $! > " + dir
-                        + "/pids.0; wait; wait"), Map.of()),
-                new Job.RankLaunch(1, List.of("sh", "-c", "while [ ! -s " + dir + "/pids.0 ]; do sleep 0.05; done; exit 4"),
-                        Map.of()));
+                local(0, "trap '' TERM; sleep 60 & echo $$ $! > " + dir + "/pids.0; wait; wait"),
+                local(1, "while [ ! -s " + dir + "/pids.0 ]; do sleep 0.05; done; exit 4"));
         long start = System.nanoTime();
         assertEquals(4, new Job(ranks, new MapStore(), sink, sink, null, Duration.ofMillis(500)).run());
         assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10));
@@ -187,6 +191,50 @@ class LauncherProcessTest {
         assertTrue(r.out().contains("--start-timeout"), r.out());
     }
 
+    /** mpirun passes arguments as given; picocli would otherwise replace "@FILE" by the file's contents. */
+    @Test
+    void atFileArgumentsReachTheProgramVerbatim(@TempDir Path dir) throws IOException {
+        Path file = Files.writeString(dir.resolve("args"), "--expanded");
+        Result r = kolo("run", "-np", "1", "--", "echo", "@" + file, "@" + dir.resolve("missing"));
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("[0]<stdout>:@" + file + " @" + dir.resolve("missing")), r.out());
+        Result jar = kolo("run", "-np", "1", "sh", "-c", "echo \"$0\"", "@" + file);
+        assertTrue(jar.out().contains("[0]<stdout>:@" + file), jar.out() + jar.err());
+    }
+
+    @Test
+    void anUnwritableOutputDirIsNamedWithTheReason() {
+        Result r = kolo("run", "-np", "1", "--output-dir", "/proc/kolo-output", "--", "true");
+        assertEquals(127, r.code());
+        assertTrue(r.err().contains("kolo: cannot start rank 0 (true): cannot write its output under /proc/kolo-output/rank.0: "),
+                r.err());
+        assertFalse(r.err().contains("java"), r.err());
+    }
+
+    @Test
+    void badKoloSettingsAreRefusedOnceBeforeAnyRankStarts() {
+        Result r = kolo("run", "-np", "2", "-x", "KOLO_CYCLE_TIME=fast", "--", "echo", "started");
+        assertEquals(2, r.code());
+        assertEquals("kolo: KOLO_CYCLE_TIME='fast' is invalid: expected a non-negative number of milliseconds"
+                + " (no rank was started)", r.err().strip());
+        assertFalse(r.out().contains("started"), r.out());
+    }
+
+    /** A rank started by someone else (mpirun, by hand) with a bad setting: one line, exit 2, no stack trace. */
+    @Test
+    void aRanksOwnBadSettingIsOneLineAndExitCode2() throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), ChildCommand.NATIVE_ACCESS, "-cp",
+                System.getProperty("java.class.path"), io.kolo.launcher.workers.MpiWorker.class.getName());
+        pb.environment().put("KOLO_TRANSPORT", "carrier-pigeon");
+        pb.redirectErrorStream(true);
+        Process p = pb.start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(2, p.exitValue(), output);
+        assertTrue(output.strip().startsWith("kolo: KOLO_TRANSPORT='carrier-pigeon' is invalid: expected auto"), output);
+        assertEquals(1, output.strip().lines().count(), output);
+    }
+
     @Test
     void aCommandThatCannotStartIsReported() {
         Result r = kolo("run", "-np", "2", "--", "/nonexistent/kolo-test-binary");
@@ -196,20 +244,8 @@ class LauncherProcessTest {
 
     @Test
     void sigtermToTheLauncherLeavesNoProcessBehind(@TempDir Path dir) throws Exception {
-        String script = "sleep 60 & echo $$ $! > " + dir + "/pids.$KOLO_RANK.tmp; "
-                + "mv " + dir + "/pids.$KOLO_RANK.tmp " + dir + "/pids.$KOLO_RANK; echo started; wait";
-        ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), "-cp",
-                System.getProperty("java.class.path"), Main.class.getName(), "run", "-np", "3", "--", "sh", "-c", script);
-        pb.redirectErrorStream(true);
-        pb.redirectOutput(dir.resolve("launcher.log").toFile());
-        Process launcher = pb.start();
+        Process launcher = launcherWithSleepingRanks(dir);
         try {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (pidsIn(dir).size() < 6) {
-                assertTrue(System.nanoTime() < deadline, "ranks did not start: " + Files.readString(dir.resolve("launcher.log")));
-                assertTrue(launcher.isAlive(), "launcher died: " + Files.readString(dir.resolve("launcher.log")));
-                Thread.sleep(50);
-            }
             launcher.destroy();
             assertTrue(launcher.waitFor(20, TimeUnit.SECONDS));
             assertEquals(143, launcher.exitValue());
@@ -219,6 +255,36 @@ class LauncherProcessTest {
         } finally {
             launcher.destroyForcibly();
         }
+    }
+
+    /** SIGKILL (the OOM killer, a scheduler's hard kill) gives the launcher no chance to act: the ranks still go. */
+    @Test
+    void sigkillToTheLauncherLeavesNoProcessBehind(@TempDir Path dir) throws Exception {
+        Process launcher = launcherWithSleepingRanks(dir);
+        launcher.destroyForcibly();
+        assertTrue(launcher.waitFor(20, TimeUnit.SECONDS));
+        assertEquals(137, launcher.exitValue());
+        assertAllGone(pidsIn(dir));
+    }
+
+    /** kolo run of three ranks that each start a background sleep, once all six have written their pids. */
+    private static Process launcherWithSleepingRanks(Path dir) throws Exception {
+        String script = "sleep 60 & echo $$ $! > " + dir + "/pids.$KOLO_RANK.tmp; "
+                + "mv " + dir + "/pids.$KOLO_RANK.tmp " + dir + "/pids.$KOLO_RANK; echo started; wait";
+        ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), "-cp",
+                System.getProperty("java.class.path"), Main.class.getName(), "run", "-np", "3", "--", "sh", "-c", script);
+        pb.redirectErrorStream(true);
+        pb.redirectOutput(dir.resolve("launcher.log").toFile());
+        Process launcher = pb.start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (pidsIn(dir).size() < 6) {
+            if (System.nanoTime() > deadline || !launcher.isAlive()) {
+                launcher.destroyForcibly();
+                throw new AssertionError("ranks did not start: " + Files.readString(dir.resolve("launcher.log")));
+            }
+            Thread.sleep(50);
+        }
+        return launcher;
     }
 
     private static List<Long> pidsIn(Path dir) throws IOException {

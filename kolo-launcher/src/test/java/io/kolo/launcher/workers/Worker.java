@@ -12,11 +12,17 @@ import java.util.Arrays;
  * A real Kolo program for the launcher's process tests. {@code Worker MODE PIDDIR}:
  * <ul>
  *   <li>{@code steady}: 20 allreduce steps, checks every result, prints "rank R ok";</li>
+ *   <li>{@code steady-after-gate}: rank 0 writes the rendezvous port to PIDDIR.port, every rank waits for a file
+ *       PIDDIR.gate, then as {@code steady};</li>
  *   <li>{@code exit-mid-allreduce}: rank 1 calls System.exit(3) at step 5 while the others keep reducing;
  *       they print "rank R failed fast: MESSAGE" and exit 1;</li>
  *   <li>{@code kill-mid-allreduce}: rank 1 SIGKILLs itself at step 5 (no shutdown hook, no cleanup runs);</li>
  *   <li>{@code never-init-rank-2}: rank 2 never calls Kolo.init(), so the others time out at the start;</li>
- *   <li>{@code forever}: prints "rank R reducing" after the first step and keeps reducing until stopped.</li>
+ *   <li>{@code forever}: prints "rank R reducing" after the first step and keeps reducing until stopped;</li>
+ *   <li>{@code uncaught-throw}: rank 2 throws IllegalStateException("injected failure at iteration 20") at step 20,
+ *       and nobody catches anything (as in a user's program);</li>
+ *   <li>{@code uncaught-never-call}: rank 2 joins but never calls a collective; the others' allreduce times out
+ *       (set KOLO_TIMEOUT_SECONDS), uncaught.</li>
  * </ul>
  * Each rank writes its PID to PIDDIR so the test can check nothing is left running.
  */
@@ -31,6 +37,21 @@ public final class Worker {
         Files.writeString(pids.resolve("rank." + rank), Long.toString(ProcessHandle.current().pid()));
         if (mode.equals("never-init-rank-2") && rank == 2) {
             Thread.sleep(60_000);
+            return;
+        }
+        if (mode.equals("steady-after-gate")) {
+            // Lets a test see the job's rendezvous port and do something to it before any rank connects.
+            Path gate = pids.resolveSibling(pids.getFileName() + ".gate");
+            if (rank == 0) {
+                Files.writeString(pids.resolveSibling(pids.getFileName() + ".port"), System.getenv("KOLO_RENDEZVOUS_PORT"));
+            }
+            for (int i = 0; i < 1200 && !Files.exists(gate); i++) {
+                Thread.sleep(50);
+            }
+            mode = "steady";
+        }
+        if (mode.startsWith("uncaught-")) {
+            uncaught(mode, rank);
             return;
         }
         long start = System.nanoTime();
@@ -68,5 +89,21 @@ public final class Worker {
                     + " ms: " + e.getClass().getSimpleName() + ": " + e.getMessage());
             System.exit(1);
         }
+    }
+
+    /** Modes whose failures nobody catches, as in a program that does not expect them. */
+    private static void uncaught(String mode, int rank) throws InterruptedException {
+        Kolo.init();
+        if (mode.equals("uncaught-never-call") && rank == 2) {
+            Thread.sleep(60_000);
+        }
+        float[] x = new float[1000];
+        for (int step = 0; step < 1000; step++) {
+            if (mode.equals("uncaught-throw") && rank == 2 && step == 20) {
+                throw new IllegalStateException("injected failure at iteration 20");
+            }
+            Kolo.allreduce(x, ReduceOp.SUM);
+        }
+        Kolo.shutdown();
     }
 }

@@ -5,13 +5,18 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What runs a rank on another host: a small POSIX shell wrapper, sent as the ssh command, that reads the
- * rank's environment from its stdin (so the job secret never appears in a process list or in ssh's
- * logs), changes to the launcher's working directory, starts the rank, and watches stdin: when it closes
- * (the launcher stopped the rank, exited, or was killed, or the connection broke) it terminates the rank and
- * its process group, TERM then KILL after a grace period, so no rank is left behind on a remote host.
+ * What runs every rank, on this host and (as the ssh command) on others: a small POSIX shell wrapper that reads the
+ * rank's environment from its stdin (so the job secret never appears in a process list or in ssh's logs), changes to
+ * the launcher's working directory, starts the rank, and watches stdin: when it closes (the launcher stopped the rank,
+ * exited, or was killed, even with SIGKILL, or the connection broke) it terminates the rank and its process group,
+ * TERM then KILL after a grace period, so no rank outlives its launcher on any host.
+ *
+ * <p>Why a pipe and not {@code PR_SET_PDEATHSIG}: the kernel sends that signal when the <em>thread</em> that forked the
+ * child exits, and the JDK forks from whichever thread starts the process, so ranks would die with a finished helper
+ * thread; it also reaches only the direct child, not what a rank started, and is Linux-only. A pipe's write end closes
+ * whenever and however the launcher's process ends, and the watcher signals the rank's whole process group.
  */
-final class RemoteRank {
+final class RankWrapper {
     /** Seconds between TERM and KILL on the remote side. */
     static final int GRACE_SECONDS = 5;
 
@@ -48,7 +53,31 @@ final class RemoteRank {
             "kolo_signal KILL",
             "exit $kolo_code");
 
-    private RemoteRank() {
+    private RankWrapper() {
+    }
+
+    /** The command that runs {@code rankCommand} on this host through the wrapper, in a session of its own. */
+    static List<String> localCommand(String workingDirectory, List<String> rankCommand) {
+        List<String> words = new ArrayList<>(List.of("sh", "-c", WRAPPER, "kolo-rank", workingDirectory));
+        words.addAll(rankCommand);
+        return detached(words);
+    }
+
+    /**
+     * {@code argv} in a session of its own (through {@code setsid} where there is one), so Ctrl-C at the terminal
+     * reaches only the launcher, which then stops the ranks in order; an ssh client or a wrapper killed by the same
+     * keystroke would look like a lost rank.
+     */
+    static List<String> detached(List<String> argv) {
+        for (String dir : List.of("/usr/bin", "/bin", "/usr/sbin", "/sbin")) {
+            if (java.nio.file.Files.isExecutable(java.nio.file.Path.of(dir, "setsid"))) {
+                // -w: should setsid ever fork, it still waits and passes on the exit code.
+                List<String> wrapped = new ArrayList<>(List.of(dir + "/setsid", "-w"));
+                wrapped.addAll(argv);
+                return wrapped;
+            }
+        }
+        return argv;
     }
 
     /** The ssh command line: the login shell execs sh, so no extra shell stays around. */

@@ -22,11 +22,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * shell, environment on stdin), without ssh itself.
  */
 @Timeout(60)
-class RemoteRankTest {
+class RankWrapperTest {
 
     private static Process wrapper(Path cwd, List<String> command) throws Exception {
         // sshd runs the command string with the user's shell: sh -c "exec sh -c '...' ..."
-        return new ProcessBuilder("sh", "-c", RemoteRank.remoteCommand(cwd.toString(), command)).start();
+        return new ProcessBuilder("sh", "-c", RankWrapper.remoteCommand(cwd.toString(), command)).start();
     }
 
     @Test
@@ -38,14 +38,14 @@ class RemoteRankTest {
         Process p = wrapper(dir, List.of("sh", "-c", "pwd; printf '%s|' \"$KOLO_RANK\" \"$TRICKY\"; exit 7"));
         // Like ssh's, the wrapper's stdin stays open while the rank runs: closing it would stop the rank.
         OutputStream in = p.getOutputStream();
-        in.write(RemoteRank.environmentLine(env).getBytes(StandardCharsets.UTF_8));
+        in.write(RankWrapper.environmentLine(env).getBytes(StandardCharsets.UTF_8));
         in.flush();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(30, TimeUnit.SECONDS));
         in.close();
         assertEquals(7, p.exitValue(), out);
         assertEquals(dir.toRealPath() + "\n3|it's \"quoted\" $HOME `x` \\ and\nsecond line|", out);
-        assertFalse(RemoteRank.remoteCommand(dir.toString(), List.of("x")).contains("00ff"));
+        assertFalse(RankWrapper.remoteCommand(dir.toString(), List.of("x")).contains("00ff"));
     }
 
     @Test
@@ -54,7 +54,7 @@ class RemoteRankTest {
         Process p = wrapper(dir, List.of("sh", "-c", "(trap '' TERM; sleep 300) & echo $! > child; echo $$ > rank;"
                 + " echo started; sleep 300"));
         OutputStream in = p.getOutputStream();
-        in.write(RemoteRank.environmentLine(Map.of("A", "1")).getBytes(StandardCharsets.UTF_8));
+        in.write(RankWrapper.environmentLine(Map.of("A", "1")).getBytes(StandardCharsets.UTF_8));
         in.flush();
         String first = new String(p.getInputStream().readNBytes("started\n".length()), StandardCharsets.UTF_8);
         assertEquals("started\n", first);
@@ -65,7 +65,7 @@ class RemoteRankTest {
         for (long pid : List.of(rank, child)) {
             var h = ProcessHandle.of(pid);
             if (h.isPresent()) {
-                h.get().onExit().get(RemoteRank.GRACE_SECONDS + 10, TimeUnit.SECONDS);
+                h.get().onExit().get(RankWrapper.GRACE_SECONDS + 10, TimeUnit.SECONDS);
             }
             assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "pid " + pid + " survived");
         }
@@ -75,7 +75,7 @@ class RemoteRankTest {
     void aMissingDirectoryIsNamed(@TempDir Path dir) throws Exception {
         Process p = wrapper(dir.resolve("nope"), List.of("true"));
         try (OutputStream in = p.getOutputStream()) {
-            in.write(RemoteRank.environmentLine(Map.of("A", "1")).getBytes(StandardCharsets.UTF_8));
+            in.write(RankWrapper.environmentLine(Map.of("A", "1")).getBytes(StandardCharsets.UTF_8));
         }
         String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(30, TimeUnit.SECONDS));

@@ -1,0 +1,73 @@
+package io.kolo.bootstrap;
+
+/**
+ * Every key of the job's rendezvous store, in one place for the ranks and the launcher alike: a key written in one
+ * module and read in another cannot drift apart.
+ */
+public final class StoreKeys {
+    /** The job's first failure, as {@link #firstFailure(int, String)} encodes it. */
+    public static final String FIRST_FAILURE = "failure";
+
+    private StoreKeys() {
+    }
+
+    /** Why {@code rank} failed, as the launcher (exit code) or the rank itself (a timeout, an internal error) saw it. */
+    public static String failed(int rank) {
+        return "failed/" + rank;
+    }
+
+    /** {@code rank}'s last words: the first line of the exception that ended it, or where it called System.exit. */
+    public static String lastWords(int rank) {
+        return "cause/" + rank;
+    }
+
+    /** The value of {@link #FIRST_FAILURE}: the rank, a tab, the cause. */
+    public static String firstFailure(int rank, String cause) {
+        return rank + "\t" + cause;
+    }
+
+    /** {@code rank}'s data-plane address, host:port. */
+    public static String address(int rank) {
+        return "addr/" + rank;
+    }
+
+    /** The host identity {@code rank} runs on (which ranks share memory). */
+    public static String host(int rank) {
+        return "host/" + rank;
+    }
+
+    /** The shared-memory file {@code rank} created. */
+    public static String shmFile(int rank) {
+        return "shm/file/" + rank;
+    }
+
+    /** {@code rank} has mapped its peers' shared-memory files. */
+    public static String shmMapped(int rank) {
+        return "shm/mapped/" + rank;
+    }
+
+    /** Where {@code rank}'s direct-read probe lies. */
+    public static String shmProbe(int rank) {
+        return "shm/probe/" + rank;
+    }
+
+    /** Whether {@code reader} may read {@code owner}'s memory directly. */
+    public static String shmDirect(int reader, int owner) {
+        return "shm/direct/" + reader + "/" + owner;
+    }
+
+    /** The ring size the ranks of {@code leader}'s host agreed on. */
+    public static String shmRing(int leader) {
+        return "shm/ring/" + leader;
+    }
+
+    /** Node {@code node}'s launcher is alive (a counter it advances). */
+    public static String nodeBeat(int node) {
+        return "node/" + node + "/beat";
+    }
+
+    /** Node {@code node}'s launcher finished, with this exit code. */
+    public static String nodeDone(int node) {
+        return "node/" + node + "/done";
+    }
+}

@@ -1,0 +1,69 @@
+package io.kolo.engine;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * What rank 0 broadcasts after a coordinator round: the responses every rank executes, in order, and now and then
+ * which ranks the ops that have waited a while still wait for (so a rank whose wait times out can name them).
+ */
+final class CoordinatorAnswer {
+    private CoordinatorAnswer() {
+    }
+
+    /** @param waitingFor null when unchanged since the last answer */
+    static byte[] encode(List<Response> responses, Map<String, String> waitingFor) {
+        try {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            DataOutputStream out = new DataOutputStream(bytes);
+            out.writeInt(responses.size());
+            for (Response r : responses) {
+                r.write(out);
+            }
+            out.writeBoolean(waitingFor != null);
+            if (waitingFor != null) {
+                out.writeInt(waitingFor.size());
+                for (Map.Entry<String, String> e : waitingFor.entrySet()) {
+                    out.writeUTF(e.getKey());
+                    out.writeUTF(e.getValue());
+                }
+            }
+            out.flush();
+            return bytes.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The responses; hands a new waiting-for map, when the answer carries one, to {@code waitingFor}. */
+    static List<Response> decode(byte[] data, Consumer<Map<String, String>> waitingFor) {
+        try {
+            DataInputStream in = new DataInputStream(new ByteArrayInputStream(data));
+            int n = in.readInt();
+            List<Response> responses = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                responses.add(Response.read(in));
+            }
+            if (in.readBoolean()) {
+                int m = in.readInt();
+                Map<String, String> w = new LinkedHashMap<>();
+                for (int i = 0; i < m; i++) {
+                    w.put(in.readUTF(), in.readUTF());
+                }
+                waitingFor.accept(w);
+            }
+            return responses;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,384 @@
+package io.kolo.transport;
+
+import io.kolo.bootstrap.StoreKeys;
+import io.kolo.KoloException;
+import io.kolo.KoloTimeoutException;
+import io.kolo.bootstrap.ConnectionGate;
+import io.kolo.bootstrap.Handshake;
+import io.kolo.bootstrap.JobSecret;
+import io.kolo.bootstrap.KeyValueStore;
+
+import java.io.IOException;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.StandardSocketOptions;
+import java.net.UnknownHostException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.StringJoiner;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/** Connection setup; separate so the data path above carries none of its state. */
+final class TcpMeshBuilder implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(TcpMeshBuilder.class.getName());
+    private static final String PURPOSE = "data";
+    /** The whole handshake of one connection, at most: real peers need milliseconds. */
+    private static final long HANDSHAKE_MILLIS = 10_000;
+    private static final long MAX_BACKOFF_MILLIS = 250;
+    private final int rank;
+    private final int size;
+    private final InetAddress bindAddress;
+    private final KeyValueStore store;
+    private final JobSecret secret;
+    private final Duration startTimeout;
+    private final long deadline;
+    private final AtomicReferenceArray<SocketChannel> accepted;
+    private final CountDownLatch higherRanks;
+    private final Set<SocketChannel> handshaking = ConcurrentHashMap.newKeySet();
+    private final ConnectionGate gate;
+    private final SocketChannel[] channels;
+    private volatile boolean finished;
+    private ServerSocketChannel server;
+
+    TcpMeshBuilder(int rank, int size, InetAddress bindAddress, KeyValueStore store, JobSecret secret,
+                   Duration startTimeout) {
+        this.rank = rank;
+        this.size = size;
+        this.bindAddress = bindAddress;
+        this.store = store;
+        this.secret = secret;
+        this.startTimeout = startTimeout;
+        this.deadline = System.nanoTime() + startTimeout.toNanos();
+        this.accepted = new AtomicReferenceArray<>(size);
+        this.higherRanks = new CountDownLatch(size - 1 - rank);
+        this.channels = new SocketChannel[size];
+        this.gate = new ConnectionGate("rank " + rank + "'s data-plane port", ConnectionGate.DEFAULT_MAX_UNAUTHENTICATED,
+                LOG);
+    }
+
+    SocketChannel[] build() {
+        boolean ok = false;
+        try {
+            if (size == 1) {
+                ok = true;
+                return channels;
+            }
+            listen();
+            store.put(StoreKeys.address(rank), format(publishedAddress(), server.socket().getLocalPort()));
+            InetSocketAddress[] addresses = lookUpPeers();
+            for (int peer = 0; peer < rank; peer++) {
+                channels[peer] = connectTo(peer, addresses[peer]);
+            }
+            awaitHigherRanks();
+            for (int peer = rank + 1; peer < size; peer++) {
+                channels[peer] = accepted.get(peer);
+            }
+            ok = true;
+            return channels;
+        } catch (IOException e) {
+            throw new KoloException("rank " + rank + " could not open its data-plane port on "
+                    + bindAddress.getHostAddress() + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KoloException("rank " + rank + " was interrupted while connecting to the other ranks", e);
+        } finally {
+            if (!ok) {
+                finished = true;
+                TcpTransport.closeAll(channels);
+                for (int peer = 0; peer < size; peer++) {
+                    SocketChannel ch = accepted.getAndSet(peer, null);
+                    if (ch != null) {
+                        closeQuietly(ch);
+                    }
+                }
+            }
+        }
+    }
+
+    private void listen() throws IOException {
+        server = ServerSocketChannel.open();
+        // Set before bind so accepted sockets inherit it and window scaling is negotiated.
+        server.setOption(StandardSocketOptions.SO_RCVBUF, TcpTransport.SOCKET_BUFFER_BYTES);
+        server.bind(new InetSocketAddress(bindAddress, 0), size + 16);
+        Thread.ofVirtual().name("kolo-tcp-accept-" + rank).start(this::acceptLoop);
+    }
+
+    private InetAddress publishedAddress() {
+        if (!bindAddress.isAnyLocalAddress()) {
+            return bindAddress;
+        }
+        try {
+            return InetAddress.getLocalHost();
+        } catch (UnknownHostException e) {
+            LOG.log(System.Logger.Level.WARNING, "rank {0} is bound to the wildcard address and cannot"
+                    + " resolve its host name; publishing the loopback address (single-host jobs only)", rank);
+            return InetAddress.getLoopbackAddress();
+        }
+    }
+
+    /**
+     * Ranks that have not published an address. If the store itself is gone by now (its host gave up at the
+     * same moment), every rank from {@code firstUnknown} on is reported as missing.
+     */
+    private List<Integer> missingPeers(int firstUnknown) {
+        List<Integer> missing = new ArrayList<>();
+        for (int r = 0; r < size; r++) {
+            if (r == rank) {
+                continue;
+            }
+            try {
+                if (store.tryGet(StoreKeys.address(r)).isEmpty()) {
+                    missing.add(r);
+                }
+            } catch (KoloException storeGone) {
+                if (r >= firstUnknown) {
+                    missing.add(r);
+                }
+            }
+        }
+        return missing;
+    }
+
+    private InetSocketAddress[] lookUpPeers() {
+        InetSocketAddress[] addresses = new InetSocketAddress[size];
+        for (int peer = 0; peer < size; peer++) {
+            if (peer == rank) {
+                continue;
+            }
+            String value;
+            try {
+                value = store.get(StoreKeys.address(peer), remaining());
+            } catch (KoloTimeoutException e) {
+                List<Integer> missing = missingPeers(peer);
+                throw new KoloTimeoutException("rank " + rank + " timed out after " + TcpTransport.describe(startTimeout)
+                        + " waiting for " + ranks(missing) + " to publish a data-plane address in the"
+                        + " rendezvous store (they did not start, failed during startup, or cannot reach the"
+                        + " rendezvous server); raise KOLO_START_TIMEOUT_SECONDS if they legitimately start"
+                        + " this slowly");
+            } catch (KoloException e) {
+                // Usually the store's host (rank 0) hit its own start timeout first and exited: say what this
+                // rank was waiting for, not only that the store vanished.
+                throw new KoloException("rank " + rank + " was waiting for rank " + peer + " to publish its"
+                        + " data-plane address when the rendezvous store went away (" + e.getMessage() + "); rank "
+                        + peer + " did not start in time or failed during startup; raise"
+                        + " KOLO_START_TIMEOUT_SECONDS if it legitimately starts this slowly", e);
+            }
+            addresses[peer] = parse(peer, value);
+        }
+        return addresses;
+    }
+
+    private SocketChannel connectTo(int peer, InetSocketAddress address) throws InterruptedException {
+        long backoff = 5;
+        Exception last = null;
+        while (true) {
+            long left = remainingMillis();
+            if (left <= 0) {
+                throw new KoloTimeoutException("rank " + rank + " timed out after " + TcpTransport.describe(startTimeout)
+                        + " connecting to rank " + peer + " at " + format(address.getAddress(), address.getPort())
+                        + (last == null ? "" : " (last error: " + last.getMessage() + ")")
+                        + "; check that the hosts can reach each other on KOLO_IFACE, or raise"
+                        + " KOLO_START_TIMEOUT_SECONDS if rank " + peer + " legitimately starts this slowly");
+            }
+            SocketChannel ch = null;
+            try {
+                ch = SocketChannel.open();
+                configure(ch);
+                if (!bindAddress.isAnyLocalAddress()) {
+                    // Leave through the chosen interface on multi-homed hosts.
+                    ch.bind(new InetSocketAddress(bindAddress, 0));
+                }
+                ch.socket().connect(address, (int) Math.max(1, Math.min(left, Integer.MAX_VALUE)));
+                Handshake.client(ch.socket(), secret, PURPOSE, claim(rank, size, peer),
+                        Duration.ofMillis(Math.max(1, Math.min(remainingMillis(), HANDSHAKE_MILLIS))));
+                ch.socket().setSoTimeout(0);
+                return ch;
+            } catch (Handshake.Rejected e) {
+                LOG.log(System.Logger.Level.WARNING, "rank {0}: the process at {1} (published as rank {2})"
+                        + " failed the data-plane handshake: {3}", rank, address, peer, e.getMessage());
+                last = e;
+            } catch (IOException e) {
+                last = e;
+            }
+            closeQuietly(ch);
+            Thread.sleep(Math.max(0, Math.min(backoff, remainingMillis())));
+            backoff = Math.min(backoff * 2, MAX_BACKOFF_MILLIS);
+        }
+    }
+
+    private void awaitHigherRanks() throws InterruptedException {
+        if (higherRanks.await(Math.max(0, remaining().toNanos()), TimeUnit.NANOSECONDS)) {
+            return;
+        }
+        List<Integer> missing = new ArrayList<>();
+        for (int peer = rank + 1; peer < size; peer++) {
+            if (accepted.get(peer) == null) {
+                missing.add(peer);
+            }
+        }
+        throw new KoloTimeoutException("rank " + rank + " timed out after " + TcpTransport.describe(startTimeout)
+                + " waiting for " + ranks(missing) + " to connect to its data-plane port (they failed during"
+                + " startup, cannot reach this host on KOLO_IFACE, or use a different KOLO_SECRET); raise"
+                + " KOLO_START_TIMEOUT_SECONDS if they legitimately start this slowly");
+    }
+
+    private void acceptLoop() {
+        while (!finished) {
+            SocketChannel ch;
+            try {
+                ch = server.accept();
+            } catch (IOException | RuntimeException e) {
+                if (finished) {
+                    return;
+                }
+                try {
+                    gate.acceptFailed(e);
+                } catch (InterruptedException interrupted) {
+                    return;
+                }
+                continue;
+            }
+            handshaking.add(ch);
+            gate.arrived(ch);
+            // One thread per connection, so a silent stranger can't hold up the real peers.
+            Thread.ofVirtual().name("kolo-tcp-handshake-" + rank).start(() -> admit(ch));
+        }
+    }
+
+    /** What a connecting rank claims, and proves with the secret: its rank, the job's size, and whom it wants. */
+    static String claim(int from, int size, int to) {
+        return "rank " + from + " of " + size + " to rank " + to;
+    }
+
+    private void admit(SocketChannel ch) {
+        SocketAddress remote = null;
+        try {
+            remote = ch.getRemoteAddress();
+            configure(ch);
+            Handshake.server(ch.socket(), secret, PURPOSE, Duration.ofMillis(HANDSHAKE_MILLIS), claim -> {
+                int peer = claimedRank(claim);
+                // Taken before this end answers, so the same rank can never be claimed twice.
+                if (!accepted.compareAndSet(peer, null, ch)) {
+                    throw Handshake.refuse("claims to be rank " + peer + ", which is already connected"
+                            + " (a stale process of an earlier job with the same KOLO_SECRET?)");
+                }
+            });
+            gate.settled(ch);
+            handshaking.remove(ch);
+            if (finished) {
+                // Setup already gave up; nobody will pick this channel up.
+                closeQuietly(ch);
+                return;
+            }
+            ch.socket().setSoTimeout(0);
+            higherRanks.countDown();
+        } catch (IOException e) {
+            gate.settled(ch);
+            handshaking.remove(ch);
+            closeQuietly(ch);
+            if (!finished) {
+                gate.rejected(remote, e.getMessage());
+            }
+        }
+    }
+
+    /** The rank an authenticated claim names, if it is one that connects to this rank at all. */
+    private int claimedRank(String claim) throws Handshake.Rejected {
+        if (claim.equals(claim(rankIn(claim), size, rank)) && rankIn(claim) > rank && rankIn(claim) < size) {
+            return rankIn(claim);
+        }
+        throw Handshake.refuse("an authenticated peer claims '" + claim + "', but this is rank " + rank + " of "
+                + size + ", which only higher ranks of the same job connect to (are two jobs sharing a KOLO_SECRET?)");
+    }
+
+    private static int rankIn(String claim) {
+        String[] words = claim.split(" ", 3);
+        try {
+            return words.length == 3 && words[0].equals("rank") ? Integer.parseInt(words[1]) : -1;
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    private static void configure(SocketChannel ch) throws IOException {
+        ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        ch.setOption(StandardSocketOptions.SO_SNDBUF, TcpTransport.SOCKET_BUFFER_BYTES);
+        ch.setOption(StandardSocketOptions.SO_RCVBUF, TcpTransport.SOCKET_BUFFER_BYTES);
+    }
+
+    private Duration remaining() {
+        return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+    }
+
+    private long remainingMillis() {
+        return TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+    }
+
+    private static String ranks(List<Integer> missing) {
+        if (missing.size() == 1) {
+            return "rank " + missing.getFirst();
+        }
+        StringJoiner j = new StringJoiner(", ", "ranks ", "");
+        missing.forEach(r -> j.add(String.valueOf(r)));
+        return j.toString();
+    }
+
+    static String format(InetAddress address, int port) {
+        String host = address.getHostAddress();
+        return (address instanceof Inet6Address ? "[" + host + "]" : host) + ":" + port;
+    }
+
+    private InetSocketAddress parse(int peer, String value) {
+        int colon = value.lastIndexOf(':');
+        try {
+            if (colon <= 0) {
+                throw new IllegalArgumentException("no port");
+            }
+            String host = value.substring(0, colon);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            int port = Integer.parseInt(value.substring(colon + 1));
+            // Published addresses are literals; resolving a name here is only for hand-made stores.
+            return new InetSocketAddress(host, port);
+        } catch (IllegalArgumentException e) {
+            throw new KoloException("rank " + peer + " published an invalid data-plane address 'addr/" + peer
+                    + "' = '" + value + "': expected host:port", e);
+        }
+    }
+
+    /** Stops accepting (no data port stays open) and drops unfinished handshakes. */
+    @Override
+    public void close() {
+        finished = true;
+        if (server != null) {
+            try {
+                server.close();
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.DEBUG, "closing the data-plane listener failed", e);
+            }
+        }
+        for (SocketChannel ch : handshaking) {
+            closeQuietly(ch);
+        }
+    }
+
+    private static void closeQuietly(SocketChannel ch) {
+        if (ch != null) {
+            try {
+                ch.close();
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.DEBUG, "closing a channel failed", e);
+            }
+        }
+    }
+}

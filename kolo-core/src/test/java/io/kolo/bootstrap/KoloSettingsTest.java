@@ -1,0 +1,99 @@
+package io.kolo.bootstrap;
+
+import io.kolo.BadSettingException;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The one home of the KOLO_* settings: complete, documented, and the only place that reads them. */
+class KoloSettingsTest {
+    private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+
+    private static TreeSet<String> names() {
+        TreeSet<String> names = new TreeSet<>();
+        KoloSettings.all().forEach(s -> names.add(s.name()));
+        return names;
+    }
+
+    /** Every row of README's variable table names a setting the code reads, and every setting has a row. */
+    @Test
+    void readmeTableAndSettingsNameTheSameVariables() throws IOException {
+        String readme = Files.readString(ROOT.resolve("README.md"));
+        int table = readme.indexOf("## `KOLO_*` variables");
+        assertTrue(table >= 0, "README has no KOLO_* variables section");
+        TreeSet<String> documented = new TreeSet<>();
+        for (String line : readme.substring(table).lines().skip(1).takeWhile(l -> !l.startsWith("## ")).toList()) {
+            if (line.startsWith("| `KOLO_")) {
+                Matcher m = Pattern.compile("`(KOLO_[A-Z0-9_]+)`").matcher(line.substring(0, line.indexOf(" | ", 2)));
+                while (m.find()) {
+                    documented.add(m.group(1));
+                }
+            }
+        }
+        assertEquals(names(), documented, "README's KOLO_* table and KoloSettings differ");
+    }
+
+    /** No main code of kolo-core reads a KOLO_* variable by name except through KoloSettings. */
+    @Test
+    void nothingElseInCoreReadsAKoloVariable() throws IOException {
+        Pattern read = Pattern.compile("(get|getOrDefault|containsKey|getenv)\\(\\s*\"KOLO_");
+        List<String> offenders = new ArrayList<>();
+        try (Stream<Path> files = Files.walk(ROOT.resolve("kolo-core/src/main/java"))) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                if (f.getFileName().toString().equals("KoloSettings.java")) {
+                    continue;
+                }
+                List<String> lines = Files.readAllLines(f);
+                for (int i = 0; i < lines.size(); i++) {
+                    if (read.matcher(lines.get(i)).find()) {
+                        offenders.add(f.getFileName() + ":" + (i + 1) + ": " + lines.get(i).strip());
+                    }
+                }
+            }
+        }
+        assertEquals(List.of(), offenders);
+    }
+
+    @Test
+    void eachBadValueIsOneLineNamingTheVariableAndWhatIsExpected() {
+        List<String> problems = KoloSettings.problems(Map.of("KOLO_CYCLE_TIME", "fast", "KOLO_TRANSPORT", "carrier-pigeon",
+                "KOLO_FUSION_THRESHOLD", "1000", "KOLO_UNKNOWN_TO_KOLO", "anything", "PATH", "/bin"));
+        assertEquals(List.of("KOLO_CYCLE_TIME='fast' is invalid: expected a non-negative number of milliseconds",
+                "KOLO_TRANSPORT='carrier-pigeon' is invalid: expected auto (shared memory within a host, TCP between"
+                        + " hosts), shm (the same, but fail if /dev/shm is unusable) or tcp"), problems);
+        assertTrue(problems.stream().noneMatch(p -> p.contains("\n")));
+    }
+
+    @Test
+    void theSecretIsNeverEchoed() {
+        String almost = "0123456789abcdef0123456789abcde";   // one hex digit short
+        BadSettingException e = assertThrows(BadSettingException.class,
+                () -> KoloSettings.SECRET.from(Map.of("KOLO_SECRET", almost)));
+        assertEquals("KOLO_SECRET", e.variable());
+        assertFalse(e.getMessage().contains(almost), e.getMessage());
+        assertTrue(e.getMessage().contains("not shown"), e.getMessage());
+    }
+
+    @Test
+    void unsetOrBlankIsTheDefaultAndChoicesComeOutCanonical() {
+        assertEquals(128L << 20, KoloSettings.FUSION_THRESHOLD.from(Map.of()));
+        assertEquals(60, KoloSettings.START_TIMEOUT_SECONDS.from(Map.of("KOLO_START_TIMEOUT_SECONDS", " ")));
+        assertEquals("on", KoloSettings.HIERARCHICAL_ALLREDUCE.from(Map.of("KOLO_HIERARCHICAL_ALLREDUCE", "Yes")));
+        assertEquals("off", KoloSettings.SHM_SINGLE_COPY.from(Map.of("KOLO_SHM_SINGLE_COPY", " 0 ")));
+        assertEquals("fp16", KoloSettings.COMPRESSION.from(Map.of("KOLO_COMPRESSION", "float16")));
+    }
+}
