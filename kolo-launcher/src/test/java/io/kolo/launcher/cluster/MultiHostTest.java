@@ -208,7 +208,8 @@ class MultiHostTest {
         job.awaitOutput();
         assertEquals(137, p.exitValue(), out + "" + err);
         assertTrue(err.toString().contains("kolo: rank 3 on host " + cluster.hostName(1)
-                + " exited with code 137; terminating the other 3 ranks"), err.toString());
+                + " exited with code 137 (killed by SIGKILL"), err.toString());
+        assertTrue(err.toString().contains("kill -9); terminating the other 3 ranks"), err.toString());
         assertNothingLeftOnHosts();
     }
 

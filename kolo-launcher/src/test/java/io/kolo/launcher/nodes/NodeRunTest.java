@@ -90,7 +90,8 @@ class NodeRunTest {
             assertEquals(3, n0.await(), n0.output());
             assertEquals(3, n1.await(), n1.output());
             assertTrue(n0.err().toString().contains("kolo: rank 1 on node 0 ("), n0.output());
-            assertTrue(n0.err().toString().contains(") exited with code 3; terminating the other 1 rank"), n0.output());
+            assertTrue(n0.err().toString().contains(") failed: called System.exit at " + Worker.class.getName()
+                    + ".main(") && n0.err().toString().contains("(exit code 3); terminating the other 1 rank"), n0.output());
             List<String> failedFast = n1.out().toString().lines().filter(l -> l.contains("failed fast")).toList();
             assertEquals(2, failedFast.size(), n1.output());
             failedFast.forEach(l -> assertTrue(l.contains("rank 1 on node 0"), l));
