@@ -67,36 +67,49 @@ final class FailureDiagnosis implements io.kolo.engine.Engine.FailureExplainer {
      * The first failure and its best-known cause: whoever recorded the failure first, with the cause the
      * launcher (or the failed rank itself) records a moment later. Gives up after a short wait with what it
      * has, recording {@code seen} when nobody recorded anything.
+     *
+     * <p>The failed rank's last words are read on every pass, not only at the end: without a launcher the store
+     * lives in rank 0, which may itself exit (having reported the same failure) before this rank's wait is over;
+     * what was read before the store went away is then still the best cause known.
      */
     private Record awaitCause(Record seen) {
         long deadline = System.nanoTime() + CAUSE_WAIT_MILLIS * 1_000_000;
         Record first = null;
-        while (true) {
-            Optional<String> recorded = store.tryGet(StoreKeys.FIRST_FAILURE);
-            if (recorded.isPresent()) {
-                first = Record.parse(recorded.get(), seen);
-                Optional<String> cause = store.tryGet(StoreKeys.failed(first.rank));
-                if (cause.isPresent()) {
-                    return new Record(first.rank, cause.get());
+        Optional<String> words = Optional.empty();
+        int wordsOf = -1;
+        try {
+            while (true) {
+                Optional<String> recorded = store.tryGet(StoreKeys.FIRST_FAILURE);
+                if (recorded.isPresent()) {
+                    first = Record.parse(recorded.get(), seen);
+                    Optional<String> cause = store.tryGet(StoreKeys.failed(first.rank));
+                    if (cause.isPresent()) {
+                        return new Record(first.rank, cause.get());
+                    }
                 }
-            }
-            if (System.nanoTime() > deadline) {
-                if (first == null) {
-                    store.putIfAbsent(StoreKeys.FIRST_FAILURE, StoreKeys.firstFailure(seen.rank, seen.cause));
-                    first = seen;
+                int suspect = first != null ? first.rank : seen.rank;
+                Optional<String> said = store.tryGet(StoreKeys.lastWords(suspect));
+                if (said.isPresent()) {
+                    words = said;
+                    wordsOf = suspect;
                 }
-                // No launcher recorded the exit (mpirun, srun): the rank's own last words, when it had any.
-                Optional<String> words = store.tryGet(StoreKeys.lastWords(first.rank));
-                return words.isEmpty() ? first
-                        : new Record(first.rank, RankFailure.describe("rank " + first.rank, words.get(), null));
-            }
-            try {
+                if (System.nanoTime() > deadline) {
+                    if (first == null) {
+                        store.putIfAbsent(StoreKeys.FIRST_FAILURE, StoreKeys.firstFailure(seen.rank, seen.cause));
+                    }
+                    break;
+                }
                 Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return first != null ? first : seen;
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException storeGone) {
+            LOG.log(System.Logger.Level.DEBUG, "failure store went away while waiting for the cause", storeGone);
         }
+        Record known = first != null ? first : seen;
+        // No launcher recorded the exit (mpirun, srun): the rank's own last words, when it had any.
+        return words.isEmpty() || wordsOf != known.rank ? known
+                : new Record(known.rank, RankFailure.describe("rank " + known.rank, words.get(), null));
     }
 
     private record Record(int rank, String cause) {

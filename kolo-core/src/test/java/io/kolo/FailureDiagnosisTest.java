@@ -77,4 +77,58 @@ class FailureDiagnosisTest {
             ranks.forEach(Transport::close);
         }
     }
+
+    @Test
+    void lastWordsReadBeforeRankZerosStoreWentAwayStillNameTheCause() {
+        // Under mpirun or srun the store lives in rank 0, which reports the same failure and exits while this rank
+        // still waits for a launcher's record that never comes.
+        InMemoryStore words = new InMemoryStore();
+        words.put("cause/1", "called System.exit at Worker.main(Worker.java:9)");
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        io.kolo.bootstrap.KeyValueStore dying = new io.kolo.bootstrap.KeyValueStore() {
+            private void maybeGone() {
+                if (calls.incrementAndGet() > 4) {
+                    throw new KoloException("the rendezvous server at 127.0.0.1:1 is gone (EOF)");
+                }
+            }
+
+            @Override
+            public void put(String key, String value) {
+                maybeGone();
+                words.put(key, value);
+            }
+
+            @Override
+            public boolean putIfAbsent(String key, String value) {
+                maybeGone();
+                return words.putIfAbsent(key, value);
+            }
+
+            @Override
+            public java.util.Optional<String> tryGet(String key) {
+                maybeGone();
+                return words.tryGet(key);
+            }
+
+            @Override
+            public String get(String key, Duration timeout) {
+                maybeGone();
+                return words.get(key, timeout);
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        List<Transport> ranks = LocalTransport.group(3, Duration.ofSeconds(5));
+        try {
+            RuntimeException seen = new FailureDiagnosis(2, dying, ranks.get(2)).explain(new PeerFailedException(1,
+                    "lost rank 1 over shared memory: rank 1 (pid 7) died: it exited, crashed or was killed", null, false));
+            RankFailedException named = assertInstanceOf(RankFailedException.class, seen);
+            assertEquals(1, named.failedRank(), named.getMessage());
+            assertEquals("rank 1 failed: called System.exit at Worker.main(Worker.java:9)", named.getMessage());
+        } finally {
+            ranks.forEach(Transport::close);
+        }
+    }
 }
