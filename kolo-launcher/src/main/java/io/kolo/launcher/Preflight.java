@@ -82,6 +82,9 @@ final class Preflight {
                 + " \"$SSH_CONNECTION\"";
         Duration backoff = FIRST_BACKOFF;
         long started = System.nanoTime();
+        // What ssh said last time, for when the last retry is cut short by the deadline: on a slow machine that
+        // answer ("Connection refused") says more than "no answer".
+        String saidBefore = null;
         while (true) {
             Result r = runSsh(ssh.argv(host, probe), deadline);
             if (r.code == 0) {
@@ -105,12 +108,18 @@ final class Preflight {
                     || said.contains("Network is unreachable") || said.contains("Name or service not known")
                     || said.contains("Temporary failure in name resolution"));
             long now = System.nanoTime();
+            if (r.timedOut && saidBefore != null) {
+                retryable = true;
+                said = saidBefore;
+                r = new Result(255, r.stdout, r.stderr, false);
+            }
             if (!retryable || r.timedOut || now + backoff.toNanos() >= deadline) {
                 String waited = retryable ? " (retried for " + Math.round((now - started) / 1e9) + " s)" : "";
                 return "host " + host + " is not reachable over ssh" + waited + ": "
                         + (r.timedOut ? "no answer before the start timeout"
                         : said.isEmpty() ? "ssh exited with code " + r.code : said);
             }
+            saidBefore = said;
             Thread.sleep(backoff);
             backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
         }
