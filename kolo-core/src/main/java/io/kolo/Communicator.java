@@ -83,11 +83,20 @@ public final class Communicator implements AutoCloseable {
             String first = problems.getFirst();
             throw new BadSettingException(first.substring(0, first.indexOf('=')), String.join("; ", problems));
         }
+        KoloLogging.apply(io.kolo.bootstrap.KoloSettings.LOG_LEVEL.from(env));
         JobEnvironment job = JobEnvironment.from(env);
         EngineSettings settings = EngineSettings.fromEnvironment(env);
         Topology topology = new Topology(job.rank(), job.size(), job.localRank(), job.localSize(), job.crossRank(),
                 job.crossSize());
-        CpuBinding.apply(env, job.localRank(), job.localSize());
+        java.util.List<Integer> cpus = CpuBinding.apply(env, job.localRank(), job.localSize());
+        if (io.kolo.bootstrap.KoloSettings.REPORT_BINDINGS.from(env).equals("on")) {
+            // What mpirun --report-bindings prints, one line per rank, on the rank's stderr.
+            System.err.println("kolo: rank " + job.rank() + " (local rank " + job.localRank() + " of "
+                    + job.localSize() + " on " + hostName(env) + ") "
+                    + (cpus.isEmpty() ? "is not bound (" + io.kolo.bootstrap.KoloSettings.BIND_TO.name() + "="
+                    + io.kolo.bootstrap.KoloSettings.BIND_TO.from(env) + ")" : "is bound to CPU"
+                    + (cpus.size() > 1 ? "s " : " ") + CpuBinding.format(cpus)));
+        }
         if (job.size() == 1) {
             InMemoryStore store = new InMemoryStore();
             Transport t = LocalTransport.group(1, settings.timeout()).getFirst();
@@ -105,6 +114,18 @@ public final class Communicator implements AutoCloseable {
         rendezvous.joined();
         AutoCloseable lastWords = LastWords.listen(job.rank(), rendezvous.store());
         return assemble(topology, transport, rendezvous.store(), settings, lastWords, rendezvous);
+    }
+
+    private static String hostName(Map<String, String> env) {
+        String assigned = io.kolo.bootstrap.KoloSettings.HOSTNAME.from(env);
+        if (assigned != null) {
+            return assigned;
+        }
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            return "this host";
+        }
     }
 
     /** {@code size} ranks as threads of this JVM, with the default settings. */

@@ -12,7 +12,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalInt;
 import java.util.stream.Stream;
 
 /**
@@ -20,7 +19,9 @@ import java.util.stream.Stream;
  * {@code mpirun --bind-to core} does by default for two ranks or fewer. Two ranks that busy-wait on each other
  * over shared memory then never share a CPU (the scheduler likes to wake a thread where its waker runs, which
  * makes the pair take turns on one CPU while the other idles). {@code none} (the default) leaves placement to
- * the scheduler, which suits training processes with many compute threads of their own.
+ * the scheduler, which suits training processes with many compute threads of their own. {@code socket} binds to
+ * every CPU of one processor package, ranks spread over the packages in local-rank order (as {@code mpirun --bind-to
+ * socket}): compute threads keep their own CPUs, memory stays near them.
  */
 public final class CpuBinding {
     private static final System.Logger LOG = System.getLogger(CpuBinding.class.getName());
@@ -31,32 +32,58 @@ public final class CpuBinding {
     }
 
     /**
-     * Applies {@code KOLO_BIND_TO} from {@code env}; returns the CPU this process is now bound to, or empty when
-     * it binds nothing (none asked, more ranks on this host than CPUs, or not Linux).
+     * Applies {@code KOLO_BIND_TO} from {@code env}; returns the CPUs this process is now bound to, or an empty list
+     * when it binds nothing (none asked, more ranks on this host than CPUs, or not Linux).
      *
-     * @throws IllegalArgumentException naming the variable when its value is not {@code none} or {@code core}
+     * @throws io.kolo.BadSettingException naming the variable when its value is not {@code none}, {@code core} or
+     *                                     {@code socket}
      */
-    public static OptionalInt apply(Map<String, String> env, int localRank, int localSize) {
-        if (KoloSettings.BIND_TO.from(env).equals("none")) {
-            return OptionalInt.empty();
+    public static List<Integer> apply(Map<String, String> env, int localRank, int localSize) {
+        String mode = KoloSettings.BIND_TO.from(env);
+        if (mode.equals("none")) {
+            return List.of();
         }
         List<Integer> allowed;
         try {
             allowed = allowedCpus();
         } catch (IOException | RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, VARIABLE + "=core ignored: cannot read this process's CPUs ("
+            LOG.log(System.Logger.Level.WARNING, VARIABLE + "=" + mode + " ignored: cannot read this process's CPUs ("
                     + e.getMessage() + ")");
-            return OptionalInt.empty();
+            return List.of();
         }
-        if (localSize > allowed.size()) {
+        List<Integer> cpus;
+        if (mode.equals("socket")) {
+            // Ranks fill the packages in order, as they fill cores: local ranks 0..k share the first package.
+            int cpu = allowed.get((int) ((long) localRank * allowed.size() / localSize));
+            cpus = samePackage(cpu, allowed);
+        } else if (localSize > allowed.size()) {
             LOG.log(System.Logger.Level.WARNING, VARIABLE + "=core ignored: " + localSize + " ranks on this host but only "
                     + allowed.size() + " CPUs " + allowed + " to bind them to");
-            return OptionalInt.empty();
+            return List.of();
+        } else {
+            cpus = List.of(allowed.get(localRank));
         }
-        int cpu = allowed.get(localRank);
-        bindEveryThread(cpu);
-        LOG.log(System.Logger.Level.DEBUG, "local rank " + localRank + " bound to CPU " + cpu);
-        return OptionalInt.of(cpu);
+        bindEveryThread(cpus);
+        LOG.log(System.Logger.Level.DEBUG, "local rank " + localRank + " bound to CPUs " + cpus);
+        return cpus;
+    }
+
+    /** The CPUs of {@code allowed} in the same processor package as {@code cpu} (all of them where sysfs says nothing). */
+    static List<Integer> samePackage(int cpu, List<Integer> allowed) {
+        String own = packageOf(cpu);
+        if (own == null) {
+            return allowed;
+        }
+        return allowed.stream().filter(c -> own.equals(packageOf(c))).toList();
+    }
+
+    private static String packageOf(int cpu) {
+        try {
+            return Files.readString(Path.of("/sys/devices/system/cpu/cpu" + cpu + "/topology/physical_package_id"))
+                    .strip();
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
     }
 
     /**
@@ -81,6 +108,20 @@ public final class CpuBinding {
         throw new IOException("no Cpus_allowed_list in /proc/self/status");
     }
 
+    /** The kernel's list format: {@code 0-3,8}. */
+    public static String format(List<Integer> cpus) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < cpus.size(); ) {
+            int j = i;
+            while (j + 1 < cpus.size() && cpus.get(j + 1) == cpus.get(j) + 1) {
+                j++;
+            }
+            sb.append(sb.isEmpty() ? "" : ",").append(cpus.get(i)).append(j > i ? "-" + cpus.get(j) : "");
+            i = j + 1;
+        }
+        return sb.toString();
+    }
+
     static List<Integer> parseList(String list) {
         List<Integer> cpus = new ArrayList<>();
         for (String part : list.trim().split(",")) {
@@ -101,10 +142,12 @@ public final class CpuBinding {
      * Affinity is per thread in Linux, and a new thread inherits its creator's: binding every thread now binds
      * the ones the JVM starts later too.
      */
-    private static void bindEveryThread(int cpu) {
-        if (cpu >= MASK_BYTES * 8) {
-            throw new IllegalArgumentException(VARIABLE + "=core: CPU " + cpu + " is beyond the " + MASK_BYTES * 8
-                    + " CPUs Kolo can bind to");
+    private static void bindEveryThread(List<Integer> cpus) {
+        for (int cpu : cpus) {
+            if (cpu >= MASK_BYTES * 8) {
+                throw new IllegalArgumentException(VARIABLE + ": CPU " + cpu + " is beyond the " + MASK_BYTES * 8
+                        + " CPUs Kolo can bind to");
+            }
         }
         Linker linker = Linker.nativeLinker();
         MethodHandle setAffinity = linker.downcallHandle(linker.defaultLookup().find("sched_setaffinity").orElseThrow(),
@@ -112,7 +155,10 @@ public final class CpuBinding {
                         ValueLayout.ADDRESS), Linker.Option.captureCallState("errno"));
         try (Arena arena = Arena.ofConfined(); Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
             MemorySegment mask = arena.allocate(MASK_BYTES, 8);
-            mask.set(ValueLayout.JAVA_BYTE, cpu / 8, (byte) (1 << (cpu % 8)));
+            for (int cpu : cpus) {
+                mask.set(ValueLayout.JAVA_BYTE, cpu / 8,
+                        (byte) (mask.get(ValueLayout.JAVA_BYTE, cpu / 8) | (1 << (cpu % 8))));
+            }
             MemorySegment state = arena.allocate(Linker.Option.captureStateLayout());
             for (Path task : tasks.toList()) {
                 int tid = Integer.parseInt(task.getFileName().toString());
@@ -122,16 +168,16 @@ public final class CpuBinding {
                         Linker.Option.captureStateLayout().byteOffset(
                                 java.lang.foreign.MemoryLayout.PathElement.groupElement("errno")));
                 if (rc != 0 && errno != 3) {
-                    throw new IllegalStateException(VARIABLE + "=core: sched_setaffinity(thread " + tid + ", CPU " + cpu
+                    throw new IllegalStateException(VARIABLE + ": sched_setaffinity(thread " + tid + ", CPUs " + cpus
                             + ") failed with errno " + errno);
                 }
             }
         } catch (IOException e) {
-            throw new IllegalStateException(VARIABLE + "=core: cannot list this process's threads: " + e.getMessage(), e);
+            throw new IllegalStateException(VARIABLE + ": cannot list this process's threads: " + e.getMessage(), e);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
-            throw new IllegalStateException(VARIABLE + "=core: " + t, t);
+            throw new IllegalStateException(VARIABLE + ": " + t, t);
         }
     }
 }

@@ -27,6 +27,8 @@ public final class KoloSettings {
     private static final Map<String, Setting<?>> ALL = new LinkedHashMap<>();
     private static final Map<String, String> ON_OFF_AUTO = choices("1", "on", "true", "on", "on", "on", "yes", "on",
             "0", "off", "false", "off", "off", "off", "no", "off", "auto", "auto");
+    private static final Map<String, String> ON_OFF = choices("1", "on", "true", "on", "on", "on", "yes", "on",
+            "0", "off", "false", "off", "off", "off", "no", "off");
 
     /** One variable: {@link #from} returns its value, or the default when it is unset or blank. */
     public static final class Setting<T> {
@@ -34,6 +36,7 @@ public final class KoloSettings {
         private final T fallback;
         private final String expected;
         private final Function<String, T> parse;
+        private String horovodName;
 
         private Setting(String name, T fallback, String expected, Function<String, T> parse) {
             this.name = name;
@@ -45,6 +48,14 @@ public final class KoloSettings {
 
         public String name() {
             return name;
+        }
+
+        /**
+         * Horovod's variable for the same setting ({@code HOROVOD_CYCLE_TIME} for {@code KOLO_CYCLE_TIME}), read when
+         * this one is unset, so a job moved from Horovod keeps its tuning; null when Horovod has none.
+         */
+        public String horovodName() {
+            return horovodName;
         }
 
         /** The value when the variable is unset (null: no default, the variable is optional or required elsewhere). */
@@ -66,7 +77,12 @@ public final class KoloSettings {
 
         /** The value when the variable is set (and not blank). */
         public Optional<T> ifSet(Map<String, String> env) {
+            String source = name;
             String raw = env.get(name);
+            if ((raw == null || raw.isBlank()) && horovodName != null) {
+                source = horovodName;
+                raw = env.get(horovodName);
+            }
             if (raw == null || raw.isBlank()) {
                 return Optional.empty();
             }
@@ -79,7 +95,7 @@ public final class KoloSettings {
             if (value == null) {
                 // The secret's value never goes into a message, however wrong it is.
                 String shown = this == SECRET ? "(" + raw.strip().length() + " characters, not shown)" : "'" + raw + "'";
-                throw new BadSettingException(name, name + "=" + shown + " is invalid: expected " + expected);
+                throw new BadSettingException(source, source + "=" + shown + " is invalid: expected " + expected);
             }
             return Optional.of(value);
         }
@@ -107,8 +123,12 @@ public final class KoloSettings {
     public static final Setting<Integer> START_TIMEOUT_SECONDS = integer("KOLO_START_TIMEOUT_SECONDS", 60, 1,
             Integer.MAX_VALUE);
     public static final Setting<Integer> TIMEOUT_SECONDS = integer("KOLO_TIMEOUT_SECONDS", 300, 1, Integer.MAX_VALUE);
-    public static final Setting<String> BIND_TO = choice("KOLO_BIND_TO", "none", "core or none",
-            choices("none", "none", "core", "core"));
+    public static final Setting<String> BIND_TO = choice("KOLO_BIND_TO", "none", "core, socket or none",
+            choices("none", "none", "core", "core", "socket", "socket"));
+    public static final Setting<String> REPORT_BINDINGS = choice("KOLO_REPORT_BINDINGS", "off", "0 or 1", ON_OFF);
+    public static final Setting<String> LOG_LEVEL = choice("KOLO_LOG_LEVEL", null,
+            "trace, debug, info, warning, error or fatal", choices("trace", "trace", "debug", "debug", "info", "info",
+                    "warning", "warning", "warn", "warning", "error", "error", "fatal", "fatal"));
 
     // The engine.
     public static final Setting<Long> FUSION_THRESHOLD = bytes("KOLO_FUSION_THRESHOLD", 128L << 20, Long.MAX_VALUE,
@@ -129,10 +149,14 @@ public final class KoloSettings {
     public static final Setting<Long> EAGER_ALLREDUCE_BYTES = bytes("KOLO_EAGER_ALLREDUCE_BYTES", 8L << 10, 1L << 20,
             "a number of bytes from 0 (off) to 1048576");
     public static final Setting<String> TIMELINE = text("KOLO_TIMELINE", null, "the path of the timeline file rank 0 writes");
+    public static final Setting<String> TIMELINE_MARK_CYCLES = choice("KOLO_TIMELINE_MARK_CYCLES", "off", "0 or 1",
+            ON_OFF);
     public static final Setting<Long> STALL_CHECK_TIME_SECONDS = bytes("KOLO_STALL_CHECK_TIME_SECONDS", 60L,
             Long.MAX_VALUE, "a non-negative number of seconds");
     public static final Setting<Long> STALL_SHUTDOWN_TIME_SECONDS = bytes("KOLO_STALL_SHUTDOWN_TIME_SECONDS", 0L,
             Long.MAX_VALUE, "a non-negative number of seconds (0: never)");
+    public static final Setting<String> STALL_CHECK_DISABLE = choice("KOLO_STALL_CHECK_DISABLE", "off", "0 or 1",
+            ON_OFF);
     /** Unset: -1, which the algorithms read as "scale with the number of ranks". */
     public static final Setting<Long> SMALL_ALLREDUCE_BYTES = bytes("KOLO_SMALL_ALLREDUCE_BYTES", -1L, Long.MAX_VALUE,
             "a non-negative number of bytes");
@@ -158,7 +182,43 @@ public final class KoloSettings {
                 return n >= 4096 && n <= (1L << 30) && Long.bitCount(n) == 1 ? n : null;
             });
 
+    static {
+        horovod(START_TIMEOUT_SECONDS, "HOROVOD_START_TIMEOUT");
+        horovod(IFACE, "HOROVOD_GLOO_IFACE");
+        horovod(LOG_LEVEL, "HOROVOD_LOG_LEVEL");
+        horovod(FUSION_THRESHOLD, "HOROVOD_FUSION_THRESHOLD");
+        horovod(CYCLE_TIME, "HOROVOD_CYCLE_TIME");
+        horovod(CACHE_CAPACITY, "HOROVOD_CACHE_CAPACITY");
+        horovod(TIMELINE, "HOROVOD_TIMELINE");
+        horovod(TIMELINE_MARK_CYCLES, "HOROVOD_TIMELINE_MARK_CYCLES");
+        horovod(STALL_CHECK_TIME_SECONDS, "HOROVOD_STALL_CHECK_TIME_SECONDS");
+        horovod(STALL_SHUTDOWN_TIME_SECONDS, "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS");
+        horovod(STALL_CHECK_DISABLE, "HOROVOD_STALL_CHECK_DISABLE");
+        horovod(HIERARCHICAL_ALLREDUCE, "HOROVOD_HIERARCHICAL_ALLREDUCE");
+        horovod(HIERARCHICAL_ALLGATHER, "HOROVOD_HIERARCHICAL_ALLGATHER");
+    }
+
     private KoloSettings() {
+    }
+
+    private static void horovod(Setting<?> setting, String horovodName) {
+        setting.horovodName = horovodName;
+    }
+
+    /**
+     * The {@code KOLO_*} values that {@code env}'s {@code HOROVOD_*} variables stand for where the {@code KOLO_*} one is
+     * unset: what a launcher passes on to ranks that do not inherit its environment (ranks over ssh).
+     */
+    public static Map<String, String> fromHorovod(Map<String, String> env) {
+        Map<String, String> kolo = new LinkedHashMap<>();
+        for (Setting<?> s : ALL.values()) {
+            String own = env.get(s.name);
+            String theirs = s.horovodName == null ? null : env.get(s.horovodName);
+            if ((own == null || own.isBlank()) && theirs != null && !theirs.isBlank()) {
+                kolo.put(s.name, theirs);
+            }
+        }
+        return kolo;
     }
 
     /** Every setting, in the order of README's table. */

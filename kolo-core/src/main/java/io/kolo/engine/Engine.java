@@ -547,6 +547,9 @@ public final class Engine implements AutoCloseable {
         if (anyNew || anyInvalid || anyJoined || tableBusy) {
             toExecute.addAll(coordinate());
         }
+        if (timeline != null && settings.markCycles() && !toExecute.isEmpty()) {
+            timeline.cycleStart();
+        }
         for (int i = 0; i < toExecute.size(); i++) {
             execute(toExecute.get(i));
         }

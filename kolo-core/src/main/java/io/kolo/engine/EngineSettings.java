@@ -16,8 +16,10 @@ import java.util.Map;
  * @param cycleTime            {@code KOLO_CYCLE_TIME} (ms): how often the background thread negotiates
  * @param cacheCapacity        {@code KOLO_CACHE_CAPACITY}: response-cache entries; 0 disables the cache
  * @param timeline             {@code KOLO_TIMELINE}: Chrome-trace file written by rank 0, or null
+ * @param markCycles           {@code KOLO_TIMELINE_MARK_CYCLES}: the timeline marks the start of each cycle that runs ops
  * @param stallCheckTime       {@code KOLO_STALL_CHECK_TIME_SECONDS}: when rank 0 warns about ops some ranks never submitted
- * @param stallShutdownTime    {@code KOLO_STALL_SHUTDOWN_TIME_SECONDS}: when such ops fail on every rank; zero = never
+ * @param stallShutdownTime    {@code KOLO_STALL_SHUTDOWN_TIME_SECONDS}: when such ops fail on every rank; zero = never.
+ *                             {@code KOLO_STALL_CHECK_DISABLE=1} sets both to never
  * @param timeout              {@code KOLO_TIMEOUT_SECONDS}: default wait for a handle
  * @param smallMessageBytes    {@code KOLO_SMALL_ALLREDUCE_BYTES}: below this, allreduce uses the latency-optimal algorithm;
  *                             {@link Collectives#AUTO} (unset) scales it with the number of ranks
@@ -28,11 +30,13 @@ import java.util.Map;
  *                             instead of two); 0 disables
  */
 public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int cacheCapacity, Path timeline,
-                             Duration stallCheckTime, Duration stallShutdownTime, Duration timeout,
+                             boolean markCycles, Duration stallCheckTime, Duration stallShutdownTime, Duration timeout,
                              long smallMessageBytes, AlgorithmSettings algorithms,
                              Compression compression, long eagerAllreduceBytes) {
 
     public static final long DEFAULT_FUSION_THRESHOLD = KoloSettings.FUSION_THRESHOLD.defaultValue();
+    /** A stall check time that never comes (what {@code toNanos()} can still express). */
+    private static final Duration NEVER = Duration.ofNanos(Long.MAX_VALUE);
     public static final long DEFAULT_EAGER_ALLREDUCE_BYTES = KoloSettings.EAGER_ALLREDUCE_BYTES.defaultValue();
 
     /** Horovod's defaults. */
@@ -43,11 +47,13 @@ public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int 
     /** Reads the {@code KOLO_*} variables; a bad value is a {@link io.kolo.BadSettingException} naming the variable. */
     public static EngineSettings fromEnvironment(Map<String, String> env) {
         String timeline = KoloSettings.TIMELINE.from(env);
+        boolean noStallCheck = KoloSettings.STALL_CHECK_DISABLE.from(env).equals("on");
         return new EngineSettings(KoloSettings.FUSION_THRESHOLD.from(env),
                 Duration.ofNanos((long) (KoloSettings.CYCLE_TIME.from(env) * 1_000_000)),
                 KoloSettings.CACHE_CAPACITY.from(env).intValue(), timeline == null ? null : Path.of(timeline),
-                Duration.ofSeconds(KoloSettings.STALL_CHECK_TIME_SECONDS.from(env)),
-                Duration.ofSeconds(KoloSettings.STALL_SHUTDOWN_TIME_SECONDS.from(env)),
+                KoloSettings.TIMELINE_MARK_CYCLES.from(env).equals("on"),
+                noStallCheck ? NEVER : Duration.ofSeconds(KoloSettings.STALL_CHECK_TIME_SECONDS.from(env)),
+                noStallCheck ? Duration.ZERO : Duration.ofSeconds(KoloSettings.STALL_SHUTDOWN_TIME_SECONDS.from(env)),
                 Duration.ofSeconds(KoloSettings.TIMEOUT_SECONDS.from(env)), KoloSettings.SMALL_ALLREDUCE_BYTES.from(env),
                 AlgorithmSettings.fromEnvironment(env), Compression.fromEnvironment(env),
                 KoloSettings.EAGER_ALLREDUCE_BYTES.from(env));

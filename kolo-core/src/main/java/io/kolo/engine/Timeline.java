@@ -66,6 +66,15 @@ final class Timeline implements AutoCloseable {
                 + ",\"dur\":" + Math.max(0, endMicros - startMicros) + (args == null ? "" : ",\"args\":{" + args + "}") + "}");
     }
 
+    /**
+     * Marks the start of a cycle that runs ops ({@code KOLO_TIMELINE_MARK_CYCLES}), as Horovod's {@code CYCLE_START}:
+     * a global instant event, drawn as a line across every row. Idle cycles are not marked, so the file does not grow
+     * with every cycle time of an idle job.
+     */
+    void cycleStart() {
+        event("{\"name\":\"CYCLE_START\",\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"ts\":" + now() + "}");
+    }
+
     private void event(String json) {
         pending.append(first ? "\n" : ",\n").append(json);
         first = false;

@@ -11,9 +11,10 @@ public final class CpuBindingChild {
     }
 
     public static void main(String[] args) throws Exception {
-        var cpu = CpuBinding.apply(Map.of("KOLO_BIND_TO", "core"), Integer.parseInt(args[0]),
-                Integer.parseInt(args[1]));
-        System.out.println("bound to " + (cpu.isPresent() ? cpu.getAsInt() : "nothing"));
+        var cpus = CpuBinding.apply(Map.of("KOLO_BIND_TO", args.length > 2 ? args[2] : "core"),
+                Integer.parseInt(args[0]), Integer.parseInt(args[1]));
+        System.out.println("bound to " + (cpus.isEmpty() ? "nothing" : cpus.size() == 1 ? cpus.getFirst()
+                : cpus.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(","))));
         Thread late = Thread.ofPlatform().name("late-thread").start(() -> {
             try {
                 Thread.sleep(2_000);

@@ -96,4 +96,30 @@ class KoloSettingsTest {
         assertEquals("off", KoloSettings.SHM_SINGLE_COPY.from(Map.of("KOLO_SHM_SINGLE_COPY", " 0 ")));
         assertEquals("fp16", KoloSettings.COMPRESSION.from(Map.of("KOLO_COMPRESSION", "float16")));
     }
+
+    /** Horovod's variable is read where Kolo's own is unset, and a bad value is reported under the name that was set. */
+    @Test
+    void horovodsVariablesStandInForUnsetKoloOnes() throws IOException {
+        assertEquals(2.5, KoloSettings.CYCLE_TIME.from(Map.of("HOROVOD_CYCLE_TIME", "2.5")));
+        assertEquals(4.0, KoloSettings.CYCLE_TIME.from(Map.of("HOROVOD_CYCLE_TIME", "2.5", "KOLO_CYCLE_TIME", "4")));
+        assertEquals("debug", KoloSettings.LOG_LEVEL.from(Map.of("HOROVOD_LOG_LEVEL", "DEBUG")));
+        assertEquals(List.of("HOROVOD_STALL_CHECK_DISABLE='maybe' is invalid: expected 0 or 1"),
+                KoloSettings.problems(Map.of("HOROVOD_STALL_CHECK_DISABLE", "maybe")));
+        assertEquals(List.of(), KoloSettings.problems(Map.of("HOROVOD_CYCLE_TIME", "bad", "KOLO_CYCLE_TIME", "1")),
+                "Kolo's own variable is the one read, so Horovod's is not checked");
+        assertEquals(Map.of("KOLO_FUSION_THRESHOLD", "64"), KoloSettings.fromHorovod(Map.of("HOROVOD_FUSION_THRESHOLD",
+                "64", "HOROVOD_CACHE_CAPACITY", "3", "KOLO_CACHE_CAPACITY", "4", "HOROVOD_UNKNOWN", "x")));
+
+        // README's table of Horovod's variables is exactly the aliases.
+        String readme = Files.readString(ROOT.resolve("README.md"));
+        TreeSet<String> documented = new TreeSet<>();
+        Matcher row = Pattern.compile("(?m)^\\| `(HOROVOD_[A-Z_]+)` \\| `(KOLO_[A-Z_]+)`").matcher(readme);
+        while (row.find()) {
+            documented.add(row.group(1) + "=" + row.group(2));
+        }
+        TreeSet<String> aliases = new TreeSet<>();
+        KoloSettings.all().stream().filter(x -> x.horovodName() != null)
+                .forEach(x -> aliases.add(x.horovodName() + "=" + x.name()));
+        assertEquals(aliases, documented, "README's table of Horovod's variables and KoloSettings differ");
+    }
 }

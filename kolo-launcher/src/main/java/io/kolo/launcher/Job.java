@@ -107,6 +107,13 @@ final class Job {
         this.rankPumps = new Thread[launches.size()][];
     }
 
+    /** Prefixes every line of the ranks' output with the time it arrived (mpirun --timestamp-output). */
+    Job timestampOutput(boolean on) {
+        out.timestamps(on);
+        err.timestamps(on);
+        return this;
+    }
+
     /** Runs the job to the end; the exit code of the first rank that failed, or 0. */
     int run() throws InterruptedException {
         for (int i = 0; i < launches.size(); i++) {

@@ -3,7 +3,6 @@ package io.kolo.launcher;
 import picocli.CommandLine.Option;
 
 import java.util.Map;
-import java.util.Set;
 
 /**
  * The options of {@code kolo run} started once per node ({@code --nnodes}): a Kubernetes Indexed Job's pods,
@@ -11,9 +10,6 @@ import java.util.Set;
  * rendezvous store. See {@link NodeRun}.
  */
 final class NodeOptions {
-    static final Set<String> VALUE_OPTIONS = Set.of("--nnodes", "--node-rank", "--rendezvous", "--np-per-node",
-            "-np-per-node");
-
     @Option(names = "--nnodes", paramLabel = "N",
             description = "Per-node launcher: the job runs on N nodes, each starting its own kolo run.")
     Integer nnodes;

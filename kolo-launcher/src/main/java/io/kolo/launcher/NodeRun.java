@@ -209,7 +209,7 @@ final class NodeRun {
             Map<String, String> env = new LinkedHashMap<>(plan.exports());
             env.putAll(kolo);
             if (plan.verbose()) {
-                err.println(RankEnvironment.describe(slot.rank(), plan.command(), kolo, plan.exports().keySet()));
+                err.println(RankEnvironment.describe(slot.rank(), plan.command(), kolo, plan.exports()));
             }
             launches.add(Job.RankLaunch.local(slot.rank(), plan.command(), env,
                     java.nio.file.Path.of("").toAbsolutePath().toString()));

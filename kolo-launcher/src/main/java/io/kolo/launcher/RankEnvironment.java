@@ -67,13 +67,14 @@ final class RankEnvironment {
 
     /**
      * Checks, before any rank starts, every {@code KOLO_*} setting that will reach the ranks: those given with -x and
-     * those in the launcher's own environment (ranks on this host inherit it), against the settings the ranks will
+     * those in the launcher's own environment (ranks on this host inherit it), Horovod's variables that stand for them,
+     * against the settings the ranks will
      * read them with, so a bad value is one line here instead of a failure inside every rank.
      */
     static void checkSettings(Map<String, String> launcherEnv, Map<String, String> exported) {
         Map<String, String> reaching = new java.util.TreeMap<>();
         launcherEnv.forEach((k, v) -> {
-            if (k.startsWith("KOLO_") && !LAUNCHER_VARS.contains(k)) {
+            if ((k.startsWith("KOLO_") || k.startsWith("HOROVOD_")) && !LAUNCHER_VARS.contains(k)) {
                 reaching.put(k, v);
             }
         });
@@ -84,8 +85,12 @@ final class RankEnvironment {
         }
     }
 
-    /** What --verbose shows for one rank: never the secret, never -x values (they may be credentials). */
-    static String describe(int rank, List<String> command, Map<String, String> kolo, Set<String> exported) {
+    /**
+     * What --verbose shows for one rank: never the secret, never the values of other programs' variables given with -x
+     * (they may be credentials); Kolo's own settings are shown with their values.
+     */
+    static String describe(int rank, List<String> command, Map<String, String> kolo, Map<String, String> exportedValues) {
+        Set<String> exported = exportedValues.keySet();
         StringBuilder sb = new StringBuilder("kolo: rank ").append(rank).append(": ").append(shellQuote(command));
         sb.append("\nkolo: rank ").append(rank).append(" env:");
         kolo.forEach((k, v) -> {
@@ -94,7 +99,7 @@ final class RankEnvironment {
             }
         });
         for (String name : exported) {
-            sb.append(' ').append(name).append("=(from -x)");
+            sb.append(' ').append(name).append('=').append(name.startsWith("KOLO_") ? exportedValues.get(name) : "(from -x)");
         }
         return sb.toString();
     }

@@ -4,6 +4,8 @@ import io.kolo.bootstrap.JobSecret;
 import io.kolo.transport.ShmTransport;
 import io.kolo.transport.Transports;
 import io.kolo.bootstrap.RendezvousServer;
+import picocli.CommandLine;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -18,18 +20,22 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 @Command(name = "run", sortOptions = false, separator = " ",
-        description = "Start N ranks of a program on this machine or over ssh on several hosts, tagged output,"
-                + " all-or-nothing exit.",
+        description = {"Start N ranks of a program on this machine or over ssh on several hosts, tagged output,"
+                + " all-or-nothing exit.", "",
+                "A command line written for mpirun or horovodrun runs with that word replaced by 'kolo run':"
+                        + " their options are accepted with the meaning they have there (groups below)."},
+        optionListHeading = "%nKolo options:%n",
         customSynopsis = {
                 "kolo run -np N [-H HOSTS | --hostfile FILE] [-x VAR[=VALUE]]...",
-                "         [-p PORT] [-i KEY] [--network-interface IF] [--output-dir DIR]",
-                "         [--start-timeout S] [--verbose] -- COMMAND [ARGS...]",
+                "         [-p PORT] [-i KEY] [--ssh-connect-timeout S]",
+                "         [--ssh-connection-attempts N]",
+                "         [--network-interface IF] [--output-dir DIR] [--start-timeout S]",
+                "         [--bind-to core|socket|none] [--verbose] [mpirun or horovodrun options]",
+                "         -- COMMAND [ARGS...]",
                 "kolo run -np N [options] -jar APP.jar [ARGS...]",
                 "kolo run -np N [options] -cp CLASSPATH MAIN_CLASS [ARGS...]",
                 "kolo run -np N [options] --example NAME [-- ARGS...]",
@@ -40,18 +46,19 @@ import java.util.stream.Stream;
 final class RunCommand implements Subcommand {
     static final int DEFAULT_START_TIMEOUT = 60;
 
-    @Option(names = "-np", paramLabel = "N", description = "Number of ranks to start.")
+    @Option(names = {"-np", "-n", "-c", "--np"}, paramLabel = "N",
+            description = "Number of ranks to start (default with -H or --hostfile: every slot; with -N: N per host).")
     Integer np;
 
     @Mixin
     NodeOptions node = new NodeOptions();
 
-    @Option(names = {"-H", "--hosts"}, paramLabel = "HOSTS",
+    @Option(names = {"-H", "--hosts", "--host", "-host"}, paramLabel = "HOSTS",
             description = "Hosts and slots, host:N[,host:N...] (default: the MPI default hostfile when one is"
                     + " set, else localhost:N). Other hosts are reached over ssh.")
     String hosts;
 
-    @Option(names = "--hostfile", paramLabel = "FILE",
+    @Option(names = {"--hostfile", "-hostfile", "--machinefile", "-machinefile"}, paramLabel = "FILE",
             description = "Hostfile: 'host slots=N [max_slots=M]' (Open MPI) or 'host:N' (MPICH) per line.")
     Path hostfile;
 
@@ -87,9 +94,10 @@ final class RunCommand implements Subcommand {
                     + " (default: KOLO_IFACE, else the address every host reaches the launcher by).")
     String networkInterface;
 
-    @Option(names = "--bind-to", paramLabel = "WHAT",
+    @Option(names = {"--bind-to", "-bind-to"}, paramLabel = "WHAT",
             description = "core: pin each rank to one CPU of its host (by local rank), as mpirun --bind-to core;"
-                    + " none: leave placement to the OS (default; sets KOLO_BIND_TO).")
+                    + " socket: to the CPUs of one processor package; none: leave placement to the OS (default;"
+                    + " sets KOLO_BIND_TO).")
     String bindTo;
 
     @Option(names = "--verbose", description = "Print each rank's command line and KOLO_* variables (never the secret).")
@@ -111,13 +119,37 @@ final class RunCommand implements Subcommand {
     @Parameters(paramLabel = "COMMAND", description = "The program to run and its arguments (after --).")
     List<String> command = new ArrayList<>();
 
+    @ArgGroup(validate = false, heading = "%nmpirun-compatible options (Open MPI's spellings and meaning):%n")
+    MpirunOptions mpirunGroup;
+
+    @ArgGroup(validate = false, heading = "%nhorovodrun-compatible options (each sets the KOLO_* variable named):%n")
+    HorovodrunOptions horovodrunGroup;
+
+    /** picocli leaves a group null when none of its options is given. */
+    MpirunOptions mpirun() {
+        return mpirunGroup != null ? mpirunGroup : (mpirunGroup = new MpirunOptions());
+    }
+
+    HorovodrunOptions horovodrun() {
+        return horovodrunGroup != null ? horovodrunGroup : (horovodrunGroup = new HorovodrunOptions());
+    }
+
     /** Everything validated and resolved, ready to start; built without side effects so it can be tested. */
     record Plan(int np, List<Topology.Slot> slots, List<String> command, Map<String, String> exports,
                 List<String> warnings, Path outputDir, int startTimeoutSeconds, boolean verbose,
-                List<String> remoteHosts, Ssh ssh, String networkInterface, String workingDirectory) {
+                List<String> remoteHosts, Ssh ssh, String networkInterface, String workingDirectory,
+                Display display) {
         Plan {
             remoteHosts = List.copyOf(remoteHosts);
         }
+    }
+
+    /**
+     * What the launcher prints besides the ranks' output: the map of ranks to hosts (--display-map), timestamps
+     * (--timestamp-output), and the accepted options it ignores (under --verbose).
+     */
+    record Display(boolean map, boolean timestamps, List<String> ignored) {
+        static final Display PLAIN = new Display(false, false, List.of());
     }
 
     @Override
@@ -134,37 +166,72 @@ final class RunCommand implements Subcommand {
             throw new UsageException("--nnodes starts this node's ranks only (every node runs its own kolo run):"
                     + " no -H or --hostfile");
         }
+        MpirunOptions mpi = mpirun();
+        if (mpi.perNode != null || mpi.mapBy != null || mpi.oversubscribe || mpi.workingDirectory != null) {
+            throw new UsageException("--nnodes places ranks itself (--np-per-node on each node, in the working"
+                    + " directory): no -N, --map-by, --oversubscribe or -wdir");
+        }
         checkStartTimeout();
         List<String> warnings = new ArrayList<>();
         Map<String, String> exported = exports(launcherEnv, warnings);
-        String iface = networkInterface != null ? networkInterface : launcherEnv.get("KOLO_IFACE");
-        return NodeRun.Plan.of(node, np, launcherEnv, childCommand(launcherEnv), exported, warnings, outputDir,
-                startTimeoutSeconds, verbose, iface == null || iface.isBlank() ? null : iface.strip());
+        return NodeRun.Plan.of(node, np, launcherEnv, childCommand(launcherEnv), exported, warnings,
+                outputDirectory(), startTimeoutSeconds, verbose, interfaceName(launcherEnv));
     }
 
     Plan plan(Map<String, String> launcherEnv, Predicate<String> isLocal) {
-        if (np == null) {
+        MpirunOptions mpi = mpirun();
+        if (np == null && mpi.perNode == null && hosts == null && hostfile == null) {
             throw new UsageException("missing -np N (the number of ranks), or --nnodes N for a launcher per node");
         }
-        if (np < 1) {
+        if (np != null && np < 1) {
             throw new UsageException("-np must be at least 1, got " + np);
+        }
+        if (mpi.perNode != null && mpi.perNode < 1) {
+            throw new UsageException("-N (--npernode) must be at least 1, got " + mpi.perNode);
         }
         checkStartTimeout();
         if (hosts != null && hostfile != null) {
             throw new UsageException("use either -H or --hostfile, not both");
         }
-        List<Hosts.Host> hostList;
+        List<Hosts.Host> hostList = hostList(launcherEnv);
+        if (mpi.perNode != null) {
+            hostList = hostList.stream().map(h -> new Hosts.Host(h.name(), mpi.perNode)).toList();
+        }
+        int ranks = np != null ? np : Hosts.totalSlots(hostList);
+        if (sshPort < 0 || sshPort > 65535) {
+            throw new UsageException("--ssh-port must be a TCP port from 1 to 65535, got " + sshPort);
+        }
+        if (sshConnectTimeout < 1 || sshConnectionAttempts < 1) {
+            throw new UsageException("--ssh-connect-timeout and --ssh-connection-attempts must be at least 1");
+        }
+        List<Topology.Slot> slots = Topology.assign(hostList, ranks, mpi.mapping(), mpi.oversubscribe());
+        List<String> remoteHosts = slots.stream().map(Topology.Slot::host).distinct()
+                .filter(h -> !isLocal.test(h)).toList();
+        List<String> warnings = new ArrayList<>();
+        Map<String, String> exported = exports(launcherEnv, warnings);
+        String iface = interfaceName(launcherEnv);
+        Ssh ssh = new Ssh(Ssh.clientCommand(launcherEnv), sshPort, sshIdentityFile,
+                Math.min(sshConnectTimeout, startTimeoutSeconds), sshConnectionAttempts);
+        return new Plan(ranks, slots, childCommand(launcherEnv), exported, warnings, outputDirectory(),
+                startTimeoutSeconds, verbose, remoteHosts, ssh, iface, workingDirectory(),
+                new Display(mpi.displayMap, mpi.timestampOutput, ignored()));
+    }
+
+    /** -H, --hostfile, the MPI default hostfile, or this host with -np slots. */
+    private List<Hosts.Host> hostList(Map<String, String> launcherEnv) {
         if (hosts != null) {
-            hostList = Hosts.parseList(hosts);
-        } else if (hostfile != null) {
+            return Hosts.parseList(hosts);
+        }
+        if (hostfile != null) {
             List<String> lines;
             try {
                 lines = Files.readAllLines(hostfile);
             } catch (IOException e) {
                 throw new UsageException("cannot read hostfile " + hostfile + ": " + e);
             }
-            hostList = Hosts.parseHostfile(lines, hostfile.toString());
-        } else if (Hosts.defaultHostfile(launcherEnv) != null) {
+            return Hosts.parseHostfile(lines, hostfile.toString());
+        }
+        if (Hosts.defaultHostfile(launcherEnv) != null) {
             Map.Entry<String, String> def = Hosts.defaultHostfile(launcherEnv);
             List<String> lines;
             try {
@@ -173,27 +240,47 @@ final class RunCommand implements Subcommand {
                 throw new UsageException("cannot read the default hostfile " + def.getValue() + " (from "
                         + def.getKey() + "): " + e + "; unset " + def.getKey() + " or give -H");
             }
-            hostList = Hosts.parseHostfile(lines, def.getValue());
-        } else {
-            hostList = List.of(new Hosts.Host("localhost", np));
+            return Hosts.parseHostfile(lines, def.getValue());
         }
-        if (sshPort < 0 || sshPort > 65535) {
-            throw new UsageException("--ssh-port must be a TCP port from 1 to 65535, got " + sshPort);
+        int n = np != null ? np : mpirun().perNode;
+        return List.of(new Hosts.Host("localhost", n));
+    }
+
+    /** --network-interface, else horovodrun's --network-interfaces, else KOLO_IFACE (or HOROVOD_GLOO_IFACE). */
+    private String interfaceName(Map<String, String> launcherEnv) {
+        String iface = networkInterface != null ? networkInterface : horovodrun().networkInterface();
+        if (iface == null) {
+            iface = io.kolo.bootstrap.KoloSettings.IFACE.from(launcherEnv);
         }
-        if (sshConnectTimeout < 1 || sshConnectionAttempts < 1) {
-            throw new UsageException("--ssh-connect-timeout and --ssh-connection-attempts must be at least 1");
+        return iface == null || iface.isBlank() ? null : iface.strip();
+    }
+
+    /** --output-dir (DIR/rank.N) or mpirun's --output-filename (DIR/1/rank.N, the job being Open MPI's job 1). */
+    private Path outputDirectory() {
+        Path ompi = mpirun().outputFilename;
+        if (outputDir != null && ompi != null) {
+            throw new UsageException("use either --output-dir or --output-filename, not both");
         }
-        List<Topology.Slot> slots = Topology.assign(hostList, np);
-        List<String> remoteHosts = slots.stream().map(Topology.Slot::host).distinct()
-                .filter(h -> !isLocal.test(h)).toList();
-        List<String> warnings = new ArrayList<>();
-        Map<String, String> exported = exports(launcherEnv, warnings);
-        String iface = networkInterface != null ? networkInterface : launcherEnv.get("KOLO_IFACE");
-        Ssh ssh = new Ssh(Ssh.clientCommand(launcherEnv), sshPort, sshIdentityFile,
-                Math.min(sshConnectTimeout, startTimeoutSeconds), sshConnectionAttempts);
-        return new Plan(np, slots, childCommand(launcherEnv), exported, warnings, outputDir, startTimeoutSeconds,
-                verbose, remoteHosts, ssh, iface == null || iface.isBlank() ? null : iface.strip(),
-                Path.of("").toAbsolutePath().toString());
+        return ompi != null ? ompi.toAbsolutePath().resolve("1") : outputDir;
+    }
+
+    /** -wdir, else the launcher's own working directory. */
+    private String workingDirectory() {
+        Path wdir = mpirun().workingDirectory;
+        if (wdir == null) {
+            return Path.of("").toAbsolutePath().toString();
+        }
+        Path abs = wdir.toAbsolutePath().normalize();
+        if (!Files.isDirectory(abs)) {
+            throw new UsageException("-wdir " + wdir + ": no such directory here (it must exist on every host)");
+        }
+        return abs.toString();
+    }
+
+    private List<String> ignored() {
+        List<String> lines = new ArrayList<>(mpirun().ignored());
+        lines.addAll(horovodrun().ignored());
+        return lines;
     }
 
     private void checkStartTimeout() {
@@ -202,15 +289,33 @@ final class RunCommand implements Subcommand {
         }
     }
 
+    /**
+     * What every rank gets on top of the KOLO_* job variables: the launcher's HOROVOD_* tuning translated (ranks over
+     * ssh do not inherit the launcher's environment), then -x, then the flags, each later one winning.
+     */
     private Map<String, String> exports(Map<String, String> launcherEnv, List<String> warnings) {
-        Map<String, String> exported = RankEnvironment.exports(exports, launcherEnv, warnings);
+        Map<String, String> given = RankEnvironment.exports(exports, launcherEnv, warnings);
         if (bindTo != null) {
-            if (!bindTo.equals("core") && !bindTo.equals("none")) {
-                throw new UsageException("--bind-to " + bindTo + ": use core (one CPU per rank) or none");
+            if (!bindTo.equals("core") && !bindTo.equals("socket") && !bindTo.equals("none")) {
+                throw new UsageException("--bind-to " + bindTo + ": use core (one CPU per rank), socket (the CPUs of"
+                        + " one processor package) or none");
             }
-            exported.put("KOLO_BIND_TO", bindTo);
+            given.put("KOLO_BIND_TO", bindTo);
         }
-        RankEnvironment.checkSettings(launcherEnv, exported);
+        if (mpirun().reportBindings) {
+            given.put(io.kolo.bootstrap.KoloSettings.REPORT_BINDINGS.name(), "1");
+        }
+        given.putAll(horovodrun().settings());
+        // Checked before HOROVOD_* become KOLO_*, so that a bad value is reported under the name the user set.
+        RankEnvironment.checkSettings(launcherEnv, given);
+        Map<String, String> exported = new LinkedHashMap<>();
+        io.kolo.bootstrap.KoloSettings.fromHorovod(launcherEnv).forEach((name, value) -> {
+            // The interface and the start timeout are the launcher's own: it reads them from flags and KOLO_IFACE.
+            if (!RankEnvironment.LAUNCHER_VARS.contains(name) && !name.equals("KOLO_IFACE")) {
+                exported.put(name, value);
+            }
+        });
+        exported.putAll(given);
         return exported;
     }
 
@@ -238,6 +343,12 @@ final class RunCommand implements Subcommand {
     static int execute(Plan plan, PrintStream out, PrintStream err, boolean installShutdownHook)
             throws InterruptedException {
         plan.warnings().forEach(err::println);
+        if (plan.verbose()) {
+            plan.display().ignored().forEach(err::println);
+        }
+        if (plan.display().map()) {
+            err.println(displayMap(plan.slots()));
+        }
         Map<String, Preflight.Reachable> reachable = Map.of();
         if (!plan.remoteHosts().isEmpty()) {
             try {
@@ -280,7 +391,7 @@ final class RunCommand implements Subcommand {
                 Map<String, String> env = new LinkedHashMap<>(plan.exports());
                 env.putAll(kolo);
                 if (plan.verbose()) {
-                    err.println(RankEnvironment.describe(slot.rank(), plan.command(), kolo, plan.exports().keySet())
+                    err.println(RankEnvironment.describe(slot.rank(), plan.command(), kolo, plan.exports())
                             + (remote ? "\nkolo: rank " + slot.rank() + " runs on " + slot.host() + " over ssh" : ""));
                 }
                 if (remote) {
@@ -291,7 +402,8 @@ final class RunCommand implements Subcommand {
                     launches.add(Job.RankLaunch.local(slot.rank(), plan.command(), env, plan.workingDirectory()));
                 }
             }
-            Job job = new Job(launches, server, out, err, plan.outputDir(), Job.DEFAULT_GRACE);
+            Job job = new Job(launches, server, out, err, plan.outputDir(), Job.DEFAULT_GRACE)
+                    .timestampOutput(plan.display().timestamps());
             Thread hook = installShutdownHook ? new Thread(job::stop, "kolo-shutdown") : null;
             if (hook != null) {
                 Runtime.getRuntime().addShutdownHook(hook);
@@ -312,14 +424,43 @@ final class RunCommand implements Subcommand {
         }
     }
 
+    /** mpirun --display-map: each host with its ranks, then one line per rank. */
+    static String displayMap(List<Topology.Slot> slots) {
+        StringBuilder sb = new StringBuilder("kolo: map of " + slots.size() + " rank" + (slots.size() == 1 ? "" : "s")
+                + ":");
+        Map<String, List<Integer>> byHost = new LinkedHashMap<>();
+        for (Topology.Slot s : slots) {
+            byHost.computeIfAbsent(s.host(), h -> new ArrayList<>()).add(s.rank());
+        }
+        byHost.forEach((host, ranks) -> sb.append("\nkolo:   host ").append(host).append(": ranks ")
+                .append(ranks.stream().map(String::valueOf).collect(Collectors.joining(","))));
+        for (Topology.Slot s : slots) {
+            sb.append("\nkolo:   rank ").append(s.rank()).append(" on ").append(s.host()).append(": local rank ")
+                    .append(s.localRank()).append(" of ").append(s.localSize()).append(", cross rank ")
+                    .append(s.crossRank()).append(" of ").append(s.crossSize());
+        }
+        return sb.toString();
+    }
+
     private static boolean isAddress(String iface) {
         return iface.indexOf(':') >= 0 || iface.matches("\\d{1,3}(\\.\\d{1,3}){3}");
     }
 
-    static final Set<String> VALUE_OPTIONS = Stream.concat(Stream.of("-np", "-H", "--hosts",
-            "--hostfile", "-x", "--output-dir", "--start-timeout", "--example", "-p", "--ssh-port", "-i",
-            "--ssh-identity-file", "--ssh-connect-timeout", "--ssh-connection-attempts", "--network-interface",
-            "--bind-to"), NodeOptions.VALUE_OPTIONS.stream()).collect(Collectors.toUnmodifiableSet());
+    /**
+     * How many words follow each option of {@code kolo run} (its value, or two for {@code -mca KEY VALUE}), read from
+     * the options picocli knows, so that a new option can never be mistaken for the start of the program.
+     */
+    static final Map<String, Integer> OPTION_ARITY = optionArity();
+
+    private static Map<String, Integer> optionArity() {
+        Map<String, Integer> arity = new java.util.HashMap<>();
+        for (CommandLine.Model.OptionSpec o : new CommandLine(new RunCommand()).getCommandSpec().options()) {
+            for (String name : o.names()) {
+                arity.put(name, o.arity().max());
+            }
+        }
+        return Map.copyOf(arity);
+    }
 
     /**
      * Rewrites mpirun-style arguments so picocli sees the program behind an explicit "--": like mpirun, the
@@ -344,12 +485,11 @@ final class RunCommand implements Subcommand {
                 }
                 return result;
             }
-            if (VALUE_OPTIONS.contains(a)) {
-                result.add(a);
-                if (i + 1 < args.size()) {
-                    result.add(args.get(i + 1));
-                }
-                i += 2;
+            int values = OPTION_ARITY.getOrDefault(a, 0);
+            if (values > 0) {
+                int end = Math.min(args.size(), i + 1 + values);
+                result.addAll(args.subList(i, end));
+                i = end;
                 continue;
             }
             if (a.startsWith("-")) {

@@ -16,16 +16,27 @@ final class TaggedOutput {
     // A rank printing without newlines must not make the launcher buffer without bound.
     static final int MAX_LINE = 64 * 1024;
 
+    // Open MPI's --timestamp-output: ctime's layout, in the launcher's time zone.
+    private static final java.time.format.DateTimeFormatter STAMP =
+            java.time.format.DateTimeFormatter.ofPattern("EEE MMM ppd HH:mm:ss yyyy", java.util.Locale.ROOT);
+
     private final PrintStream target;
     private final String streamName;
+    private volatile boolean timestamps;
 
     TaggedOutput(PrintStream target, String streamName) {
         this.target = target;
         this.streamName = streamName;
     }
 
+    /** Prefixes each line with the time it arrived (mpirun --timestamp-output). */
+    void timestamps(boolean on) {
+        timestamps = on;
+    }
+
     void line(int rank, byte[] buf, int len) {
-        byte[] prefix = ("[" + rank + "]<" + streamName + ">:").getBytes(StandardCharsets.US_ASCII);
+        String stamp = timestamps ? java.time.LocalDateTime.now().format(STAMP) : "";
+        byte[] prefix = (stamp + "[" + rank + "]<" + streamName + ">:").getBytes(StandardCharsets.US_ASCII);
         synchronized (this) {
             target.write(prefix, 0, prefix.length);
             target.write(buf, 0, len);

@@ -33,12 +33,15 @@ class RankEnvironmentTest {
                 Map.entry("KOLO_START_TIMEOUT_SECONDS", "90")), env);
         assertEquals(RankEnvironment.LAUNCHER_VARS, env.keySet());
 
-        String verbose = RankEnvironment.describe(3, List.of("java", "-cp", "a b", "Main"), env, Set.of("FOO"));
+        String verbose = RankEnvironment.describe(3, List.of("java", "-cp", "a b", "Main"), env, Map.of("FOO", "s3cr3t"));
         assertFalse(verbose.contains(secret.toHex()), verbose);
         assertFalse(verbose.contains("KOLO_SECRET"), verbose);
         assertTrue(verbose.contains("kolo: rank 3: java -cp 'a b' Main"), verbose);
         assertTrue(verbose.contains("KOLO_RENDEZVOUS_PORT=4242"), verbose);
         assertTrue(verbose.contains("FOO=(from -x)"), verbose);
+        assertFalse(verbose.contains("s3cr3t"), verbose);
+        String settings = RankEnvironment.describe(0, List.of("true"), env, Map.of("KOLO_CYCLE_TIME", "2.5"));
+        assertTrue(settings.contains("KOLO_CYCLE_TIME=2.5"), "Kolo's own settings show their values: " + settings);
     }
 
     @Test

@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -34,8 +35,10 @@ class RunCommandTest {
         assertEquals("core", plan("-np", "2", "--bind-to", "core", "--", "true").exports().get("KOLO_BIND_TO"));
         assertEquals("none", plan("-np", "2", "--bind-to", "none", "--", "true").exports().get("KOLO_BIND_TO"));
         assertEquals(null, plan("-np", "2", "--", "true").exports().get("KOLO_BIND_TO"));
-        UsageException bad = assertThrows(UsageException.class, () -> plan("-np", "2", "--bind-to", "socket", "--", "true"));
-        assertEquals("--bind-to socket: use core (one CPU per rank) or none", bad.getMessage());
+        assertEquals("socket", plan("-np", "2", "-bind-to", "socket", "--", "true").exports().get("KOLO_BIND_TO"));
+        UsageException bad = assertThrows(UsageException.class, () -> plan("-np", "2", "--bind-to", "numa", "--", "true"));
+        assertEquals("--bind-to numa: use core (one CPU per rank), socket (the CPUs of one processor package) or none",
+                bad.getMessage());
     }
 
     @Test
@@ -220,6 +223,103 @@ class RunCommandTest {
         assertEquals(2, r.code());
         assertEquals("kolo: kolo k8s needs the kolo-k8s module on the classpath, which ./kolo adds for this command"
                 + " (build it with ./mvnw -DskipTests package)\n", r.err());
+    }
+
+    @Test
+    void mpirunsSpellingsMeanWhatTheyMeanThere(@TempDir Path dir) throws IOException {
+        RunCommand.Plan p = plan("-n", "4", "-host", "localhost:2,127.0.0.1:2", "-map-by", "node", "-x", "A=1", "--",
+                "true");
+        assertEquals(List.of("localhost", "127.0.0.1", "localhost", "127.0.0.1"),
+                p.slots().stream().map(Topology.Slot::host).toList());
+        assertEquals(4, plan("-c", "4", "--", "true").np());
+        assertEquals(4, plan("--np", "4", "--", "true").np());
+        Path hf = Files.writeString(dir.resolve("machines"), "localhost slots=3\n");
+        assertEquals(3, plan("-machinefile", hf.toString(), "--", "true").np(), "-np defaults to every slot");
+        RunCommand.Plan perNode = plan("-N", "2", "-H", "localhost,127.0.0.1", "--", "true");
+        assertEquals(List.of("localhost", "localhost", "127.0.0.1", "127.0.0.1"),
+                perNode.slots().stream().map(Topology.Slot::host).toList());
+        assertEquals(3, plan("-np", "3", "--oversubscribe", "-H", "localhost:1", "--", "true").slots().size());
+        assertEquals(3, plan("-np", "3", "--map-by", "slot:OVERSUBSCRIBE", "-H", "localhost:1", "--", "true").np());
+        assertUsage("needs 3 slots but the hosts provide only 1", "-np", "3", "-nooversubscribe", "-H", "localhost:1",
+                "--", "true");
+        assertUsage("use either --oversubscribe or --nooversubscribe", "-np", "1", "--oversubscribe",
+                "--nooversubscribe", "--", "true");
+
+        RunCommand.Plan out = plan("-np", "2", "--output-filename", dir.resolve("o").toString(), "-wdir", dir.toString(),
+                "--display-map", "--timestamp-output", "--report-bindings", "--tag-output", "--allow-run-as-root",
+                "-mca", "pml", "ob1", "--gmca", "btl", "^openib", "--prefix", "/opt/ompi", "--", "true");
+        assertEquals(dir.resolve("o").toAbsolutePath().resolve("1"), out.outputDir());
+        assertEquals(dir.toAbsolutePath().toString(), out.workingDirectory());
+        assertTrue(out.display().map() && out.display().timestamps());
+        assertEquals("1", out.exports().get("KOLO_REPORT_BINDINGS"));
+        assertEquals(List.of("kolo: --allow-run-as-root ignored: kolo run never refuses root",
+                "kolo: --tag-output ignored: kolo run always tags output lines with [rank]<stream>:",
+                "kolo: --prefix /opt/ompi ignored: it names Open MPI's installation; kolo run starts the command as"
+                        + " given on every host",
+                "kolo: -mca pml ob1 ignored: it tunes Open MPI's own transports; Kolo's settings are KOLO_* variables"
+                        + " (see README)",
+                "kolo: --gmca btl ^openib ignored: it tunes Open MPI's own transports; Kolo's settings are KOLO_*"
+                        + " variables (see README)"), out.display().ignored());
+        assertUsage("-wdir " + dir.resolve("nowhere") + ": no such directory here", "-np", "1", "-wdir",
+                dir.resolve("nowhere").toString(), "--", "true");
+        assertUsage("use either --output-dir or --output-filename", "-np", "1", "--output-dir", "a",
+                "--output-filename", "b", "--", "true");
+    }
+
+    @Test
+    void horovodrunsFlagsBecomeKoloSettings() {
+        RunCommand.Plan p = plan("-np", "2", "--fusion-threshold-mb", "64", "--cycle-time-ms", "2.5",
+                "--cache-capacity", "100", "--hierarchical-allreduce", "--no-hierarchical-allgather",
+                "--timeline-filename", "/tmp/t.json", "--timeline-mark-cycles", "--stall-check-warning-time-seconds",
+                "30", "--stall-check-shutdown-time-seconds", "90", "--no-stall-check", "--log-level", "DEBUG",
+                "--network-interfaces", "eth1,eth2", "--mpi", "--", "true");
+        assertEquals(Map.ofEntries(Map.entry("KOLO_FUSION_THRESHOLD", "67108864"), Map.entry("KOLO_CYCLE_TIME", "2.5"),
+                Map.entry("KOLO_CACHE_CAPACITY", "100"), Map.entry("KOLO_HIERARCHICAL_ALLREDUCE", "1"),
+                Map.entry("KOLO_HIERARCHICAL_ALLGATHER", "0"), Map.entry("KOLO_TIMELINE", "/tmp/t.json"),
+                Map.entry("KOLO_TIMELINE_MARK_CYCLES", "1"), Map.entry("KOLO_STALL_CHECK_TIME_SECONDS", "30"),
+                Map.entry("KOLO_STALL_SHUTDOWN_TIME_SECONDS", "90"), Map.entry("KOLO_STALL_CHECK_DISABLE", "1"),
+                Map.entry("KOLO_LOG_LEVEL", "DEBUG")), p.exports());
+        assertEquals("eth1", p.networkInterface());
+        assertEquals(List.of("kolo: --mpi ignored: Kolo has one runtime, its own",
+                "kolo: --network-interfaces eth1,eth2: Kolo uses one interface, eth1"), p.display().ignored());
+        assertUsage("use either --hierarchical-allreduce or --no-hierarchical-allreduce", "-np", "1",
+                "--hierarchical-allreduce", "--no-hierarchical-allreduce", "--", "true");
+    }
+
+    @Test
+    void horovodVariablesOfTheLauncherReachRanksAsKoloSettingsUnlessKolosOwnOrAFlagIsGiven() {
+        Map<String, String> env = Map.of("HOROVOD_FUSION_THRESHOLD", "1024", "HOROVOD_CYCLE_TIME", "3",
+                "HOROVOD_CACHE_CAPACITY", "5", "KOLO_CACHE_CAPACITY", "6", "HOROVOD_GLOO_IFACE", "lo",
+                "HOROVOD_START_TIMEOUT", "5");
+        RunCommand.Plan p = parse("-np", "2", "--cycle-time-ms", "4", "--", "true").plan(env, h -> true);
+        assertEquals(Map.of("KOLO_FUSION_THRESHOLD", "1024", "KOLO_CYCLE_TIME", "4"), p.exports());
+        assertEquals("lo", p.networkInterface(), "HOROVOD_GLOO_IFACE stands for KOLO_IFACE");
+    }
+
+    /** Every option picocli knows is in --help, and its value count decides where the program starts. */
+    @Test
+    void helpNamesEveryOptionAndNormalizeKnowsEveryValue() {
+        LauncherProcessTest.Result help = LauncherProcessTest.kolo("run", "--help");
+        assertEquals(0, help.code());
+        CommandLine.Model.CommandSpec spec = new CommandLine(new RunCommand()).getCommandSpec();
+        for (CommandLine.Model.OptionSpec o : spec.options()) {
+            for (String name : o.names()) {
+                assertTrue(Pattern.compile("(^|[ ,])" + Pattern.quote(name) + "([ ,=]|$)", Pattern.MULTILINE)
+                        .matcher(help.out()).find(), "--help does not name " + name);
+            }
+            if (o.arity().max() > 0 && !o.usageHelp()) {
+                List<String> args = new java.util.ArrayList<>(List.of(o.longestName()));
+                for (int i = 0; i < o.arity().max(); i++) {
+                    args.add("v" + i);
+                }
+                args.addAll(List.of("prog", "arg"));
+                List<String> normalized = RunCommand.normalize(args);
+                assertEquals(List.of("--", "prog", "arg"), normalized.subList(normalized.size() - 3, normalized.size()),
+                        o.longestName() + "'s value was taken for the program: " + normalized);
+            }
+        }
+        assertTrue(help.out().contains("mpirun-compatible options") && help.out().contains("horovodrun-compatible"),
+                help.out());
     }
 
     private static void assertUsage(String expected, String... args) {

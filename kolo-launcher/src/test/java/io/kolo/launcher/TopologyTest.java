@@ -48,4 +48,28 @@ class TopologyTest {
                 () -> Topology.assign(List.of(new Hosts.Host("a", 1), new Hosts.Host("b", 2)), 4));
         assertEquals("-np 4 needs 4 slots but the hosts provide only 3 (a:1,b:2)", e.getMessage());
     }
+
+    @Test
+    void byNodePlacesRanksRoundRobinSkippingFullHosts() {
+        // a:1 b:3, by node: 0 on a, 1 on b, then a is full: 2 and 3 on b.
+        List<Topology.Slot> slots = Topology.assign(List.of(new Hosts.Host("a", 1), new Hosts.Host("b", 3)), 4,
+                Topology.Mapping.NODE, false);
+        assertEquals(List.of(
+                new Topology.Slot(0, 4, 0, 1, 0, 2, "a"),
+                new Topology.Slot(1, 4, 0, 3, 1, 2, "b"),
+                new Topology.Slot(2, 4, 1, 3, 0, 1, "b"),
+                new Topology.Slot(3, 4, 2, 3, 0, 1, "b")), slots);
+    }
+
+    @Test
+    void oversubscribedRanksGoOnePerHostInTurn() {
+        List<Hosts.Host> hosts = List.of(new Hosts.Host("a", 1), new Hosts.Host("b", 1));
+        assertEquals(List.of("a", "a", "b", "b"),
+                Topology.assign(hosts, 4, Topology.Mapping.SLOT, true).stream().map(Topology.Slot::host).toList());
+        assertEquals(List.of("a", "b", "a", "b", "a"),
+                Topology.assign(hosts, 5, Topology.Mapping.NODE, true).stream().map(Topology.Slot::host).toList());
+        UsageException e = assertThrows(UsageException.class,
+                () -> Topology.assign(hosts, 3, Topology.Mapping.NODE, false));
+        assertEquals("-np 3 needs 3 slots but the hosts provide only 2 (a:1,b:1)", e.getMessage());
+    }
 }

@@ -151,6 +151,21 @@ class MultiHostTest {
                 "[1]<stdout>:eth0 " + NetnsCluster.LAUNCHER_ADDRESS), r.out().lines().sorted().toList());
     }
 
+    /** mpirun's --map-by node: ranks go round-robin over the hosts, and each really runs on the host it was given. */
+    @Test
+    void mapByNodePlacesRanksRoundRobinOverTheHosts() throws Exception {
+        Result r = kolo(Map.of(), "run", "-np", "4", "-H", cluster.hostName(0) + ":2," + cluster.hostName(1) + ":2",
+                "--map-by", "node", "--display-map", "--",
+                "sh", "-c", "echo $KOLO_HOSTNAME $KOLO_LOCAL_RANK/$KOLO_LOCAL_SIZE $(echo $SSH_CONNECTION | cut -d' ' -f3)");
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertEquals(List.of(
+                "[0]<stdout>:" + cluster.hostName(0) + " 0/2 " + cluster.address(0),
+                "[1]<stdout>:" + cluster.hostName(1) + " 0/2 " + cluster.address(1),
+                "[2]<stdout>:" + cluster.hostName(0) + " 1/2 " + cluster.address(0),
+                "[3]<stdout>:" + cluster.hostName(1) + " 1/2 " + cluster.address(1)), r.out().lines().sorted().toList());
+        assertTrue(r.err().contains("kolo:   host " + cluster.hostName(0) + ": ranks 0,2"), r.err());
+    }
+
     @Test
     void unreachableHostsAreEachNamedWithSshsOwnMessageAndNoRankStarts() throws Exception {
         cluster.stopSshd(3);

@@ -23,6 +23,8 @@ import java.util.Arrays;
  *       and nobody catches anything (as in a user's program);</li>
  *   <li>{@code uncaught-never-call}: rank 2 joins but never calls a collective; the others' allreduce times out
  *       (set KOLO_TIMEOUT_SECONDS), uncaught.</li>
+ *   <li>{@code settings}: as {@code steady}, then prints "rank R settings ..." with the engine settings the rank
+ *       reads, where it runs (host, local rank, working directory) and "rank R ok".</li>
  * </ul>
  * Each rank writes its PID to PIDDIR so the test can check nothing is left running.
  */
@@ -54,6 +56,10 @@ public final class Worker {
             uncaught(mode, rank);
             return;
         }
+        boolean settings = mode.equals("settings");
+        if (settings) {
+            mode = "steady";
+        }
         long start = System.nanoTime();
         try {
             Kolo.init();
@@ -81,6 +87,14 @@ public final class Worker {
                     }
                     step = 1;
                 }
+            }
+            if (settings) {
+                io.kolo.engine.EngineSettings e = io.kolo.engine.EngineSettings.fromEnvironment(System.getenv());
+                System.out.println("rank " + rank + " settings fusion=" + e.fusionThresholdBytes() + " cycle="
+                        + e.cycleTime().toNanos() / 1e6 + " cache=" + e.cacheCapacity() + " timeline=" + e.timeline()
+                        + " markCycles=" + e.markCycles() + " stallCheck=" + e.stallCheckTime().toSeconds()
+                        + " host=" + System.getenv("KOLO_HOSTNAME") + " local=" + Kolo.localRank() + "/"
+                        + Kolo.localSize() + " wd=" + Path.of("").toAbsolutePath());
             }
             System.out.println("rank " + rank + " ok");
             Kolo.shutdown();
