@@ -147,4 +147,13 @@ record Response(OpKind kind, List<String> names, DataType type, ReduceOp op, dou
         int last = in.readInt();
         return new Response(kind, List.copyOf(names), type, op, pre, post, root, shapes, perRank, joined, error, last);
     }
+
+    /** The response for tensor {@code i} alone (what the cache keeps for each name of a fused response). */
+    Response part(int i) {
+        if (names().size() == 1) {
+            return this;
+        }
+        return new Response(kind(), List.of(names().get(i)), type(), op(), prescale(), postscale(), root(),
+                new long[][]{shapes()[i]}, perRank(), joined(), null, -1);
+    }
 }

@@ -12,13 +12,13 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-class ParkedOpsTest {
+class CachePositionWaitsTest {
 
     private static Op op(String name) {
         return Op.of(OpKind.ALLREDUCE, name, DataType.FLOAT32, new long[]{1}, MemorySegment.ofArray(new float[1]));
     }
 
-    private static List<Integer> positions(ParkedOps parked) {
+    private static List<Integer> positions(CachePositionWaits parked) {
         List<Integer> out = new ArrayList<>();
         for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {
             out.add(p);
@@ -28,7 +28,7 @@ class ParkedOpsTest {
 
     @Test
     void visitsExactlyTheParkedPositionsAcrossWords() {
-        ParkedOps parked = new ParkedOps(200);
+        CachePositionWaits parked = new CachePositionWaits(200);
         assertTrue(parked.isEmpty());
         assertEquals(-1, parked.next(0));
         int[] at = {0, 63, 64, 127, 130, 199};
@@ -45,7 +45,7 @@ class ParkedOpsTest {
 
     @Test
     void removingWhileVisitingKeepsTheRest() {
-        ParkedOps parked = new ParkedOps(130);
+        CachePositionWaits parked = new CachePositionWaits(130);
         Op a = op("a");
         Op b = op("b");
         Op c = op("c");

@@ -13,11 +13,41 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * What rank 0 broadcasts after a coordinator round: the responses every rank executes, in order, and now and then
- * which ranks the ops that have waited a while still wait for (so a rank whose wait times out can name them).
+ * The coordinator round's messages: each rank's requests to rank 0, and what rank 0 broadcasts back, the responses
+ * every rank executes, in order, and now and then which ranks the ops that have waited a while still wait for (so a
+ * rank whose wait times out can name them).
  */
-final class CoordinatorAnswer {
-    private CoordinatorAnswer() {
+final class ControlMessages {
+    private ControlMessages() {
+    }
+
+    static byte[] encodeRequests(List<Request> requests) {
+        try {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            DataOutputStream out = new DataOutputStream(bytes);
+            out.writeInt(requests.size());
+            for (Request r : requests) {
+                r.write(out);
+            }
+            out.flush();
+            return bytes.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static List<Request> decodeRequests(byte[] data) {
+        try {
+            DataInputStream in = new DataInputStream(new ByteArrayInputStream(data));
+            int n = in.readInt();
+            List<Request> list = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                list.add(Request.read(in));
+            }
+            return list;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** @param waitingFor null when unchanged since the last answer */

@@ -7,12 +7,12 @@ import java.util.Arrays;
  * A cycle visits only the parked positions: a job that has used a thousand names still parks one or two ops per
  * cycle, and scanning every position took about a microsecond per cycle, as long as a whole small allreduce.
  */
-final class ParkedOps {
+final class CachePositionWaits {
     private final Op[] at;
     private final long[] words;
     private int count;
 
-    ParkedOps(int capacity) {
+    CachePositionWaits(int capacity) {
         at = new Op[capacity];
         words = new long[(capacity + 63) / 64];
     }

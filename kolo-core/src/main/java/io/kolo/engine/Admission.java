@@ -1,0 +1,59 @@
+package io.kolo.engine;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Where a submitted op waits: at its response-cache position, when the cached response answers it (the fast path:
+ * the cycle's vote runs it once every rank has it ready), or in the list for the next coordinator round (a new name,
+ * or a request that changed, which also marks the cached response invalid in the vote).
+ */
+final class Admission {
+    /** A cached op not ready everywhere within this time goes to the coordinator, where stalls are seen. */
+    private static final long CACHE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final int rank;
+    private final ResponseCache cache;
+    private final CachePositionWaits parked;
+    private final CycleVote vote;
+    private final List<Op> toSend;
+
+    Admission(int rank, ResponseCache cache, CachePositionWaits parked, CycleVote vote, List<Op> toSend) {
+        this.rank = rank;
+        this.cache = cache;
+        this.parked = parked;
+        this.vote = vote;
+        this.toSend = toSend;
+    }
+
+    void admit(Op op) {
+        int p = cache.position(op.name);
+        if (p >= 0 && cache.get(p).answers(op.request(rank)) && parked.get(p) == null) {
+            parked.park(p, op);
+        } else {
+            if (p >= 0) {
+                vote.invalidate(p);
+            }
+            toSend.add(op);
+        }
+    }
+
+    /** Ops parked longer than the grace time go to the coordinator, which sees who never submitted them. */
+    void expire(long now) {
+        for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {
+            if (now - parked.get(p).submittedNanos > CACHE_GRACE_NANOS) {
+                toSend.add(parked.remove(p));
+            }
+        }
+    }
+
+    /** After the cache changed, ops parked on a position that now holds something else go the slow way. */
+    void revalidate() {
+        for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {
+            Op op = parked.get(p);
+            if (cache.position(op.name) != p || !cache.get(p).answers(op.request(rank))) {
+                toSend.add(parked.remove(p));
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+package io.kolo.engine;
+
+import io.kolo.collective.CollectiveOps;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The slow path of a cycle, Horovod's controller: every rank's new requests are gathered at rank 0, which keeps them
+ * in its {@link MessageTable} until every rank has asked for the same op, checks that they agree, watches for stalls,
+ * fuses what is ready and broadcasts the responses, which every rank then executes in the same order.
+ */
+final class CoordinatorRound {
+    private final CollectiveOps ops;
+    private final EngineSettings settings;
+    private final FusionPlanner fusion;
+    /** Rank 0 only. */
+    private final MessageTable table;
+    private final List<Request> mine = new ArrayList<>();
+    private volatile Map<String, String> waitingFor = Map.of();
+    private volatile long rounds;
+
+    CoordinatorRound(CollectiveOps ops, EngineSettings settings, FusionPlanner fusion) {
+        this.ops = ops;
+        this.settings = settings;
+        this.fusion = fusion;
+        this.table = ops.rank() == 0 ? new MessageTable(ops.size()) : null;
+    }
+
+    /** Whether rank 0 holds requests not every rank has made yet (false on other ranks). */
+    boolean tableBusy() {
+        return table != null && !table.isEmpty();
+    }
+
+    /** Sends this rank's {@code toSend} (and clears it); returns the responses every rank executes. */
+    List<Response> run(List<Op> toSend, int rank) {
+        rounds++;
+        mine.clear();
+        for (Op op : toSend) {
+            mine.add(op.request(rank));
+        }
+        toSend.clear();
+        byte[][] all = ops.gather(ControlMessages.encodeRequests(mine), 0);
+        byte[] answer = null;
+        if (table != null) {
+            List<Response> out = new ArrayList<>();
+            for (byte[] b : all) {
+                table.add(ControlMessages.decodeRequests(b), out);
+            }
+            table.inspectStalls(settings.stallCheckTime().toNanos(), settings.stallShutdownTime().toNanos(), out);
+            fusion.fuse(table.takeReady(), out);
+            answer = ControlMessages.encode(out, table.takeWaitingFor());
+        }
+        return ControlMessages.decode(ops.broadcast(answer, 0), w -> waitingFor = w);
+    }
+
+    /** What rank 0 last said the op named {@code name} waits for, or null. */
+    String waitingFor(String name) {
+        return waitingFor.get(name);
+    }
+
+    long rounds() {
+        return rounds;
+    }
+}

@@ -1,0 +1,230 @@
+package io.kolo.engine;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Runs an engine's cycles, as Agrona's {@code AgentRunner} and {@code AgentInvoker} in one: on its own thread, paced
+ * by the cycle time and an {@link IdleStrategy}, or on the thread of a caller waiting for its op ({@link #drive}),
+ * which then negotiates and moves the data itself instead of waiting to be woken. Cycles are the same whichever
+ * thread runs them, so ranks where the engine thread cycles and ranks where a caller does meet as usual.
+ */
+final class CycleRunner {
+    /**
+     * For this many cycle times after it last took up an op, a rank still waiting for others starts its next cycle at
+     * once instead of sleeping out the cycle time. The usual reason an op was not ready everywhere is that another
+     * rank submitted it a moment after this rank's cycle began; that rank's submission wakes its engine at once, and
+     * without this the two would meet only when this rank's sleep ends (up to KOLO_CYCLE_TIME later). The prompt
+     * cycle just blocks in the transport until the other rank arrives, so it costs no CPU unless every rank is waiting
+     * for something different; the window bounds that case.
+     */
+    private static final long PROMPT_CYCLES = 5;
+    /**
+     * After this long with nothing of its own to do, a rank's engine thread stretches its cycle towards
+     * {@link #IDLE_CYCLE_NANOS}. An idle cycle only tells the others "nothing here"; an op cannot complete before every
+     * rank has submitted it, and a submission wakes its own rank's engine at once, so a long idle cycle delays nothing
+     * that could have run, and gives back the CPU an idle job would spend negotiating every KOLO_CYCLE_TIME.
+     */
+    private static final long IDLE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    private static final long IDLE_CYCLE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    /** How long the engine thread stays out of the way after a caller last drove cycles, at least. */
+    private static final long MIN_DRIVEN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /** The engine thread's sleep while callers drive its cycles. */
+    private static final long DRIVEN_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    /** How often a caller waiting for the cycle lock checks whether its op is done meanwhile. */
+    private static final long LOCK_POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
+
+    private final CycleAgent agent;
+    private final long cycleNanos;
+    private final IdleStrategy idle;
+    private final Thread thread;
+    /** Held by whichever thread runs a cycle: the runner's own, or a caller driving cycles while it waits. */
+    private final ReentrantLock lock = new ReentrantLock();
+    private final AtomicInteger drivers = new AtomicInteger();
+    private volatile long lastDriveNanos = System.nanoTime() - TimeUnit.DAYS.toNanos(1);
+    /** The ranks agreed to shut down, or a cycle failed: no thread runs another cycle. */
+    private volatile boolean finished;
+    /** When this rank last had an op of its own (runner thread only). */
+    private long lastBusyNanos = System.nanoTime();
+    private long completedAtLastIdle;
+    private final BooleanSupplier workArrived;
+
+    CycleRunner(String threadName, Duration cycleTime, IdleStrategy idle, CycleAgent agent) {
+        this.agent = agent;
+        this.cycleNanos = Math.max(0, cycleTime.toNanos());
+        this.idle = idle;
+        this.thread = Thread.ofPlatform().daemon().name(threadName).unstarted(this::run);
+        this.workArrived = () -> !agent.queueEmpty();
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    /** The runner's own thread (memory confined to another thread cannot be handed to the engine). */
+    Thread thread() {
+        return thread;
+    }
+
+    boolean finished() {
+        return finished;
+    }
+
+    /** Wakes the runner's thread: a shutdown, or work a caller left behind. */
+    void wake() {
+        LockSupport.unpark(thread);
+    }
+
+    /**
+     * An op was submitted at {@code now}: cut the runner's between-cycle sleep short, or new ops would wait out the
+     * rest of the cycle before negotiation even starts, on every rank. While a caller drives the cycles it takes the
+     * op up itself, and waking the runner's thread would only contend with it.
+     */
+    void submitted(long now) {
+        if (!driven(now)) {
+            LockSupport.unpark(thread);
+        }
+    }
+
+    /** Waits for the runner's thread to end; false if it is still running after {@code timeout}. */
+    boolean join(Duration timeout) throws InterruptedException {
+        thread.join(timeout.toMillis());
+        return !thread.isAlive();
+    }
+
+    /**
+     * Runs cycles on the calling thread until {@code done} or the deadline. Returns early, without error, when the
+     * engine finishes; the caller then learns the outcome from its handle.
+     *
+     * @param nowNanos      the caller's {@link System#nanoTime()} of a moment ago (it computed the deadline from it)
+     * @param deadlineNanos when to give up driving, in {@link System#nanoTime()} terms
+     */
+    void drive(BooleanSupplier done, long nowNanos, long deadlineNanos) {
+        Thread me = Thread.currentThread();
+        // The engine's own callbacks must not recurse into cycles; a virtual thread would pin its carrier.
+        if (me == thread || me.isVirtual() || done.getAsBoolean()) {
+            return;
+        }
+        drivers.incrementAndGet();
+        try {
+            // Clock reads are kept to what pacing and the deadline need: an eager op finishes in its first cycle.
+            long now = nowNanos;
+            while (!done.getAsBoolean() && !finished && deadlineNanos - now > 0) {
+                if (!lock.tryLock()) {
+                    // The runner's thread is finishing a cycle, or another caller drives: its cycles run our op too.
+                    LockSupport.parkNanos(LOCK_POLL_NANOS);
+                    now = System.nanoTime();
+                    continue;
+                }
+                boolean leftWork = true;
+                try {
+                    driveCycles(done, now, deadlineNanos);
+                    leftWork = agent.hasWork() || !agent.queueEmpty();
+                } finally {
+                    lastDriveNanos = System.nanoTime();
+                    lock.unlock();
+                }
+                if (leftWork) {
+                    LockSupport.unpark(thread);
+                }
+                if (!done.getAsBoolean()) {
+                    now = System.nanoTime();
+                }
+            }
+        } finally {
+            drivers.decrementAndGet();
+        }
+    }
+
+    /** Cycles until {@code done}, the engine finishes or the deadline passes. */
+    private void driveCycles(BooleanSupplier done, long nowNanos, long deadlineNanos) {
+        long now = nowNanos;
+        while (!finished && !done.getAsBoolean()) {
+            if (now - deadlineNanos > 0) {
+                return;
+            }
+            runCycle();
+            if (finished || done.getAsBoolean()) {
+                return;
+            }
+            // Not done: another rank has not submitted it yet. Pace like the runner's thread would.
+            now = System.nanoTime();
+            long rest = cycleNanos - (now - agent.cycleStartNanos());
+            if (shouldPause(rest, now)) {
+                LockSupport.parkNanos(Math.min(rest, deadlineNanos - now));
+                now = System.nanoTime();
+            }
+        }
+    }
+
+    /** Whether to sleep out {@code rest} before the next cycle, rather than start it at once (see PROMPT_CYCLES). */
+    private boolean shouldPause(long rest, long now) {
+        return rest > 0 && !(agent.hasWork() && now - agent.lastDrainNanos() < PROMPT_CYCLES * cycleNanos);
+    }
+
+    /** True while a caller runs cycles, or did within the last cycle time (before {@code now}) and so will likely again. */
+    private boolean driven(long now) {
+        return drivers.get() > 0 || now - lastDriveNanos < Math.max(cycleNanos, MIN_DRIVEN_NANOS);
+    }
+
+    private void runCycle() {
+        if (agent.cycle()) {
+            finished = true;
+            if (Thread.currentThread() != thread) {
+                LockSupport.unpark(thread);
+            }
+        }
+    }
+
+    private void run() {
+        try {
+            while (!finished) {
+                if (driven(System.nanoTime())) {
+                    // A caller runs this rank's cycles itself: stay out of its way. Waking every cycle time would
+                    // take the CPU from it on a crowded host; a caller that leaves work behind, a submission
+                    // nobody drives, and shutdown wake us at once.
+                    LockSupport.parkNanos(DRIVEN_PARK_NANOS);
+                    continue;
+                }
+                long start = System.nanoTime();
+                lock.lock();
+                try {
+                    if (!finished) {
+                        runCycle();
+                    }
+                } finally {
+                    lock.unlock();
+                }
+                if (finished) {
+                    break;
+                }
+                long now = System.nanoTime();
+                if (agent.hasWork() || agent.lastDrainNanos() - start >= 0) {
+                    lastBusyNanos = now;
+                } else if (lastDriveNanos - lastBusyNanos > 0) {
+                    lastBusyNanos = lastDriveNanos;   // a caller ran cycles for its own op meanwhile
+                }
+                long period = now - lastBusyNanos < IDLE_AFTER_NANOS ? cycleNanos
+                        : Math.max(cycleNanos, Math.min(IDLE_CYCLE_NANOS, (now - lastBusyNanos) / 8));
+                long rest = period - (now - start);
+                if (shouldPause(rest, now)) {
+                    long completed = agent.completedOps();
+                    boolean ranOps = completed != completedAtLastIdle;
+                    completedAtLastIdle = completed;
+                    idle.idle(start, period, now, ranOps, workArrived);
+                }
+            }
+        } finally {
+            lock.lock();
+            try {
+                agent.close();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+package io.kolo.engine;
+
+import io.kolo.DataType;
+import io.kolo.collective.CollectiveOps;
+import io.kolo.collective.Kernels;
+import io.kolo.collective.Reduction;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+
+/**
+ * The cycle's vote, Horovod's cache coordinator: a bit vector ANDed across the ranks in one allreduce. Word 0 holds
+ * the flags (each set when its condition holds here, so the AND says whether it holds everywhere); then one bit per
+ * response-cache position, "my op with that cached response is ready"; then one bit per position, "that cached
+ * response still answers my request". A cycle may carry the eager op's payload behind the bits, reduced with them in
+ * the same exchange (see {@link Engine}).
+ */
+final class CycleVote implements AutoCloseable {
+    static final int NOTHING_NEW = 1;
+    static final int NO_SHUTDOWN = 2;
+    static final int NOT_JOINED = 4;
+    static final int ALL_VALID = 8;
+    static final int TABLE_EMPTY = 16;
+
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment bits;
+    /** Positions whose cached response does not answer this rank's new request; cleared every cycle. */
+    private final boolean[] invalidLocal;
+    private int invalidCount;
+    private int words;
+    private long agreed;
+
+    CycleVote(int cacheCapacity, long eagerBytes) {
+        this.invalidLocal = new boolean[cacheCapacity];
+        int cacheWords = (cacheCapacity + 63) / 64;
+        this.bits = arena.allocate(8L * (1 + 2L * cacheWords) + eagerBytes, 8);
+    }
+
+    /** This rank's request at {@code position} is not answered by the cached response there. */
+    void invalidate(int position) {
+        if (!invalidLocal[position]) {
+            invalidLocal[position] = true;
+            invalidCount++;
+        }
+    }
+
+    boolean anyInvalidHere() {
+        return invalidCount > 0;
+    }
+
+    /**
+     * Fills the vector: {@code flags}, the ready bits of {@code parked} and the valid bits, for positions below
+     * {@code high} (the cache's high-water mark, the same on every rank, so the vectors' lengths agree).
+     */
+    void fill(long flags, int high, CachePositionWaits parked) {
+        words = (high + 63) / 64;
+        bits.setAtIndex(ValueLayout.JAVA_LONG, 0, flags);
+        for (int w = 0; w < words; w++) {
+            // Positions at or above the high-water mark hold nothing: not ready, but valid.
+            long valid = w < words - 1 || high % 64 == 0 ? -1L : (1L << (high % 64)) - 1;
+            if (invalidCount > 0) {
+                for (int b = 0; b < 64 && w * 64 + b < high; b++) {
+                    if (invalidLocal[w * 64 + b]) {
+                        valid &= ~(1L << b);
+                    }
+                }
+            }
+            bits.setAtIndex(ValueLayout.JAVA_LONG, 1 + w, parked.word(w));
+            bits.setAtIndex(ValueLayout.JAVA_LONG, 1 + words + w, valid);
+        }
+        if (invalidCount > 0) {
+            Arrays.fill(invalidLocal, 0, high, false);
+            invalidCount = 0;
+        }
+    }
+
+    /** Where the eager payload lies in the vector. */
+    long payloadAt() {
+        return 8L * (1 + 2L * words);
+    }
+
+    MemorySegment bits() {
+        return bits;
+    }
+
+    /**
+     * The exchange: the bits alone, or with {@code eager}'s payload (this rank's data when {@code eagerOp} is here,
+     * else whatever lies there: the ready bit tells every rank whether all payloads were real).
+     */
+    void exchange(CollectiveOps ops, Response eager, Op eagerOp) {
+        if (eager == null) {
+            ops.allreduce(bits, 1 + 2L * words, DataType.INT64, Reduction.BAND);
+        } else {
+            if (eagerOp != null) {
+                MemorySegment.copy(eagerOp.input, 0, bits, payloadAt(), eager.totalBytes());
+                if (eager.prescale() != 1.0) {
+                    Kernels.scale(bits, payloadAt(), eager.totalElements(), eager.type(), eager.prescale());
+                }
+            }
+            ops.allreducePair(bits, 1 + 2L * words, DataType.INT64, Reduction.BAND,
+                    eager.totalElements(), eager.type(), Reductions.of(eager.op()));
+        }
+        agreed = bits.getAtIndex(ValueLayout.JAVA_LONG, 0);
+    }
+
+    /** Whether a flag's condition fails somewhere (e.g. {@code anyNot(NOTHING_NEW)}: some rank has something new). */
+    boolean anyNot(int flag) {
+        return (agreed & flag) == 0;
+    }
+
+    /** Every rank has its op for cached position {@code p} ready. */
+    boolean readyEverywhere(int p) {
+        return bit(1, p);
+    }
+
+    /** The cached response at {@code p} answers every rank's request. */
+    boolean validEverywhere(int p) {
+        return bit(1 + words, p);
+    }
+
+    private boolean bit(int firstWord, int p) {
+        return (bits.getAtIndex(ValueLayout.JAVA_LONG, firstWord + p / 64) & (1L << (p % 64))) != 0;
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+}

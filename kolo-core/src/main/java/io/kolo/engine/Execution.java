@@ -1,0 +1,27 @@
+package io.kolo.engine;
+
+import io.kolo.collective.CollectiveOps;
+import io.kolo.collective.Scratch;
+
+/**
+ * What every {@link OpExecutor} works with: the collectives (which pick the algorithm), this rank's pending ops by
+ * name, the fusion buffer and a scratch buffer (both reused, so the steady state allocates nothing), the trace, and
+ * how ops end. Touched only by the thread running the cycle.
+ */
+record Execution(CollectiveOps ops, PendingOps pending, Scratch fusion, Scratch scratch, OpTrace trace,
+                 Outcomes outcomes) {
+
+    int rank() {
+        return ops.rank();
+    }
+
+    int size() {
+        return ops.size();
+    }
+
+    /** Records the op's spans and completes it: the collective ran. */
+    void done(Response r, long negotiated, long t0, long t1, long t2, boolean direct) {
+        trace.spans(r, pending, negotiated, t0, t1, t2, direct);
+        outcomes.finish(r);
+    }
+}

@@ -1,0 +1,107 @@
+package io.kolo.engine;
+
+import io.kolo.KoloException;
+import io.kolo.KoloTimeoutException;
+import io.kolo.RankFailedException;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+
+/**
+ * How an op ends, completed or failed: its name is freed for the next op of that name (before its listener runs,
+ * which may submit that op), its listener is told, and a listener that throws cannot hurt the engine.
+ */
+final class Outcomes {
+    private static final System.Logger LOG = System.getLogger(Outcomes.class.getName());
+
+    private final int rank;
+    private final PendingOps pending;
+    private final InFlightNames inFlight;
+    private volatile long completed;
+
+    Outcomes(int rank, PendingOps pending, InFlightNames inFlight) {
+        this.rank = rank;
+        this.pending = pending;
+        this.inFlight = inFlight;
+    }
+
+    /** Ops completed since start. */
+    long completed() {
+        return completed;
+    }
+
+    /** Completes the ops of {@code r} that this rank has (a joined rank has none). */
+    void finish(Response r) {
+        for (int i = 0; i < r.names().size(); i++) {
+            Op op = pending.remove(r.names().get(i));
+            if (op != null) {
+                release(op);
+                completed++;
+                notifyCompleted(op);
+            }
+        }
+    }
+
+    /** Completes an op that was never pending under its name (a join). */
+    void complete(Op op) {
+        release(op);
+        notifyCompleted(op);
+    }
+
+    /**
+     * Gives {@code op} memory of {@code shape} holding {@code bytes} of {@code from} at {@code offset}. The collective
+     * already ran on every rank, so a failure here (the result does not fit a Java array, or memory ran out) is this
+     * op's alone: it fails the op on this rank, naming why, and the engine and the other ranks go on.
+     *
+     * @return whether the op got its result
+     */
+    boolean deliver(Op op, long[] shape, MemorySegment from, long offset, long bytes) {
+        try {
+            MemorySegment out = op.outputs.allocate(shape);
+            MemorySegment.copy(from, offset, out, 0, bytes);
+            op.setResult(shape, out);
+            return true;
+        } catch (RuntimeException | OutOfMemoryError e) {
+            pending.remove(op.name);
+            fail(op, new KoloException(op.kind.label() + " '" + op.name + "' ran, but rank " + rank
+                    + " could not hold its result of shape " + Arrays.toString(shape) + ": " + e));
+            return false;
+        }
+    }
+
+    void fail(Op op, RuntimeException error) {
+        release(op);
+        try {
+            op.listener.failed(op, error);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "failure callback of '" + op.name + "' threw", e);
+        }
+    }
+
+    /** Frees the op's name for the next op of that name. */
+    void release(Op op) {
+        inFlight.release(op.slot, !op.generatedName);
+    }
+
+    private void notifyCompleted(Op op) {
+        try {
+            op.listener.completed(op);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "completion callback of '" + op.name + "' threw", e);
+        }
+    }
+
+    /** A fresh exception per op (so each has its own stack), keeping the type and failed rank. */
+    static RuntimeException copy(RuntimeException e, String context) {
+        String message = context + ": " + e.getMessage();
+        if (e instanceof RankFailedException rf) {
+            return new RankFailedException(rf.failedRank(), message, e);
+        }
+        if (e instanceof KoloTimeoutException) {
+            KoloTimeoutException t = new KoloTimeoutException(message);
+            t.initCause(e);
+            return t;
+        }
+        return new KoloException(message, e);
+    }
+}
