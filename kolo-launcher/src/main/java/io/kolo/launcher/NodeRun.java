@@ -6,7 +6,7 @@ import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.RendezvousClient;
 import io.kolo.bootstrap.RendezvousServer;
-import io.kolo.transport.ShmTransport;
+import io.kolo.transport.ShmSegments;
 import io.kolo.transport.Transports;
 
 import java.io.PrintStream;
@@ -144,7 +144,7 @@ final class NodeRun {
             return Job.START_FAILED;
         }
         // Segments of earlier jobs that were killed before their ranks could unlink them.
-        ShmTransport.removeStaleSegments();
+        ShmSegments.removeStale();
         try (store) {
             NodeFailures failures = new NodeFailures(store, plan.nodeRank(), plan.hostName(), err);
             Job job = new Job(launches(plan, at, err), failures, out, err, plan.outputDir(), Job.DEFAULT_GRACE);
@@ -160,7 +160,7 @@ final class NodeRun {
             try {
                 return watch.finish(job.run());
             } finally {
-                ShmTransport.removeJobSegments(Transports.jobTag(plan.secret()));
+                ShmSegments.removeJob(Transports.jobTag(plan.secret()));
                 if (hook != null) {
                     try {
                         Runtime.getRuntime().removeShutdownHook(hook);

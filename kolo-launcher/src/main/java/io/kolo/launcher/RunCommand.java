@@ -1,7 +1,7 @@
 package io.kolo.launcher;
 
 import io.kolo.bootstrap.JobSecret;
-import io.kolo.transport.ShmTransport;
+import io.kolo.transport.ShmSegments;
 import io.kolo.transport.Transports;
 import io.kolo.bootstrap.RendezvousServer;
 import picocli.CommandLine;
@@ -376,7 +376,7 @@ final class RunCommand implements Subcommand {
             return 1;
         }
         // Segments of earlier jobs that were killed before their ranks could unlink them.
-        ShmTransport.removeStaleSegments();
+        ShmSegments.removeStale();
         try (server) {
             int port = server.address().getPort();
             List<Job.RankLaunch> launches = new ArrayList<>();
@@ -412,7 +412,7 @@ final class RunCommand implements Subcommand {
                 return job.run();
             } finally {
                 // Ranks unlink their segments right after setup; this catches a job killed during setup.
-                ShmTransport.removeJobSegments(Transports.jobTag(secret));
+                ShmSegments.removeJob(Transports.jobTag(secret));
                 if (hook != null) {
                     try {
                         Runtime.getRuntime().removeShutdownHook(hook);

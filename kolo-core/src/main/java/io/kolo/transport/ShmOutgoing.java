@@ -1,0 +1,140 @@
+package io.kolo.transport;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * The message this rank is sending, one per transport and reused for every call (so a call allocates nothing): a
+ * header when the pair reads directly, then the bytes through the ring in {@link ShmTransport#CHUNK}-sized pieces, or
+ * (single copy) only the header with the address, after which the call waits until the receiver has read it.
+ */
+final class ShmOutgoing {
+    private final ShmRing[] outbox;
+    private final ShmFile[] peerFiles;
+    private final boolean[] readBy;
+    /** Direct sends to each peer so far: the count its {@link ShmRing#directReads()} must reach. */
+    private final long[] directSends;
+    /** Non-null with {@link ShmTransport.SingleCopy#AUTO}: picks the way of each large native message. */
+    private final CopyChoice choice;
+    private final MemorySegment header;
+
+    private int peer = -1;
+    private MemorySegment seg;
+    private long off;
+    private long left;
+    private long total;
+    private long headerLeft;
+    private boolean direct;
+    /** Whether this message took part in the choice, so its time is recorded. */
+    private boolean timed;
+    private long startNanos;
+    private boolean awaitingRead;
+    private long readTarget;
+
+    ShmOutgoing(ShmRing[] outbox, ShmFile[] peerFiles, boolean[] readBy, CopyChoice choice, MemorySegment header) {
+        this.outbox = outbox;
+        this.peerFiles = peerFiles;
+        this.readBy = readBy;
+        this.directSends = new long[outbox.length];
+        this.choice = choice;
+        this.header = header;
+    }
+
+    /** Starts the call's message to {@code peer}; {@code peer} -1 when the call sends nothing. */
+    void begin(int peer, MemorySegment seg, long offset, long length) {
+        this.peer = peer;
+        this.seg = seg;
+        this.off = offset;
+        this.left = length;
+        this.total = length;
+        headerLeft = 0;
+        direct = false;
+        timed = false;
+        awaitingRead = false;
+        if (peer >= 0 && length >= ShmTransport.DIRECT_MIN_BYTES && readBy[peer]) {
+            // Both sides know the length and the pair's ability, so both know a header comes. Heap memory has no
+            // fixed address for the receiver to read: it goes through the ring behind an inline header.
+            timed = choice != null && seg.isNative() && length < ShmTransport.CHOICE_MAX_BYTES;
+            if (timed) {
+                startNanos = System.nanoTime();
+            }
+            direct = seg.isNative() && (!timed || choice.direct(length, startNanos));
+            header.set(ValueLayout.JAVA_LONG, 0, direct ? ShmTransport.HEADER_DIRECT : ShmTransport.HEADER_INLINE);
+            header.set(ValueLayout.JAVA_LONG, 8, direct ? seg.address() + offset : 0);
+            headerLeft = ShmTransport.HEADER_BYTES;
+        }
+    }
+
+    /** Whether anything is left to send, or the call waits for the receiver to finish reading this rank's memory. */
+    boolean active() {
+        return headerLeft > 0 || left > 0 || awaitingRead;
+    }
+
+    int peer() {
+        return peer;
+    }
+
+    /** The call is over: let go of the caller's memory, and record the time when this message's way was chosen. */
+    void end(boolean completed) {
+        if (completed && timed) {
+            choice.record(total, System.nanoTime() - startNanos);
+        }
+        timed = false;
+        seg = null;
+    }
+
+    /** One attempt; true if anything moved. */
+    boolean step() {
+        if (headerLeft > 0) {
+            long n = outbox[peer].offer(header, ShmTransport.HEADER_BYTES - headerLeft, headerLeft);
+            if (n <= 0) {
+                return false;
+            }
+            headerLeft -= n;
+            peerFiles[peer].ring();
+            if (headerLeft == 0 && direct) {
+                off += left;
+                left = 0;
+                awaitingRead = true;
+                readTarget = ++directSends[peer];
+            }
+            return true;
+        }
+        if (awaitingRead) {
+            if (outbox[peer].directReads() >= readTarget) {
+                awaitingRead = false;
+                return true;
+            }
+            return false;
+        }
+        if (left > 0) {
+            long n = outbox[peer].offer(seg, off, Math.min(left, ShmTransport.CHUNK));
+            if (n > 0) {
+                off += n;
+                left -= n;
+                peerFiles[peer].ring();
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether a {@link #step} could move something now (re-checked after announcing a sleep). */
+    boolean canProgress() {
+        if (headerLeft > 0 || left > 0) {
+            return outbox[peer].free() > 0;
+        }
+        return awaitingRead && outbox[peer].directReads() >= readTarget;
+    }
+
+    /** What this side of the call waits for, for a timeout's message; empty when nothing. */
+    String waitingFor() {
+        if (awaitingRead) {
+            return "for rank " + peer + " to read " + total + " bytes straight from this rank's memory";
+        }
+        if (headerLeft > 0 || left > 0) {
+            return "to send " + total + " bytes to rank " + peer + " (" + (total - left) + " sent)";
+        }
+        return "";
+    }
+}
