@@ -80,7 +80,7 @@ public final class InMemoryStore implements KeyValueStore {
                 }
                 checkOpen();
                 if (remaining <= 0) {
-                    throw new KoloTimeoutException("timed out after " + describe(timeout)
+                    throw new KoloTimeoutException("timed out after " + Durations.describe(timeout)
                             + " waiting for key '" + key + "' in the rendezvous store");
                 }
                 try {
@@ -112,10 +112,5 @@ public final class InMemoryStore implements KeyValueStore {
         if (closed) {
             throw new IllegalStateException("the in-memory rendezvous store is closed");
         }
-    }
-
-    static String describe(Duration d) {
-        long ms = d.toMillis();
-        return ms % 1000 == 0 ? (ms / 1000) + " s" : ms + " ms";
     }
 }

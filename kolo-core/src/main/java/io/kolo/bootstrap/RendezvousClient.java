@@ -60,7 +60,7 @@ public final class RendezvousClient implements KeyValueStore {
                 last = e;
                 if (System.nanoTime() + backoff.toNanos() >= deadline) {
                     KoloTimeoutException t = new KoloTimeoutException("could not reach the rendezvous server at "
-                            + hostPort(server) + " within " + RendezvousProtocol.describe(connectTimeout)
+                            + hostPort(server) + " within " + Durations.describe(connectTimeout)
                             + " (" + last.getMessage() + "); is the launcher (or rank 0) running?");
                     t.initCause(last);
                     throw t;
@@ -138,7 +138,7 @@ public final class RendezvousClient implements KeyValueStore {
             throw gone(e);
         }
         return value.orElseThrow(() -> new KoloTimeoutException("timed out after "
-                + RendezvousProtocol.describe(timeout) + " waiting for key '" + key
+                + Durations.describe(timeout) + " waiting for key '" + key
                 + "' in the rendezvous store at " + hostPort(server)));
     }
 

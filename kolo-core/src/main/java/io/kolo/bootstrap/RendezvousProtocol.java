@@ -53,9 +53,4 @@ final class RendezvousProtocol {
         }
         return new String(bytes, StandardCharsets.UTF_8);
     }
-
-    static String describe(java.time.Duration d) {
-        long ms = d.toMillis();
-        return ms % 1000 == 0 ? (ms / 1000) + " s" : String.format(java.util.Locale.ROOT, "%.1f s", ms / 1000.0);
-    }
 }

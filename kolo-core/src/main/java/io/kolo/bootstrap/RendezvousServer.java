@@ -198,7 +198,7 @@ public final class RendezvousServer implements KeyValueStore {
     public String get(String key, Duration timeout) {
         return await(key, timeout.toMillis()).orElseThrow(() -> closed
                 ? new KoloException("the rendezvous server at " + hostPort() + " was closed while waiting for key '" + key + "'")
-                : new KoloTimeoutException("timed out after " + RendezvousProtocol.describe(timeout)
+                : new KoloTimeoutException("timed out after " + Durations.describe(timeout)
                 + " waiting for key '" + key + "' in the rendezvous store at " + hostPort()));
     }
 

@@ -53,7 +53,7 @@ public final class LocalTransport implements Transport {
         Group(int size, Duration timeout) {
             this.size = size;
             this.timeoutNanos = timeout.toNanos();
-            this.timeoutText = describe(timeout);
+            this.timeoutText = io.kolo.bootstrap.Durations.describe(timeout);
             this.slots = new Slot[size][size];
             for (int i = 0; i < size; i++) {
                 for (int j = 0; j < size; j++) {
@@ -327,13 +327,5 @@ public final class LocalTransport implements Transport {
             throw new KoloException("interrupted while waiting on the local transport", e);
         }
         return true;
-    }
-
-    private static String describe(Duration d) {
-        long millis = d.toMillis();
-        if (millis % 1000 == 0) {
-            return (millis / 1000) + " s";
-        }
-        return millis + " ms";
     }
 }

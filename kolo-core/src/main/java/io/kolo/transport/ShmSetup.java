@@ -192,7 +192,7 @@ final class ShmSetup {
         try {
             return store.get(key, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
         } catch (KoloTimeoutException e) {
-            throw new KoloTimeoutException("rank " + rank + " timed out after " + TcpTransport.describe(startTimeout)
+            throw new KoloTimeoutException("rank " + rank + " timed out after " + io.kolo.bootstrap.Durations.describe(startTimeout)
                     + " waiting for rank " + peer + " " + what + " (it did not start, failed during startup, or cannot"
                     + " reach the rendezvous server); raise KOLO_START_TIMEOUT_SECONDS if it legitimately starts"
                     + " this slowly");

@@ -382,7 +382,7 @@ public final class ShmTransport implements Transport {
         String sending = out.waitingFor();
         String receiving = in.waitingFor();
         String what = sending.isEmpty() ? receiving : receiving.isEmpty() ? sending : sending + " and " + receiving;
-        return new KoloTimeoutException("rank " + rank + " timed out after " + TcpTransport.describe(timeout)
+        return new KoloTimeoutException("rank " + rank + " timed out after " + io.kolo.bootstrap.Durations.describe(timeout)
                 + " waiting " + what + " over shared memory; raise KOLO_TIMEOUT_SECONDS if ranks legitimately wait"
                 + " this long");
     }

@@ -159,7 +159,7 @@ final class TcpMeshBuilder implements AutoCloseable {
                 value = store.get(StoreKeys.address(peer), remaining());
             } catch (KoloTimeoutException e) {
                 List<Integer> missing = missingPeers(peer);
-                throw new KoloTimeoutException("rank " + rank + " timed out after " + TcpTransport.describe(startTimeout)
+                throw new KoloTimeoutException("rank " + rank + " timed out after " + io.kolo.bootstrap.Durations.describe(startTimeout)
                         + " waiting for " + ranks(missing) + " to publish a data-plane address in the"
                         + " rendezvous store (they did not start, failed during startup, or cannot reach the"
                         + " rendezvous server); raise KOLO_START_TIMEOUT_SECONDS if they legitimately start"
@@ -183,7 +183,7 @@ final class TcpMeshBuilder implements AutoCloseable {
         while (true) {
             long left = remainingMillis();
             if (left <= 0) {
-                throw new KoloTimeoutException("rank " + rank + " timed out after " + TcpTransport.describe(startTimeout)
+                throw new KoloTimeoutException("rank " + rank + " timed out after " + io.kolo.bootstrap.Durations.describe(startTimeout)
                         + " connecting to rank " + peer + " at " + format(address.getAddress(), address.getPort())
                         + (last == null ? "" : " (last error: " + last.getMessage() + ")")
                         + "; check that the hosts can reach each other on KOLO_IFACE, or raise"
@@ -225,7 +225,7 @@ final class TcpMeshBuilder implements AutoCloseable {
                 missing.add(peer);
             }
         }
-        throw new KoloTimeoutException("rank " + rank + " timed out after " + TcpTransport.describe(startTimeout)
+        throw new KoloTimeoutException("rank " + rank + " timed out after " + io.kolo.bootstrap.Durations.describe(startTimeout)
                 + " waiting for " + ranks(missing) + " to connect to its data-plane port (they failed during"
                 + " startup, cannot reach this host on KOLO_IFACE, or use a different KOLO_SECRET); raise"
                 + " KOLO_START_TIMEOUT_SECONDS if they legitimately start this slowly");

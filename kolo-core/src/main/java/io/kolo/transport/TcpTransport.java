@@ -248,7 +248,7 @@ public final class TcpTransport implements Transport {
             what.append("to receive ").append(in.total()).append(" bytes from rank ").append(in.peer)
                     .append(" (").append(in.total() - in.remaining()).append(" received)");
         }
-        return new KoloTimeoutException("rank " + rank + " timed out after " + describe(timeout) + " waiting "
+        return new KoloTimeoutException("rank " + rank + " timed out after " + io.kolo.bootstrap.Durations.describe(timeout) + " waiting "
                 + what + "; raise KOLO_TIMEOUT_SECONDS if ranks legitimately wait this long");
     }
 
@@ -317,11 +317,6 @@ public final class TcpTransport implements Transport {
                 }
             }
         }
-    }
-
-    static String describe(Duration d) {
-        long ms = d.toMillis();
-        return ms % 1000 == 0 ? (ms / 1000) + " s" : ms + " ms";
     }
 
     /** Carries the receive side's peer out of the transfer loop. */

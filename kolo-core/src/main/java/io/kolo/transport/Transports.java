@@ -115,7 +115,7 @@ public final class Transports {
                 return mine.equals(store.get(StoreKeys.host(r), Duration.ofNanos(Math.max(1, deadline - System.nanoTime()))));
             } catch (KoloTimeoutException e) {
                 throw new KoloTimeoutException("rank " + job.rank() + " timed out after "
-                        + TcpTransport.describe(job.startTimeout()) + " waiting for rank " + r + " to publish its"
+                        + io.kolo.bootstrap.Durations.describe(job.startTimeout()) + " waiting for rank " + r + " to publish its"
                         + " host (it did not start, failed during startup, or cannot reach the rendezvous server);"
                         + " raise KOLO_START_TIMEOUT_SECONDS if it legitimately starts this slowly");
             } catch (KoloException e) {
