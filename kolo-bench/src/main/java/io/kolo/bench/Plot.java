@@ -1,7 +1,18 @@
 package io.kolo.bench;
 
-import javax.imageio.ImageIO;
+import org.knowm.xchart.ChartEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.Styler;
+import org.knowm.xchart.style.XYStyler;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+
+import java.awt.Color;
+import java.io.BufferedOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -9,134 +20,123 @@ import java.util.Locale;
 
 /**
  * Bus bandwidth against message size, one line per series, message size on a log axis: the curve users
- * compare collective libraries by. Written as SVG or PNG (headless Java2D), chosen by the file extension.
+ * compare collective libraries by. Drawn by XChart and written as SVG or PNG, chosen by the file extension.
  */
 public final class Plot {
     static final int WIDTH = 960;
     static final int HEIGHT = 560;
-    private static final double LEFT = 80;
-    private static final double RIGHT = 30;
-    private static final double TOP = 60;
-    private static final double BOTTOM = 70;
-    private static final String[] COLORS = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-            "#e377c2", "#17becf"};
+    /** Fixed rather than XChart's theme colours, so a series has the same colour in the SVG and the PNG of a run. */
+    static final Color[] COLORS = {new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c),
+            new Color(0xff7f0e), new Color(0x9467bd), new Color(0x8c564b), new Color(0xe377c2), new Color(0x17becf)};
+    static final String X_TITLE = "message size (bytes, log scale)";
+    static final String Y_TITLE = "bus bandwidth (GB/s)";
 
     private final Report report;
+    /** Skipped and failed series have no line, and take no colour from those that do. */
+    private final List<Series> shown;
 
     public Plot(Report report) {
         this.report = report;
+        this.shown = report.series().stream()
+                .filter(s -> s.status() == Series.Status.OK && !s.measurements().isEmpty()).toList();
     }
 
     /** Writes {@code out}: {@code .svg} or {@code .png}. */
     public void write(Path out) throws IOException {
-        String name = out.getFileName().toString().toLowerCase(Locale.ROOT);
+        boolean svg = isSvg(out);
         if (out.getParent() != null) {
             Files.createDirectories(out.getParent());
         }
-        if (name.endsWith(".svg")) {
+        if (svg) {
             Files.writeString(out, svg());
-        } else if (name.endsWith(".png")) {
-            ImageCanvas canvas = new ImageCanvas(WIDTH, HEIGHT);
-            draw(canvas);
-            if (!ImageIO.write(canvas.finish(), "png", out.toFile())) {
-                throw new IOException("no PNG writer in this JDK");
-            }
         } else {
-            throw new IllegalArgumentException("--plot " + out + ": use a file name ending in .svg or .png");
+            try (OutputStream os = new BufferedOutputStream(Files.newOutputStream(out))) {
+                ChartEncoder.saveChart(chart(), os, "png");
+            }
         }
     }
 
     /** Checked before a long run, so a typo fails at once rather than after the measurements. */
     public static void checkName(Path out) {
+        isSvg(out);
+    }
+
+    private static boolean isSvg(Path out) {
         String name = out.getFileName().toString().toLowerCase(Locale.ROOT);
         if (!name.endsWith(".svg") && !name.endsWith(".png")) {
             throw new IllegalArgumentException("--plot " + out + ": use a file name ending in .svg or .png");
         }
+        return name.endsWith(".svg");
     }
 
-    String svg() {
-        SvgCanvas canvas = new SvgCanvas(WIDTH, HEIGHT);
-        draw(canvas);
-        return canvas.finish();
+    /**
+     * XChart draws every letter as an outline, so the drawing alone names nothing a search or a screen reader
+     * could find; a {@code <title>} and {@code <desc>} right after the root tag name the axes and series.
+     */
+    String svg() throws IOException {
+        XYChart chart = chart();
+        String svg = new String(ChartEncoder.getBytes(chart, "svg"), StandardCharsets.UTF_8);
+        int root = svg.indexOf('>', svg.indexOf("<svg")) + 1;
+        String desc = Y_TITLE + " against " + X_TITLE + ", " + Sizes.format(report.steps().getFirst().bytes())
+                + " to " + Sizes.format(report.steps().getLast().bytes()) + "; series: "
+                + String.join(", ", shown.stream().map(Series::name).toList());
+        return svg.substring(0, root) + "\n  <title>" + escape(chart.getTitle()) + "</title>\n  <desc>"
+                + escape(desc) + "</desc>" + svg.substring(root);
     }
 
-    void draw(Canvas c) {
-        List<Series> shown = report.series().stream()
-                .filter(s -> s.status() == Series.Status.OK && !s.measurements().isEmpty()).toList();
-        List<Step> steps = report.steps();
-        long minBytes = steps.getFirst().bytes();
-        long maxBytes = steps.getLast().bytes();
+    private static String escape(String s) {
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+    }
+
+    /**
+     * The x values are log2 of the size on a linear axis rather than XChart's logarithmic axis: that one puts
+     * its ticks at powers of ten, where no measured size lies, while here XChart ticks the measured sizes.
+     */
+    XYChart chart() {
+        XYChart chart = new XYChartBuilder().width(WIDTH).height(HEIGHT)
+                .title(String.format(Locale.ROOT, "%s bus bandwidth, %d ranks, higher is better",
+                        report.collective().id(), report.ranks()))
+                .xAxisTitle(X_TITLE).yAxisTitle(Y_TITLE).build();
+        XYStyler styler = chart.getStyler();
+        styler.setChartBackgroundColor(Color.WHITE);
+        styler.setPlotBackgroundColor(Color.WHITE);
+        styler.setPlotGridLinesColor(new Color(0xdddddd));
+        styler.setLegendPosition(Styler.LegendPosition.InsideNW);
+        styler.setMarkerSize(6);
+        styler.setXAxisTickLabelsFormattingFunction(Plot::sizeLabel);
+        styler.setXAxisMin(log2(report.steps().getFirst().bytes()));
+        styler.setXAxisMax(log2(report.steps().getLast().bytes()));
+        styler.setYAxisMin(0.0);
+        styler.setYAxisDecimalPattern("0.###");
         double maxBus = 0;
-        for (Series s : shown) {
-            for (Measurement m : s.measurements()) {
-                maxBus = Math.max(maxBus, report.busBandwidth(m) / 1e9);
-            }
-        }
-        double yTop = niceCeiling(maxBus);
-        double plotW = WIDTH - LEFT - RIGHT;
-        double plotH = HEIGHT - TOP - BOTTOM;
-        double logMin = log2(minBytes);
-        double logSpan = Math.max(1, log2(maxBytes) - logMin);
-
-        c.rect(0, 0, WIDTH, HEIGHT, "#ffffff", null);
-        c.text(WIDTH / 2.0, 28, String.format(Locale.ROOT, "%s bus bandwidth, %d ranks, %s", report.collective().id(),
-                report.ranks(), "higher is better"), 18, Canvas.Anchor.MIDDLE, "#222222", true);
-        // y grid and labels
-        double yStep = yTop / 5;
-        for (int i = 0; i <= 5; i++) {
-            double v = i * yStep;
-            double y = TOP + plotH - v / yTop * plotH;
-            c.line(LEFT, y, LEFT + plotW, y, "#dddddd", 1, i != 0);
-            c.text(LEFT - 8, y + 4, trim(v), 12, Canvas.Anchor.END, "#333333", false);
-        }
-        c.verticalText(24, TOP + plotH / 2, "bus bandwidth (GB/s)", 14, "#222222");
-        // x grid at powers of two, labelled every other one when crowded
-        int labelEvery = logSpan > 16 ? 2 : 1;
-        for (long b = Long.highestOneBit(minBytes) == minBytes ? minBytes : Long.highestOneBit(minBytes) << 1;
-             b <= maxBytes; b <<= 1) {
-            double x = LEFT + (log2(b) - logMin) / logSpan * plotW;
-            boolean label = ((Long.numberOfTrailingZeros(b) - Long.numberOfTrailingZeros(Long.highestOneBit(maxBytes)))
-                    % labelEvery) == 0;
-            c.line(x, TOP, x, TOP + plotH, label ? "#dddddd" : "#f0f0f0", 1, false);
-            if (label) {
-                c.text(x, TOP + plotH + 18, Sizes.format(b), 11, Canvas.Anchor.MIDDLE, "#333333", false);
-            }
-        }
-        c.text(LEFT + plotW / 2, HEIGHT - 22, "message size (bytes, log scale)", 14, Canvas.Anchor.MIDDLE,
-                "#222222", false);
-        c.line(LEFT, TOP + plotH, LEFT + plotW, TOP + plotH, "#333333", 1.2, false);
-        c.line(LEFT, TOP, LEFT, TOP + plotH, "#333333", 1.2, false);
-        // series
         for (int s = 0; s < shown.size(); s++) {
-            Series series = shown.get(s);
-            String color = COLORS[s % COLORS.length];
-            List<Measurement> ms = series.measurements();
+            List<Measurement> ms = shown.get(s).measurements();
             double[] xs = new double[ms.size()];
             double[] ys = new double[ms.size()];
             for (int i = 0; i < ms.size(); i++) {
-                xs[i] = LEFT + (log2(ms.get(i).bytes()) - logMin) / logSpan * plotW;
-                ys[i] = TOP + plotH - report.busBandwidth(ms.get(i)) / 1e9 / yTop * plotH;
+                xs[i] = log2(ms.get(i).bytes());
+                ys[i] = report.busBandwidth(ms.get(i)) / 1e9;
+                maxBus = Math.max(maxBus, ys[i]);
             }
-            c.polyline(xs, ys, color, series.name().startsWith("Kolo") ? 2.5 : 1.8);
-            for (int i = 0; i < xs.length; i++) {
-                c.circle(xs[i], ys[i], 3, color);
-            }
+            XYSeries line = chart.addSeries(shown.get(s).name(), xs, ys);
+            Color color = COLORS[s % COLORS.length];
+            line.setLineColor(color);
+            line.setMarkerColor(color);
+            line.setMarker(SeriesMarkers.CIRCLE);
+            line.setLineWidth(shown.get(s).name().startsWith("Kolo") ? 2.5f : 1.8f);
         }
-        // legend, top left where small messages leave the plot empty
-        double lx = LEFT + 16;
-        double ly = TOP + 12;
-        c.rect(lx - 8, ly - 6, 190, 22.0 * shown.size() + 8, "#ffffff", "#cccccc");
-        for (int s = 0; s < shown.size(); s++) {
-            String color = COLORS[s % COLORS.length];
-            double y = ly + 22.0 * s + 8;
-            c.line(lx, y, lx + 28, y, color, 2.5, false);
-            c.circle(lx + 14, y, 3, color);
-            c.text(lx + 36, y + 5, shown.get(s).name(), 13, Canvas.Anchor.START, "#222222", false);
-        }
+        styler.setYAxisMax(niceCeiling(maxBus));
+        return chart;
     }
 
-    private static double log2(double v) {
-        return Math.log(v) / Math.log(2);
+    /** Labels only whole powers of two: a tick XChart puts between them would name a size nobody measured. */
+    static String sizeLabel(double log2) {
+        long exponent = Math.round(log2);
+        return Math.abs(log2 - exponent) < 1e-9 && exponent >= 0 && exponent < 63 ? Sizes.format(1L << exponent) : "";
+    }
+
+    private static double log2(long bytes) {
+        return Long.bitCount(bytes) == 1 ? Long.numberOfTrailingZeros(bytes) : Math.log(bytes) / Math.log(2);
     }
 
     /** 1, 2, 2.5 or 5 times a power of ten at or above v (never 0, so an empty plot still has an axis). */
@@ -151,10 +151,5 @@ public final class Plot {
             }
         }
         return 10 * exp;
-    }
-
-    private static String trim(double v) {
-        String s = String.format(Locale.ROOT, "%.2f", v);
-        return s.replaceAll("\\.?0+$", "");
     }
 }

@@ -5,11 +5,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.w3c.dom.Document;
+import org.w3c.dom.Element;
 
 import javax.imageio.ImageIO;
 import javax.xml.parsers.DocumentBuilderFactory;
 import java.awt.image.BufferedImage;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -112,29 +113,33 @@ class ReportTest {
                 List.of(new Comparison("Kolo shm", "OMPI <shm> & co")), Map.of());
         Path svg = dir.resolve("plots/out.svg");
         new Plot(report).write(svg);
-        Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder()
-                .parse(new ByteArrayInputStream(Files.readAllBytes(svg)));
-        assertEquals("svg", doc.getDocumentElement().getTagName());
-        assertEquals(2, doc.getElementsByTagName("polyline").getLength(), "one line per measured series");
+        DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
+        // The DOCTYPE names the SVG 1.1 DTD on w3.org; parse without fetching it.
+        factory.setFeature("http://apache.org/xml/features/nonvalidating/load-external-dtd", false);
+        Document doc = factory.newDocumentBuilder().parse(svg.toFile());
+        Element root = doc.getDocumentElement();
+        assertEquals("svg", root.getTagName());
+        assertEquals(String.valueOf(Plot.WIDTH), root.getAttribute("viewBox").split(" ")[2]);
+        assertEquals("allreduce bus bandwidth, 2 ranks, higher is better",
+                root.getElementsByTagName("title").item(0).getTextContent());
+        String desc = root.getElementsByTagName("desc").item(0).getTextContent();
+        for (String named : List.of("Kolo shm", "OMPI <shm> & co", Plot.X_TITLE, Plot.Y_TITLE, "8B to 1MiB")) {
+            assertTrue(desc.contains(named), named + " in " + desc);
+        }
+        assertFalse(desc.contains("Gloo"), "a skipped series is not plotted: " + desc);
         String text = Files.readString(svg, StandardCharsets.UTF_8);
-        assertTrue(text.contains(">Kolo shm</text>") && text.contains("OMPI &lt;shm&gt; &amp; co"), "legend");
-        assertTrue(text.contains(">1KiB</text>") && text.contains(">1MiB</text>"), "log-x size labels");
-        assertTrue(text.contains("bus bandwidth (GB/s)"));
+        assertTrue(text.contains("stroke:rgb(31,119,180)") && text.contains("stroke:rgb(214,39,40)"),
+                "each measured series is drawn in its colour");
+        assertFalse(text.contains("rgb(44,160,44)"), "the skipped series takes no colour");
 
         Path png = dir.resolve("out.png");
         new Plot(report).write(png);
         BufferedImage image = ImageIO.read(png.toFile());
         assertEquals(Plot.WIDTH, image.getWidth());
         assertEquals(Plot.HEIGHT, image.getHeight());
-        int kolo = 0;
-        for (int x = 0; x < image.getWidth(); x++) {
-            for (int y = 0; y < image.getHeight(); y++) {
-                if ((image.getRGB(x, y) & 0xffffff) == 0x1f77b4) {
-                    kolo++;
-                }
-            }
-        }
-        assertTrue(kolo > 100, "the first series is drawn in its colour: " + kolo + " pixels");
+        assertTrue(pixels(image, 0x1f77b4) > 100, "Kolo shm in its colour: " + pixels(image, 0x1f77b4) + " pixels");
+        assertTrue(pixels(image, 0xd62728) > 100, "OMPI in its colour: " + pixels(image, 0xd62728) + " pixels");
+        assertEquals(0, pixels(image, 0x2ca02c), "the skipped series takes no colour");
         assertThrows(IllegalArgumentException.class, () -> new Plot(report).write(dir.resolve("out.pdf")));
 
         // Ratios: peer time over Kolo time per size, > 1 when Kolo is faster; printed and in the JSON.
@@ -144,6 +149,40 @@ class ReportTest {
         assertEquals(400.0 / 300.0, bySize.get(2).get("ratio_median").asDouble(), 1e-5);
         assertTrue(report.table().lines().anyMatch(l -> l.trim().startsWith("1MiB") && l.trim().endsWith("1.33x")),
                 report.table());
+    }
+
+    @Test
+    void sizeAxisIsLabelledInSizesAtPowersOfTwoOnly() {
+        assertEquals("8B", Plot.sizeLabel(3));
+        assertEquals("1KiB", Plot.sizeLabel(10));
+        assertEquals("256MiB", Plot.sizeLabel(28));
+        assertEquals("", Plot.sizeLabel(10.5), "no label between powers of two");
+        assertEquals(10, Plot.niceCeiling(7.9));
+        assertEquals(0.25, Plot.niceCeiling(0.21), 1e-12);
+        assertEquals(1, Plot.niceCeiling(0), "an empty plot still has an axis");
+    }
+
+    @Test
+    void aPlotWithNothingMeasuredStillWrites() throws Exception {
+        Report report = new Report(Collective.ALLREDUCE, 2, ElementType.F32, "cmd", Step.plan(new long[] {8, 1024}, 3, 1),
+                List.of(Series.failed("Kolo tcp", "crashed"), Series.skipped("Gloo", "not installed")), List.of(), Map.of());
+        Path png = dir.resolve("empty.png");
+        new Plot(report).write(png);
+        assertEquals(Plot.WIDTH, ImageIO.read(png.toFile()).getWidth());
+        new Plot(report).write(dir.resolve("empty.svg"));
+        assertTrue(Files.readString(dir.resolve("empty.svg")).contains("<desc>"));
+    }
+
+    private static int pixels(BufferedImage image, int rgb) {
+        int n = 0;
+        for (int x = 0; x < image.getWidth(); x++) {
+            for (int y = 0; y < image.getHeight(); y++) {
+                if ((image.getRGB(x, y) & 0xffffff) == rgb) {
+                    n++;
+                }
+            }
+        }
+        return n;
     }
 
     private static Measurement m(long bytes, double seconds) {

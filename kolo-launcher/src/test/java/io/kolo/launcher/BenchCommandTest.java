@@ -105,7 +105,9 @@ class BenchCommandTest {
             assertTrue(r.get("busbw_gbps").asDouble() > 0, r.toString());
         }
         String plot = Files.readString(svg);
-        assertTrue(plot.startsWith("<?xml") && plot.contains("<polyline") && plot.trim().endsWith("</svg>"));
+        assertTrue(plot.startsWith("<?xml") && plot.trim().endsWith("</svg>"), plot);
+        assertTrue(plot.contains("series: Kolo auto</desc>") && plot.contains("stroke:rgb(31,119,180)"),
+                "the Kolo series is named and drawn");
     }
 
     @Test
