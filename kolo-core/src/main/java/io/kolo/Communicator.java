@@ -1,27 +1,11 @@
 package io.kolo;
 
-import io.kolo.bootstrap.AdvertisedAddress;
-import io.kolo.bootstrap.CpuBinding;
-import io.kolo.bootstrap.InMemoryStore;
-import io.kolo.bootstrap.JobEnvironment;
-import io.kolo.bootstrap.KeyValueStore;
-import io.kolo.bootstrap.Rendezvous;
-import io.kolo.collective.Collectives;
-import io.kolo.collective.CollectiveOps;
-import io.kolo.collective.Hierarchy;
 import io.kolo.engine.Engine;
 import io.kolo.engine.EngineSettings;
 import io.kolo.engine.Op;
 import io.kolo.engine.OpKind;
-import io.kolo.transport.LocalTransport;
 import io.kolo.transport.Transport;
-import io.kolo.transport.Transports;
 
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.ObjectInputStream;
-import java.io.ObjectOutputStream;
 import java.io.Serializable;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -45,7 +29,7 @@ import java.util.Objects;
  * comm.allreduce(x, ReduceOp.SUM);                          // x == {6, 4} on every rank
  * }</pre>
  */
-public final class Communicator implements AutoCloseable {
+public final class Communicator implements ArrayCollectives, AutoCloseable {
     private final Topology topology;
     private final Engine engine;
     private final Transport transport;
@@ -54,7 +38,7 @@ public final class Communicator implements AutoCloseable {
     private final AutoCloseable[] owned;
     private volatile boolean closed;
 
-    private Communicator(Topology topology, Engine engine, Transport transport, FailureDiagnosis diagnosis,
+    Communicator(Topology topology, Engine engine, Transport transport, FailureDiagnosis diagnosis,
                          AutoCloseable... owned) {
         this.topology = topology;
         this.engine = engine;
@@ -76,56 +60,7 @@ public final class Communicator implements AutoCloseable {
      * @throws KoloTimeoutException     naming the missing ranks when the others do not show up in time
      */
     public static Communicator fromEnvironment(Map<String, String> env) {
-        // Every setting at once, whether or not this job would read it: a typo shows on the first run, not the
-        // first run on several hosts.
-        java.util.List<String> problems = io.kolo.bootstrap.KoloSettings.problems(env);
-        if (!problems.isEmpty()) {
-            String first = problems.getFirst();
-            throw new BadSettingException(first.substring(0, first.indexOf('=')), String.join("; ", problems));
-        }
-        KoloLogging.apply(io.kolo.bootstrap.KoloSettings.LOG_LEVEL.from(env));
-        JobEnvironment job = JobEnvironment.from(env);
-        EngineSettings settings = EngineSettings.fromEnvironment(env);
-        Topology topology = new Topology(job.rank(), job.size(), job.localRank(), job.localSize(), job.crossRank(),
-                job.crossSize());
-        java.util.List<Integer> cpus = CpuBinding.apply(env, job.localRank(), job.localSize());
-        if (io.kolo.bootstrap.KoloSettings.REPORT_BINDINGS.from(env).equals("on")) {
-            // What mpirun --report-bindings prints, one line per rank, on the rank's stderr.
-            System.err.println("kolo: rank " + job.rank() + " (local rank " + job.localRank() + " of "
-                    + job.localSize() + " on " + hostName(env) + ") "
-                    + (cpus.isEmpty() ? "is not bound (" + io.kolo.bootstrap.KoloSettings.BIND_TO.name() + "="
-                    + io.kolo.bootstrap.KoloSettings.BIND_TO.from(env) + ")" : "is bound to CPU"
-                    + (cpus.size() > 1 ? "s " : " ") + CpuBinding.format(cpus)));
-        }
-        if (job.size() == 1) {
-            InMemoryStore store = new InMemoryStore();
-            Transport t = LocalTransport.group(1, settings.timeout()).getFirst();
-            return assemble(topology, t, store, settings, store);
-        }
-        Rendezvous rendezvous = Rendezvous.join(job);
-        Transport transport;
-        try {
-            transport = Transports.connect(job, AdvertisedAddress.choose(job, rendezvous.address().getAddress()),
-                    rendezvous.store(), rendezvous.secret());
-        } catch (RuntimeException e) {
-            rendezvous.close();
-            throw e;
-        }
-        rendezvous.joined();
-        AutoCloseable lastWords = LastWords.listen(job.rank(), rendezvous.store());
-        return assemble(topology, transport, rendezvous.store(), settings, lastWords, rendezvous);
-    }
-
-    private static String hostName(Map<String, String> env) {
-        String assigned = io.kolo.bootstrap.KoloSettings.HOSTNAME.from(env);
-        if (assigned != null) {
-            return assigned;
-        }
-        try {
-            return java.net.InetAddress.getLocalHost().getHostName();
-        } catch (java.io.IOException e) {
-            return "this host";
-        }
+        return Jobs.fromEnvironment(env);
     }
 
     /** {@code size} ranks as threads of this JVM, with the default settings. */
@@ -141,7 +76,7 @@ public final class Communicator implements AutoCloseable {
         if (size < 1) {
             throw new IllegalArgumentException("a job needs at least one rank, not " + size);
         }
-        return localHosts(1, size, EngineSettings.fromEnvironment(settings));
+        return Jobs.localHosts(1, size, EngineSettings.fromEnvironment(settings));
     }
 
     /**
@@ -153,57 +88,7 @@ public final class Communicator implements AutoCloseable {
             throw new IllegalArgumentException("a job needs at least one host and one rank per host, not "
                     + hosts + " x " + perHost);
         }
-        return localHosts(hosts, perHost, EngineSettings.fromEnvironment(settings));
-    }
-
-    private static List<Communicator> localHosts(int hosts, int perHost, EngineSettings engineSettings) {
-        int size = hosts * perHost;
-        InMemoryStore store = new InMemoryStore();
-        List<Transport> transports = LocalTransport.group(size, engineSettings.timeout());
-        List<Topology> everyRank = new ArrayList<>(size);
-        for (int r = 0; r < size; r++) {
-            everyRank.add(new Topology(r, size, r % perHost, perHost, r / perHost, hosts));
-        }
-        List<Communicator> comms = new ArrayList<>(size);
-        for (int r = 0; r < size; r++) {
-            comms.add(assemble(everyRank.get(r), transports.get(r), everyRank, store, engineSettings));
-        }
-        return List.copyOf(comms);
-    }
-
-    /** Every rank's topology is exchanged over {@code transport} first: all ranks must call this together. */
-    private static Communicator assemble(Topology topology, Transport transport, KeyValueStore store,
-                                         EngineSettings settings, AutoCloseable... owned) {
-        return assemble(topology, transport, null, store, settings, owned);
-    }
-
-    /** @param everyRank every rank's topology, or null to exchange them over the transport */
-    private static Communicator assemble(Topology topology, Transport transport, List<Topology> everyRank,
-                                         KeyValueStore store, EngineSettings settings, AutoCloseable... owned) {
-        Collectives flat = new Collectives(transport, settings.smallMessageBytes());
-        CollectiveOps ops;
-        try {
-            List<Topology> all = everyRank != null ? everyRank
-                    : topology.size() == 1 ? List.of(topology) : Hierarchy.agree(flat, topology, settings.algorithms());
-            ops = Hierarchy.select(flat, transport, all, settings.algorithms());
-        } catch (RuntimeException e) {
-            flat.close();
-            transport.close();
-            for (AutoCloseable c : owned) {
-                try {
-                    c.close();
-                } catch (Exception suppressed) {
-                    e.addSuppressed(suppressed);
-                }
-            }
-            throw e;
-        }
-        FailureDiagnosis diagnosis = new FailureDiagnosis(topology.rank(), store, transport);
-        Engine engine = new Engine(ops, settings, diagnosis);
-        AutoCloseable[] all = new AutoCloseable[owned.length + 1];
-        all[0] = ops;
-        System.arraycopy(owned, 0, all, 1, owned.length);
-        return new Communicator(topology, engine, transport, diagnosis, all);
+        return Jobs.localHosts(hosts, perHost, EngineSettings.fromEnvironment(settings));
     }
 
     public Topology topology() {
@@ -235,7 +120,7 @@ public final class Communicator implements AutoCloseable {
     }
 
     /** This rank's engine counters (coordinator rounds, cache hits, fused buffers), for diagnostics. */
-    public io.kolo.engine.EngineStats stats() {
+    public EngineStats stats() {
         return engine.stats();
     }
 
@@ -330,38 +215,6 @@ public final class Communicator implements AutoCloseable {
                 });
     }
 
-    public float[] allreduce(float[] data, ReduceOp op) {
-        allreduce(Tensor.of(data), op);
-        return data;
-    }
-
-    public double[] allreduce(double[] data, ReduceOp op) {
-        allreduce(Tensor.of(data), op);
-        return data;
-    }
-
-    /** In place, sent and reduced as 16-bit floats (see {@link Compression}). */
-    public float[] allreduce(float[] data, ReduceOp op, Compression compression) {
-        allreduce(Tensor.of(data), op, compression);
-        return data;
-    }
-
-    /** In place, sent and reduced as 16-bit floats (see {@link Compression}). */
-    public double[] allreduce(double[] data, ReduceOp op, Compression compression) {
-        allreduce(Tensor.of(data), op, compression);
-        return data;
-    }
-
-    public int[] allreduce(int[] data, ReduceOp op) {
-        allreduce(Tensor.of(data), op);
-        return data;
-    }
-
-    public long[] allreduce(long[] data, ReduceOp op) {
-        allreduce(Tensor.of(data), op);
-        return data;
-    }
-
     /**
      * In place: several tensors negotiated and fused as one unit, so they complete together (Horovod's grouped
      * allreduce). Members are named {@code name.0}, {@code name.1}, ...
@@ -427,22 +280,6 @@ public final class Communicator implements AutoCloseable {
         return submit(o, x -> out[0]);
     }
 
-    public float[] allgather(float[] data) {
-        return allgather(Tensor.of(data)).floats();
-    }
-
-    public double[] allgather(double[] data) {
-        return allgather(Tensor.of(data)).doubles();
-    }
-
-    public int[] allgather(int[] data) {
-        return allgather(Tensor.of(data)).ints();
-    }
-
-    public long[] allgather(long[] data) {
-        return allgather(Tensor.of(data)).longs();
-    }
-
     // ---- broadcast
 
     /** In place: {@code root}'s tensor is copied into every rank's tensor. */
@@ -453,26 +290,6 @@ public final class Communicator implements AutoCloseable {
     public Handle<Tensor> broadcastAsync(String name, Tensor tensor, int root) {
         Op o = Op.of(OpKind.BROADCAST, name, tensor.dataType(), tensor.shape(), tensor.segment()).root(root);
         return submit(o, x -> tensor);
-    }
-
-    public float[] broadcast(float[] data, int root) {
-        broadcast(Tensor.of(data), root);
-        return data;
-    }
-
-    public double[] broadcast(double[] data, int root) {
-        broadcast(Tensor.of(data), root);
-        return data;
-    }
-
-    public int[] broadcast(int[] data, int root) {
-        broadcast(Tensor.of(data), root);
-        return data;
-    }
-
-    public long[] broadcast(long[] data, int root) {
-        broadcast(Tensor.of(data), root);
-        return data;
     }
 
     // ---- alltoall
@@ -548,7 +365,7 @@ public final class Communicator implements AutoCloseable {
         long[] length = {0};
         byte[] bytes = null;
         if (rank() == root) {
-            bytes = serialize(object);
+            bytes = ObjectCodec.serialize(object);
             length[0] = bytes.length;
         }
         broadcast(length, root);
@@ -556,40 +373,21 @@ public final class Communicator implements AutoCloseable {
             bytes = new byte[Math.toIntExact(length[0])];
         }
         broadcast(Tensor.of(bytes, DataType.UINT8), root);
-        return deserialize(bytes);
+        return ObjectCodec.deserialize(bytes);
     }
 
     /** Every rank's object, in rank order. */
     public <T extends Serializable> List<T> allgatherObject(T object) {
-        byte[] mine = serialize(object);
+        byte[] mine = ObjectCodec.serialize(object);
         long[] lengths = allgather(new long[]{mine.length});
         byte[] all = allgather(Tensor.of(mine, DataType.UINT8)).bytes();
         List<T> out = new ArrayList<>(size());
         int off = 0;
         for (long len : lengths) {
-            out.add(deserialize(java.util.Arrays.copyOfRange(all, off, off + (int) len)));
+            out.add(ObjectCodec.deserialize(java.util.Arrays.copyOfRange(all, off, off + (int) len)));
             off += (int) len;
         }
         return out;
-    }
-
-    private static byte[] serialize(Object o) {
-        try (ByteArrayOutputStream bytes = new ByteArrayOutputStream(); ObjectOutputStream out = new ObjectOutputStream(bytes)) {
-            out.writeObject(o);
-            out.flush();
-            return bytes.toByteArray();
-        } catch (IOException e) {
-            throw new IllegalArgumentException("cannot serialise " + o.getClass().getName() + ": " + e.getMessage(), e);
-        }
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T> T deserialize(byte[] bytes) {
-        try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes))) {
-            return (T) in.readObject();
-        } catch (IOException | ClassNotFoundException e) {
-            throw new KoloException("cannot deserialise an object from another rank: " + e.getMessage(), e);
-        }
     }
 
     // ---- plumbing

@@ -30,7 +30,7 @@ final class FuzzRank {
     }
 
     /** What the run exercised, for checking that the fuzzer reaches the paths it is meant to. */
-    record Coverage(int batches, int mismatches, int joins, io.kolo.engine.EngineStats engine) {
+    record Coverage(int batches, int mismatches, int joins, io.kolo.EngineStats engine) {
     }
 
     Coverage coverage(int batches) {

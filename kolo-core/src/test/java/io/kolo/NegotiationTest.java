@@ -1,6 +1,5 @@
 package io.kolo;
 
-import io.kolo.engine.EngineStats;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

@@ -1,5 +1,6 @@
 package io.kolo.engine;
 
+import io.kolo.EngineStats;
 import io.kolo.KoloException;
 import io.kolo.collective.CollectiveOps;
 import io.kolo.collective.Scratch;

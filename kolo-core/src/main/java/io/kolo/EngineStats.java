@@ -1,4 +1,4 @@
-package io.kolo.engine;
+package io.kolo;
 
 /**
  * Counters of one rank's engine, for diagnostics and tests: how often the coordinator was needed, how many

@@ -1,0 +1,135 @@
+package io.kolo;
+
+import io.kolo.bootstrap.AdvertisedAddress;
+import io.kolo.bootstrap.CpuBinding;
+import io.kolo.bootstrap.InMemoryStore;
+import io.kolo.bootstrap.JobEnvironment;
+import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.bootstrap.Rendezvous;
+import io.kolo.collective.CollectiveOps;
+import io.kolo.collective.Collectives;
+import io.kolo.collective.Hierarchy;
+import io.kolo.engine.Engine;
+import io.kolo.engine.EngineSettings;
+import io.kolo.transport.LocalTransport;
+import io.kolo.transport.Transport;
+import io.kolo.transport.Transports;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * How a {@link Communicator} comes to be: the settings checked, the rendezvous joined, the transports connected, the
+ * algorithms chosen for the topology, and the engine started on top; or, for tests and several ranks per JVM, ranks
+ * as threads over an in-memory transport.
+ */
+final class Jobs {
+    private Jobs() {
+    }
+
+    /** Joins the job described by {@code env} (see {@link Communicator#fromEnvironment(Map)}). */
+    static Communicator fromEnvironment(Map<String, String> env) {
+        // Every setting at once, whether or not this job would read it: a typo shows on the first run, not the
+        // first run on several hosts.
+        java.util.List<String> problems = io.kolo.bootstrap.KoloSettings.problems(env);
+        if (!problems.isEmpty()) {
+            String first = problems.getFirst();
+            throw new BadSettingException(first.substring(0, first.indexOf('=')), String.join("; ", problems));
+        }
+        KoloLogging.apply(io.kolo.bootstrap.KoloSettings.LOG_LEVEL.from(env));
+        JobEnvironment job = JobEnvironment.from(env);
+        EngineSettings settings = EngineSettings.fromEnvironment(env);
+        Topology topology = new Topology(job.rank(), job.size(), job.localRank(), job.localSize(), job.crossRank(),
+                job.crossSize());
+        java.util.List<Integer> cpus = CpuBinding.apply(env, job.localRank(), job.localSize());
+        if (io.kolo.bootstrap.KoloSettings.REPORT_BINDINGS.from(env).equals("on")) {
+            // What mpirun --report-bindings prints, one line per rank, on the rank's stderr.
+            System.err.println("kolo: rank " + job.rank() + " (local rank " + job.localRank() + " of "
+                    + job.localSize() + " on " + hostName(env) + ") "
+                    + (cpus.isEmpty() ? "is not bound (" + io.kolo.bootstrap.KoloSettings.BIND_TO.name() + "="
+                    + io.kolo.bootstrap.KoloSettings.BIND_TO.from(env) + ")" : "is bound to CPU"
+                    + (cpus.size() > 1 ? "s " : " ") + CpuBinding.format(cpus)));
+        }
+        if (job.size() == 1) {
+            InMemoryStore store = new InMemoryStore();
+            Transport t = LocalTransport.group(1, settings.timeout()).getFirst();
+            return assemble(topology, t, store, settings, store);
+        }
+        Rendezvous rendezvous = Rendezvous.join(job);
+        Transport transport;
+        try {
+            transport = Transports.connect(job, AdvertisedAddress.choose(job, rendezvous.address().getAddress()),
+                    rendezvous.store(), rendezvous.secret());
+        } catch (RuntimeException e) {
+            rendezvous.close();
+            throw e;
+        }
+        rendezvous.joined();
+        AutoCloseable lastWords = LastWords.listen(job.rank(), rendezvous.store());
+        return assemble(topology, transport, rendezvous.store(), settings, lastWords, rendezvous);
+    }
+
+    private static String hostName(Map<String, String> env) {
+        String assigned = io.kolo.bootstrap.KoloSettings.HOSTNAME.from(env);
+        if (assigned != null) {
+            return assigned;
+        }
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            return "this host";
+        }
+    }
+
+    static List<Communicator> localHosts(int hosts, int perHost, EngineSettings engineSettings) {
+        int size = hosts * perHost;
+        InMemoryStore store = new InMemoryStore();
+        List<Transport> transports = LocalTransport.group(size, engineSettings.timeout());
+        List<Topology> everyRank = new ArrayList<>(size);
+        for (int r = 0; r < size; r++) {
+            everyRank.add(new Topology(r, size, r % perHost, perHost, r / perHost, hosts));
+        }
+        List<Communicator> comms = new ArrayList<>(size);
+        for (int r = 0; r < size; r++) {
+            comms.add(assemble(everyRank.get(r), transports.get(r), everyRank, store, engineSettings));
+        }
+        return List.copyOf(comms);
+    }
+
+    /** Every rank's topology is exchanged over {@code transport} first: all ranks must call this together. */
+    private static Communicator assemble(Topology topology, Transport transport, KeyValueStore store,
+                                         EngineSettings settings, AutoCloseable... owned) {
+        return assemble(topology, transport, null, store, settings, owned);
+    }
+
+    /** @param everyRank every rank's topology, or null to exchange them over the transport */
+    private static Communicator assemble(Topology topology, Transport transport, List<Topology> everyRank,
+                                         KeyValueStore store, EngineSettings settings, AutoCloseable... owned) {
+        Collectives flat = new Collectives(transport, settings.smallMessageBytes());
+        CollectiveOps ops;
+        try {
+            List<Topology> all = everyRank != null ? everyRank
+                    : topology.size() == 1 ? List.of(topology) : Hierarchy.agree(flat, topology, settings.algorithms());
+            ops = Hierarchy.select(flat, transport, all, settings.algorithms());
+        } catch (RuntimeException e) {
+            flat.close();
+            transport.close();
+            for (AutoCloseable c : owned) {
+                try {
+                    c.close();
+                } catch (Exception suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw e;
+        }
+        FailureDiagnosis diagnosis = new FailureDiagnosis(topology.rank(), store, transport);
+        Engine engine = new Engine(ops, settings, diagnosis);
+        AutoCloseable[] all = new AutoCloseable[owned.length + 1];
+        all[0] = ops;
+        System.arraycopy(owned, 0, all, 1, owned.length);
+        return new Communicator(topology, engine, transport, diagnosis, all);
+    }
+
+}
