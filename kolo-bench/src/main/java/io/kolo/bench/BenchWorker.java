@@ -135,9 +135,8 @@ public final class BenchWorker {
 
     /**
      * A JVM runs a new code path interpreted first and compiles it after some thousands of calls, and C2 keeps
-     * recompiling the engine's path for a few seconds; measured on the 2-vCPU VM with ranks pinned to one CPU each,
-     * 64 KiB allreduces averaged 63 us in the first second after 40,000 ops, 35 us in the next and 15-18 us from
-     * the third on, because the compiler thread took turns with the rank on its CPU. A training job runs the same
+     * recompiling the engine's path for a few seconds; with ranks pinned to one CPU each, the compiler thread takes
+     * turns with the rank on its CPU, and the first seconds' ops run several times slower. A training job runs the same
      * ops for hours (JMH warms up for the same reason), so the first size and the largest one up to 1 MiB run for
      * {@link #JIT_WARMUP_NANOS} before anything is timed, and then until no rank's JIT has compiled anything for
      * {@link #JIT_QUIET_NANOS}: the compiler thread shares the rank's pinned CPU, and its queue of hot methods
@@ -228,8 +227,8 @@ public final class BenchWorker {
     /**
      * The timed loop, a method of its own: the JIT warm-up compiles it, and a branch that only a measured size takes
      * in {@link #measure} (taking turns) can then send only that caller back to the interpreter, not the loop. With
-     * the loop inside measure, adding that branch gave 8 ms outliers and 1 KiB over TCP averaging 200 us instead of
-     * 11 (measured; most likely the loop recompiling while it was timed).
+     * the loop inside measure, adding that branch gave millisecond outliers and small-message averages many times the
+     * medians (most likely the loop recompiling while it was timed).
      */
     private void time(String name, Tensor tensor, long[] splits, MemorySegment nanos, long at, int n) {
         for (int i = 0; i < n; i++) {
@@ -257,9 +256,8 @@ public final class BenchWorker {
      * The step's warm-up iterations, then more in rounds of as many until rank 0 has spent
      * {@link #SIZE_WARMUP_NANOS} on this size and no rank's JIT has compiled for as long (at most
      * {@link #SIZE_WARMUP_MAX_NANOS}): the first ops under a new name take paths the JIT had compiled away
-     * (the coordinator's), it recompiles the engine's cycle, and ops run several times slower until it has (measured
-     * on the 2-vCPU VM: 1 KiB allreduces at 4-8 us for the first tens of milliseconds after a new name, 1.7 us once
-     * settled). A training loop repeats its names for hours; the bench times that steady state. Warm-up 0 means none.
+     * (the coordinator's), it recompiles the engine's cycle, and ops run several times slower until it has, for
+     * tens of milliseconds after a new name. A training loop repeats its names for hours; the bench times that steady state. Warm-up 0 means none.
      */
     private void warmUp(Step step, String name, Tensor tensor, long[] splits, MemorySegment more) {
         if (step.warmup() == 0) {

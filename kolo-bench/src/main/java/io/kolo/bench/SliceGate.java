@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Lets {@code kolo bench --compare} take turns between Kolo and a peer at every size, so that both meet the machine in
- * the same state: a VM's memory speed can change by 2x from one minute to the next (measured on the 2-vCPU VM), and
+ * the same state: a VM's memory speed can change by 2x from one minute to the next, and
  * series run one after the other then compare two different machines.
  *
  * <p>The Kolo ranks split each size's timed iterations into slices. Before slice {@code k} rank 0 announces it (file

@@ -11,7 +11,7 @@ public record Step(long bytes, int iterations, int warmup) {
     /**
      * Bytes moved per size by default: enough repetitions for a stable median, a few seconds at most per size. Small
      * messages repeat up to 2,000 times: at a few microseconds per op, one descheduled iteration (milliseconds on a
-     * 2-vCPU machine) would otherwise move a 200-iteration average by tens of percent.
+     * busy machine) would otherwise move a 200-iteration average by tens of percent.
      */
     static final long BYTES_PER_SIZE = 512L << 20;
     static final int MIN_ITERATIONS = 5;

@@ -10,7 +10,8 @@ import java.lang.foreign.MemorySegment;
  * {@link io.kolo.transport.Transport} and never learns which transport it is.
  *
  * <p>Every rank calls the same method with compatible arguments in the same order (the engine's
- * negotiation guarantees that). Buffers are native segments owned by the caller. Results are
+ * negotiation guarantees that). Buffers are segments owned by the caller, native or on the Java heap (a tensor
+ * reduced where it lies may be a Java array); both work everywhere, native memory is faster. Results are
  * bit-identical on every rank. Implementations do not allocate per call in steady state (scratch
  * memory grows and is reused).
  */

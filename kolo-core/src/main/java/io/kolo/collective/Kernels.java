@@ -60,8 +60,8 @@ public final class Kernels {
         long bytes = Math.multiplyExact(count, (long) type.byteSize());
         Objects.checkFromIndexSize(accOffset, bytes, acc.byteSize());
         Objects.checkFromIndexSize(inOffset, bytes, in.byteSize());
-        // Native memory only: on a Java array's memory the Vector API takes a slow path (measured ~4 ms per MiB of
-        // float32 instead of ~0.05), and mixing kinds at one call site slows the loops for both.
+        // Native memory only: on a Java array's memory the Vector API takes a slow path (orders of magnitude slower in
+        // KernelBenchmark), and mixing kinds at one call site slows the loops for both.
         if (VECTORS && acc.isNative() && in.isNative()) {
             long done = VectorKernels.reduce(acc, accOffset, in, inOffset, count, type, op);
             if (done > 0) {

@@ -13,7 +13,7 @@ import java.nio.ByteOrder;
 /**
  * SIMD reduction loops through the Vector API for the types gradients and counters use (FLOAT32, FLOAT64, INT32,
  * INT64). C2 does not vectorise the scalar loops over {@link MemorySegment} in {@link Kernels} (two segments may
- * alias), which measured 4-5x slower on in-cache float32 data (about 0.8 ns against 0.17 ns per element).
+ * alias), several times slower on in-cache float32 data (JMH {@code KernelBenchmark}, docs/performance.md).
  *
  * <p>Loaded only when the JVM runs with {@code --add-modules jdk.incubator.vector} ({@link Kernels#VECTORS} is
  * checked without loading this class); {@code kolo run} adds it to the java commands it builds. Results are

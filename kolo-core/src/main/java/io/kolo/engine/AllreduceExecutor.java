@@ -10,8 +10,8 @@ final class AllreduceExecutor implements OpExecutor {
     /**
      * Tensors this large in a fused response are reduced where they lie, each with a collective call of its own. On
      * CPUs the copy into the fusion buffer and back runs at memory speed, like the transfer itself, while an extra
-     * call costs microseconds over shared memory and a ring's latency over TCP, both small beside copying 2 MiB (see
-     * docs/performance.md, "Fusion", and {@code kolo bench allreduce} with a timeline).
+     * call costs microseconds over shared memory and a ring's latency over TCP, both small beside copying 2 MiB (docs/performance.md,
+     * "Measured constants").
      */
     static final long IN_PLACE_MIN_BYTES = 1L << 20;
 

@@ -5,10 +5,9 @@ import java.util.Arrays;
 /**
  * Picks, message by message, how a large message from native memory travels over shared memory: read once straight
  * out of the sender's memory by the kernel ({@link CrossMemory}), or copied twice through the ring. Neither wins
- * everywhere, and the winner changes while a job runs: on the 2-vCPU VM of docs/performance.md, a 1 MiB allreduce
- * took 163 us through the ring against 207 us as single copies in one of the memory's modes, and 362 against
- * 269 us in the other, and the modes swap within seconds. (Open MPI, which reads large messages with the kernel copy
- * too, ran 10-14 % faster with it turned off in the first mode.)
+ * everywhere, and the winner changes while a job runs: on a VM whose memory changes speed from one minute to the
+ * next, the ring wins in one mode and the single copy in the other ({@code kolo bench allreduce -np 2 -x
+ * KOLO_SHM_SINGLE_COPY=1} against {@code =0}, alternated; docs/performance.md, "Measured constants").
  *
  * <p>So the sender measures both, per power-of-two size class, in probes: {@link #PROBE} messages as single copies,
  * then {@link #PROBE} through the ring, the first {@link #SETTLE} of each not counted (they pay for the switch;

@@ -55,7 +55,7 @@ public final class ShmTransport implements Transport {
     /**
      * Largest piece published at once, so the consumer starts copying while the producer still copies, and a piece is
      * still in cache when it is copied out. Measured with {@code kolo bench allreduce} at 256 KiB to 4 MiB against 32
-     * and 256 KiB pieces (see docs/performance.md, "Shared memory").
+     * and 256 KiB pieces (docs/performance.md, "Measured constants").
      */
     static final long CHUNK = 64 << 10;
     /**
@@ -75,7 +75,7 @@ public final class ShmTransport implements Transport {
     /**
      * Received pieces at least this large are combined straight out of the ring; smaller ones are staged and
      * combined in one pass, which measured faster below it ({@code kolo bench allreduce -np 2}, see
-     * docs/performance.md, "Shared memory").
+     * docs/performance.md, "Measured constants").
      */
     static final long COMBINE_IN_PLACE_MIN_BYTES = 256 << 10;
     /**
@@ -88,7 +88,8 @@ public final class ShmTransport implements Transport {
     /**
      * Messages this large always travel as single copies where they may: a message as large as the default ring
      * cannot run ahead of its reader, and single copies measured faster than both the ring and choosing between them
-     * at 2 and 4 MiB allreduces ({@code kolo bench allreduce -np 2 -x KOLO_SHM_SINGLE_COPY=...}, docs/performance.md).
+     * at 2 and 4 MiB allreduces ({@code kolo bench allreduce -np 2 -x KOLO_SHM_SINGLE_COPY=...};
+     * docs/performance.md, "Measured constants").
      */
     static final long CHOICE_MAX_BYTES = 1L << 20;
     /** Header kinds, before every message of {@link #DIRECT_MIN_BYTES} or more between ranks that can read directly. */

@@ -6,8 +6,9 @@ import java.lang.foreign.MemorySegment;
  * Point-to-point byte movement between the ranks of one job. Algorithms are written against this
  * interface only; they never know whether bytes travel over TCP, shared memory or inside one JVM.
  *
- * <p>All methods are called from one thread per rank (the engine's background thread), so
- * implementations need no internal locking for concurrent callers. Messages between a pair of ranks
+ * <p>A rank's methods are called by one thread at a time: the engine's background thread, or a caller that drives
+ * the engine's cycles while it waits for its op (the engine's cycle lock orders them), so implementations need no
+ * internal locking for concurrent callers, but must not assume one fixed thread. Messages between a pair of ranks
  * arrive in the order they were sent, and each receive takes exactly one send's bytes: callers pair every send with
  * a receive of the same length, as MPI does (shared memory relies on it to read a large message straight from the
  * sender's memory). Every blocking call gives up after the transport's timeout with
