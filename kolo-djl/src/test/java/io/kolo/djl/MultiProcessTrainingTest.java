@@ -1,5 +1,6 @@
 package io.kolo.djl;
 
+import io.kolo.djl.testing.ProcessJob;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;

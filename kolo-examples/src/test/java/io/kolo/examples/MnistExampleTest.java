@@ -1,6 +1,6 @@
 package io.kolo.examples;
 
-import io.kolo.djl.ProcessJob;
+import io.kolo.djl.testing.ProcessJob;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

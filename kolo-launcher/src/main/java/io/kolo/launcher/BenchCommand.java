@@ -266,7 +266,7 @@ final class BenchCommand implements Subcommand {
             new CommandLine(run).setExpandAtFiles(false).parseArgs(runArgs.toArray(String[]::new));
             RunCommand.Plan plan = run.plan(env, Hosts.localNames());
             // The ranks' progress goes to stderr so stdout carries only the table.
-            int code = RunCommand.execute(plan, err, err, installShutdownHook);
+            int code = JobStart.execute(plan, err, err, installShutdownHook);
             if (code != 0) {
                 throw new BenchSuite.BenchFailure("the Kolo ranks (KOLO_TRANSPORT=" + transport
                         + ") exited with code " + code + "; their output above says why");

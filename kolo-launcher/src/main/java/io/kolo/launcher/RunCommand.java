@@ -1,9 +1,5 @@
 package io.kolo.launcher;
 
-import io.kolo.bootstrap.JobSecret;
-import io.kolo.transport.ShmSegments;
-import io.kolo.transport.Transports;
-import io.kolo.bootstrap.RendezvousServer;
 import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -13,7 +9,6 @@ import picocli.CommandLine.Parameters;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -21,7 +16,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
-import java.util.stream.Collectors;
 
 @Command(name = "run", sortOptions = false, separator = " ",
         description = {"Start N ranks of a program on this machine or over ssh on several hosts, tagged output,"
@@ -157,7 +151,7 @@ final class RunCommand implements Subcommand {
         if (node.given()) {
             return NodeRun.execute(nodePlan(System.getenv()), out, err, installShutdownHook);
         }
-        return execute(plan(System.getenv(), Hosts.localNames()), out, err, installShutdownHook);
+        return JobStart.execute(plan(System.getenv(), Hosts.localNames()), out, err, installShutdownHook);
     }
 
     /** The per-node launcher's plan (--nnodes): this node's ranks only, no hosts to reach. */
@@ -337,113 +331,6 @@ final class RunCommand implements Subcommand {
             throw new UsageException("no command to run: kolo run -np N -- COMMAND [ARGS...]");
         }
         return List.copyOf(command);
-    }
-
-    /** Starts the job and waits for it; the launcher's exit code. */
-    static int execute(Plan plan, PrintStream out, PrintStream err, boolean installShutdownHook)
-            throws InterruptedException {
-        plan.warnings().forEach(err::println);
-        if (plan.verbose()) {
-            plan.display().ignored().forEach(err::println);
-        }
-        if (plan.display().map()) {
-            err.println(displayMap(plan.slots()));
-        }
-        Map<String, Preflight.Reachable> reachable = Map.of();
-        if (!plan.remoteHosts().isEmpty()) {
-            try {
-                reachable = Preflight.check(plan.ssh(), plan.remoteHosts(), plan.workingDirectory(),
-                        java.time.Duration.ofSeconds(plan.startTimeoutSeconds()));
-            } catch (Preflight.HostsUnreachable e) {
-                err.println(e.getMessage());
-                err.flush();
-                return Job.START_FAILED;
-            }
-        }
-        RendezvousAddress where;
-        try {
-            where = RendezvousAddress.choose(plan.networkInterface(), reachable);
-        } catch (IllegalArgumentException e) {
-            err.println("kolo: " + e.getMessage());
-            return Main.USAGE;
-        }
-        JobSecret secret = JobSecret.generate();
-        RendezvousServer server;
-        try {
-            server = RendezvousServer.start(where.bind(), 0, secret);
-        } catch (RuntimeException e) {
-            err.println("kolo: " + e.getMessage());
-            return 1;
-        }
-        // Segments of earlier jobs that were killed before their ranks could unlink them.
-        ShmSegments.removeStale();
-        try (server) {
-            int port = server.address().getPort();
-            List<Job.RankLaunch> launches = new ArrayList<>();
-            for (Topology.Slot slot : plan.slots()) {
-                boolean remote = reachable.containsKey(slot.host());
-                InetSocketAddress store = new InetSocketAddress(where.forHost(slot.host()), port);
-                Map<String, String> kolo = RankEnvironment.koloVars(slot, store, secret, plan.startTimeoutSeconds());
-                // An interface name means the same on every host; an address is only this host's.
-                if (plan.networkInterface() != null && (!remote || !isAddress(plan.networkInterface()))) {
-                    kolo.put("KOLO_IFACE", plan.networkInterface());
-                }
-                Map<String, String> env = new LinkedHashMap<>(plan.exports());
-                env.putAll(kolo);
-                if (plan.verbose()) {
-                    err.println(RankEnvironment.describe(slot.rank(), plan.command(), kolo, plan.exports())
-                            + (remote ? "\nkolo: rank " + slot.rank() + " runs on " + slot.host() + " over ssh" : ""));
-                }
-                if (remote) {
-                    launches.add(Job.RankLaunch.remote(slot.rank(), plan.command(), RankWrapper.detached(
-                            plan.ssh().argv(slot.host(), RankWrapper.remoteCommand(plan.workingDirectory(),
-                                    plan.command()))), slot.host(), RankWrapper.environmentLine(env)));
-                } else {
-                    launches.add(Job.RankLaunch.local(slot.rank(), plan.command(), env, plan.workingDirectory()));
-                }
-            }
-            Job job = new Job(launches, server, out, err, plan.outputDir(), Job.DEFAULT_GRACE)
-                    .timestampOutput(plan.display().timestamps());
-            Thread hook = installShutdownHook ? new Thread(job::stop, "kolo-shutdown") : null;
-            if (hook != null) {
-                Runtime.getRuntime().addShutdownHook(hook);
-            }
-            try {
-                return job.run();
-            } finally {
-                // Ranks unlink their segments right after setup; this catches a job killed during setup.
-                ShmSegments.removeJob(Transports.jobTag(secret));
-                if (hook != null) {
-                    try {
-                        Runtime.getRuntime().removeShutdownHook(hook);
-                    } catch (IllegalStateException shuttingDown) {
-                        // The hook is already running and will finish the job off.
-                    }
-                }
-            }
-        }
-    }
-
-    /** mpirun --display-map: each host with its ranks, then one line per rank. */
-    static String displayMap(List<Topology.Slot> slots) {
-        StringBuilder sb = new StringBuilder("kolo: map of " + slots.size() + " rank" + (slots.size() == 1 ? "" : "s")
-                + ":");
-        Map<String, List<Integer>> byHost = new LinkedHashMap<>();
-        for (Topology.Slot s : slots) {
-            byHost.computeIfAbsent(s.host(), h -> new ArrayList<>()).add(s.rank());
-        }
-        byHost.forEach((host, ranks) -> sb.append("\nkolo:   host ").append(host).append(": ranks ")
-                .append(ranks.stream().map(String::valueOf).collect(Collectors.joining(","))));
-        for (Topology.Slot s : slots) {
-            sb.append("\nkolo:   rank ").append(s.rank()).append(" on ").append(s.host()).append(": local rank ")
-                    .append(s.localRank()).append(" of ").append(s.localSize()).append(", cross rank ")
-                    .append(s.crossRank()).append(" of ").append(s.crossSize());
-        }
-        return sb.toString();
-    }
-
-    private static boolean isAddress(String iface) {
-        return iface.indexOf(':') >= 0 || iface.matches("\\d{1,3}(\\.\\d{1,3}){3}");
     }
 
     /**

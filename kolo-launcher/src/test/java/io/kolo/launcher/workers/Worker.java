@@ -3,6 +3,7 @@ package io.kolo.launcher.workers;
 import io.kolo.Kolo;
 import io.kolo.KoloException;
 import io.kolo.ReduceOp;
+import io.kolo.bootstrap.KoloSettings;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -89,10 +90,14 @@ public final class Worker {
                 }
             }
             if (settings) {
-                io.kolo.engine.EngineSettings e = io.kolo.engine.EngineSettings.fromEnvironment(System.getenv());
-                System.out.println("rank " + rank + " settings fusion=" + e.fusionThresholdBytes() + " cycle="
-                        + e.cycleTime().toNanos() / 1e6 + " cache=" + e.cacheCapacity() + " timeline=" + e.timeline()
-                        + " markCycles=" + e.markCycles() + " stallCheck=" + e.stallCheckTime().toSeconds()
+                // Through the settings the engine reads them with (HOROVOD_* stand-ins included).
+                java.util.Map<String, String> env = System.getenv();
+                System.out.println("rank " + rank + " settings fusion=" + KoloSettings.FUSION_THRESHOLD.from(env)
+                        + " cycle=" + KoloSettings.CYCLE_TIME.from(env) + " cache=" + KoloSettings.CACHE_CAPACITY.from(env)
+                        + " timeline=" + KoloSettings.TIMELINE.from(env) + " markCycles="
+                        + KoloSettings.TIMELINE_MARK_CYCLES.from(env) + " stallCheck="
+                        + (KoloSettings.STALL_CHECK_DISABLE.from(env).equals("on") ? "off"
+                        : KoloSettings.STALL_CHECK_TIME_SECONDS.from(env))
                         + " host=" + System.getenv("KOLO_HOSTNAME") + " local=" + Kolo.localRank() + "/"
                         + Kolo.localSize() + " wd=" + Path.of("").toAbsolutePath());
             }

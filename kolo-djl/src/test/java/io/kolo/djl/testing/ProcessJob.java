@@ -1,6 +1,6 @@
-package io.kolo.djl;
+package io.kolo.djl.testing;
 
-import io.kolo.bootstrap.JobSecret;
+
 
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -28,7 +28,9 @@ public final class ProcessJob {
         try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             port = s.getLocalPort();
         }
-        String secret = JobSecret.generate().toHex();
+        byte[] key = new byte[32];
+        new java.security.SecureRandom().nextBytes(key);
+        String secret = java.util.HexFormat.of().formatHex(key);
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<Process> processes = new ArrayList<>();
         try {

@@ -1,0 +1,21 @@
+/**
+ * Kolo's collectives for the JVM: {@code io.kolo} is the whole public API ({@link io.kolo.Kolo}, {@link
+ * io.kolo.Communicator}, {@link io.kolo.Tensor}, ...). The engine, the algorithms and the transports are internal; the
+ * launcher reaches the bootstrap and the transports' cleanup, the benchmarks the reduction kernels, and nothing else
+ * does.
+ *
+ * <pre>{@code
+ * Kolo.init();                                   // joins the job its environment describes
+ * float[] grads = ...;
+ * Kolo.allreduce(grads, ReduceOp.AVERAGE);       // every rank now holds the average
+ * }</pre>
+ */
+module io.kolo.core {
+    requires java.logging;
+    requires static jdk.incubator.vector;
+
+    exports io.kolo;
+    exports io.kolo.bootstrap to io.kolo.launcher;
+    exports io.kolo.transport to io.kolo.launcher;
+    exports io.kolo.collective to io.kolo.bench;
+}

@@ -1,0 +1,8 @@
+/** Runnable examples: {@code kolo run -np N --example NAME}. */
+module io.kolo.examples {
+    requires io.kolo.core;
+    requires io.kolo.djl;
+    requires java.net.http;
+
+    exports io.kolo.examples;
+}
