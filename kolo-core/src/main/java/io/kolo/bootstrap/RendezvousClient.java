@@ -48,7 +48,7 @@ public final class RendezvousClient implements KeyValueStore {
      */
     public static RendezvousClient connect(InetSocketAddress server, JobSecret secret, Duration connectTimeout) {
         long deadline = System.nanoTime() + connectTimeout.toNanos();
-        Duration backoff = FIRST_BACKOFF;
+        RetryDelay delay = new RetryDelay(FIRST_BACKOFF, MAX_BACKOFF);
         IOException last = null;
         while (true) {
             long leftMs = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
@@ -58,15 +58,14 @@ public final class RendezvousClient implements KeyValueStore {
             } catch (ConnectException | SocketTimeoutException e) {
                 closeQuietly(socket);
                 last = e;
-                if (System.nanoTime() + backoff.toNanos() >= deadline) {
+                if (!delay.fitsBefore(deadline)) {
                     KoloTimeoutException t = new KoloTimeoutException("could not reach the rendezvous server at "
                             + hostPort(server) + " within " + Durations.describe(connectTimeout)
                             + " (" + last.getMessage() + "); is the launcher (or rank 0) running?");
                     t.initCause(last);
                     throw t;
                 }
-                sleep(backoff);
-                backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
+                sleep(delay, deadline);
                 continue;
             } catch (IOException e) {
                 closeQuietly(socket);
@@ -196,9 +195,9 @@ public final class RendezvousClient implements KeyValueStore {
         return (a.getAddress() != null ? a.getAddress().getHostAddress() : a.getHostString()) + ":" + a.getPort();
     }
 
-    private static void sleep(Duration d) {
+    private static void sleep(RetryDelay delay, long deadline) {
         try {
-            Thread.sleep(d);
+            delay.sleep(deadline);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new KoloException("interrupted while connecting to the rendezvous server", e);

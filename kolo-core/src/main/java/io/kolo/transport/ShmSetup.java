@@ -1,8 +1,8 @@
 package io.kolo.transport;
 
 import io.kolo.KoloException;
-import io.kolo.KoloTimeoutException;
 import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.bootstrap.StartWait;
 import io.kolo.bootstrap.StoreKeys;
 
 import java.lang.foreign.Arena;
@@ -189,22 +189,7 @@ final class ShmSetup {
 
     private static String await(KeyValueStore store, String key, long deadline, int rank, int peer,
                                 Duration startTimeout, String what) {
-        try {
-            return store.get(key, Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
-        } catch (KoloTimeoutException e) {
-            throw new KoloTimeoutException("rank " + rank + " timed out after " + io.kolo.bootstrap.Durations.describe(startTimeout)
-                    + " waiting for rank " + peer + " " + what + " (it did not start, failed during startup, or cannot"
-                    + " reach the rendezvous server); raise KOLO_START_TIMEOUT_SECONDS if it legitimately starts"
-                    + " this slowly");
-        } catch (KoloException e) {
-            if (e instanceof KoloTimeoutException) {
-                throw e;
-            }
-            throw new KoloException("rank " + rank + " was waiting for rank " + peer + " " + what + " when the"
-                    + " rendezvous store went away (" + e.getMessage() + "); rank " + peer + " did not start in time or"
-                    + " failed during startup; raise KOLO_START_TIMEOUT_SECONDS if it legitimately starts this slowly",
-                    e);
-        }
+        return StartWait.await(store, key, deadline, rank, "rank " + peer, startTimeout, what);
     }
 
 }

@@ -1,5 +1,6 @@
 package io.kolo.transport;
 
+import io.kolo.bootstrap.StartWait;
 import io.kolo.bootstrap.StoreKeys;
 import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
@@ -158,19 +159,13 @@ final class TcpMeshBuilder implements AutoCloseable {
             try {
                 value = store.get(StoreKeys.address(peer), remaining());
             } catch (KoloTimeoutException e) {
-                List<Integer> missing = missingPeers(peer);
-                throw new KoloTimeoutException("rank " + rank + " timed out after " + io.kolo.bootstrap.Durations.describe(startTimeout)
-                        + " waiting for " + ranks(missing) + " to publish a data-plane address in the"
-                        + " rendezvous store (they did not start, failed during startup, or cannot reach the"
-                        + " rendezvous server); raise KOLO_START_TIMEOUT_SECONDS if they legitimately start"
-                        + " this slowly");
+                // Name every rank still missing, not only the first one looked up.
+                throw StartWait.timedOut(rank, ranks(missingPeers(peer)), startTimeout,
+                        "to publish a data-plane address in the rendezvous store");
             } catch (KoloException e) {
                 // Usually the store's host (rank 0) hit its own start timeout first and exited: say what this
                 // rank was waiting for, not only that the store vanished.
-                throw new KoloException("rank " + rank + " was waiting for rank " + peer + " to publish its"
-                        + " data-plane address when the rendezvous store went away (" + e.getMessage() + "); rank "
-                        + peer + " did not start in time or failed during startup; raise"
-                        + " KOLO_START_TIMEOUT_SECONDS if it legitimately starts this slowly", e);
+                throw StartWait.storeGone(rank, "rank " + peer, "to publish its data-plane address", e);
             }
             addresses[peer] = parse(peer, value);
         }

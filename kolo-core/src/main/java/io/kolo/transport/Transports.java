@@ -1,8 +1,7 @@
 package io.kolo.transport;
 
+import io.kolo.bootstrap.StartWait;
 import io.kolo.bootstrap.StoreKeys;
-import io.kolo.KoloException;
-import io.kolo.KoloTimeoutException;
 import io.kolo.bootstrap.JobEnvironment;
 import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
@@ -13,7 +12,6 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Map;
@@ -111,20 +109,8 @@ public final class Transports {
             if (r == job.rank()) {
                 return true;
             }
-            try {
-                return mine.equals(store.get(StoreKeys.host(r), Duration.ofNanos(Math.max(1, deadline - System.nanoTime()))));
-            } catch (KoloTimeoutException e) {
-                throw new KoloTimeoutException("rank " + job.rank() + " timed out after "
-                        + io.kolo.bootstrap.Durations.describe(job.startTimeout()) + " waiting for rank " + r + " to publish its"
-                        + " host (it did not start, failed during startup, or cannot reach the rendezvous server);"
-                        + " raise KOLO_START_TIMEOUT_SECONDS if it legitimately starts this slowly");
-            } catch (KoloException e) {
-                // Usually the store's host (rank 0) hit its own start timeout first and exited.
-                throw new KoloException("rank " + job.rank() + " was waiting for rank " + r + " to publish its host"
-                        + " when the rendezvous store went away (" + e.getMessage() + "); rank " + r + " did not"
-                        + " start in time or failed during startup; raise KOLO_START_TIMEOUT_SECONDS if it"
-                        + " legitimately starts this slowly", e);
-            }
+            return mine.equals(StartWait.await(store, StoreKeys.host(r), deadline, job.rank(), "rank " + r,
+                    job.startTimeout(), "to publish its host"));
         }).toArray();
     }
 

@@ -1,5 +1,7 @@
 package io.kolo.launcher;
 
+import io.kolo.bootstrap.RetryDelay;
+
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -80,7 +82,7 @@ final class Preflight {
         // before any rank fails on it.
         String probe = "cd " + RankEnvironment.shellQuote(List.of(workingDirectory)) + " || exit 126; echo " + MARK
                 + " \"$SSH_CONNECTION\"";
-        Duration backoff = FIRST_BACKOFF;
+        RetryDelay delay = new RetryDelay(FIRST_BACKOFF, MAX_BACKOFF);
         long started = System.nanoTime();
         // What ssh said last time, for when the last retry is cut short by the deadline: on a slow machine that
         // answer ("Connection refused") says more than "no answer".
@@ -113,15 +115,14 @@ final class Preflight {
                 said = saidBefore;
                 r = new Result(255, r.stdout, r.stderr, false);
             }
-            if (!retryable || r.timedOut || now + backoff.toNanos() >= deadline) {
+            if (!retryable || r.timedOut || !delay.fitsBefore(deadline)) {
                 String waited = retryable ? " (retried for " + Math.round((now - started) / 1e9) + " s)" : "";
                 return "host " + host + " is not reachable over ssh" + waited + ": "
                         + (r.timedOut ? "no answer before the start timeout"
                         : said.isEmpty() ? "ssh exited with code " + r.code : said);
             }
             saidBefore = said;
-            Thread.sleep(backoff);
-            backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
+            delay.sleep(deadline);
         }
     }
 

@@ -1,6 +1,7 @@
 package io.kolo.launcher;
 
 import io.kolo.bootstrap.Rendezvous;
+import io.kolo.bootstrap.RetryDelay;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -69,7 +70,7 @@ record RendezvousEndpoint(String host, int port) {
      */
     InetAddress await(Duration timeout) throws Unresolved, InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
-        Duration backoff = FIRST_BACKOFF;
+        RetryDelay delay = new RetryDelay(FIRST_BACKOFF, MAX_BACKOFF);
         while (true) {
             try {
                 return InetAddress.getByName(host);
@@ -80,8 +81,7 @@ record RendezvousEndpoint(String host, int port) {
                             + timeout.toSeconds() + " s (--start-timeout): " + e.getMessage() + "; it must name node 0"
                             + " (on Kubernetes: pod 0 of the job, through its headless Service)");
                 }
-                Thread.sleep(Math.min(backoff.toMillis(), Math.max(1, left / 1_000_000)));
-                backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
+                delay.sleep(deadline);
             }
         }
     }
