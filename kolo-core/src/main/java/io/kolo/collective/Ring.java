@@ -58,6 +58,26 @@ final class Ring {
         MemorySegment tmp = scratch.get(Math.min(chunkElems, largest) * esz);
         reducer.type = type;
         reducer.op = op;
+        // The received chunk is reduced into this rank's block: staged in tmp, or straight out of the transport's
+        // memory where it can (shared memory, one copy fewer).
+        steps(buf, offsets, counts, esz, chunkElems, shift, tmp);
+    }
+
+    /**
+     * On entry rank r holds block {@code (r + shift) mod size}; on return every rank holds every block, each an
+     * exact copy of its owner's bytes. Offsets and counts are in units of {@code unitBytes}.
+     */
+    void allgather(MemorySegment buf, long[] offsets, long[] counts, int unitBytes, int shift) {
+        steps(buf, offsets, counts, unitBytes, Math.max(1, chunkBytes / unitBytes), shift, null);
+    }
+
+    /**
+     * The ring's size - 1 steps: at step s each rank sends block {@code rank + shift - s} to the next rank and receives
+     * block {@code rank + shift - s - 1} from the previous one, in chunks of {@code chunkUnits}; with {@code tmp} the
+     * received chunks are reduced into the block, without it copied.
+     */
+    private void steps(MemorySegment buf, long[] offsets, long[] counts, int unitBytes, long chunkUnits, int shift,
+                       MemorySegment tmp) {
         int next = (rank + 1) % size;
         int prev = (rank + size - 1) % size;
         for (int s = 0; s < size - 1; s++) {
@@ -67,38 +87,17 @@ final class Ring {
             long recvCount = counts[recvBlock];
             long steps = Math.max(sendCount, recvCount);
             // Sender and receiver cut a block into the same chunks because both derive them from its count alone.
-            for (long done = 0; done < steps; done += chunkElems) {
-                long sn = Math.clamp(sendCount - done, 0, chunkElems);
-                long rn = Math.clamp(recvCount - done, 0, chunkElems);
-                // Past the end of the shorter block its offset is clamped, so an empty transfer stays in bounds.
-                // The received chunk is reduced into this rank's block: staged in tmp, or straight out of the
-                // transport's memory where it can (shared memory, one copy fewer).
-                transport.sendRecvCombine(next, buf, (offsets[sendBlock] + Math.min(done, sendCount)) * esz, sn * esz,
-                        prev, buf, (offsets[recvBlock] + Math.min(done, recvCount)) * esz, rn * esz, esz, tmp, reducer);
-            }
-        }
-    }
-
-    /**
-     * On entry rank r holds block {@code (r + shift) mod size}; on return every rank holds every block, each an
-     * exact copy of its owner's bytes. Offsets and counts are in units of {@code unitBytes}.
-     */
-    void allgather(MemorySegment buf, long[] offsets, long[] counts, int unitBytes, int shift) {
-        long chunkUnits = Math.max(1, chunkBytes / unitBytes);
-        int next = (rank + 1) % size;
-        int prev = (rank + size - 1) % size;
-        for (int s = 0; s < size - 1; s++) {
-            int sendBlock = Math.floorMod(rank + shift - s, size);
-            int recvBlock = Math.floorMod(rank + shift - s - 1, size);
-            long sendCount = counts[sendBlock];
-            long recvCount = counts[recvBlock];
-            long steps = Math.max(sendCount, recvCount);
             for (long done = 0; done < steps; done += chunkUnits) {
-                long sn = Math.clamp(sendCount - done, 0, chunkUnits);
-                long rn = Math.clamp(recvCount - done, 0, chunkUnits);
-                transport.sendRecv(next, buf, (offsets[sendBlock] + Math.min(done, sendCount)) * unitBytes,
-                        sn * unitBytes,
-                        prev, buf, (offsets[recvBlock] + Math.min(done, recvCount)) * unitBytes, rn * unitBytes);
+                long sn = Math.clamp(sendCount - done, 0, chunkUnits) * unitBytes;
+                long rn = Math.clamp(recvCount - done, 0, chunkUnits) * unitBytes;
+                // Past the end of the shorter block its offset is clamped, so an empty transfer stays in bounds.
+                long sendAt = (offsets[sendBlock] + Math.min(done, sendCount)) * unitBytes;
+                long recvAt = (offsets[recvBlock] + Math.min(done, recvCount)) * unitBytes;
+                if (tmp != null) {
+                    transport.sendRecvCombine(next, buf, sendAt, sn, prev, buf, recvAt, rn, unitBytes, tmp, reducer);
+                } else {
+                    transport.sendRecv(next, buf, sendAt, sn, prev, buf, recvAt, rn);
+                }
             }
         }
     }
