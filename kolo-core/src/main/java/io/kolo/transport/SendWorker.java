@@ -18,6 +18,8 @@ final class SendWorker implements AutoCloseable {
     private volatile Thread owner;
     private volatile int state = IDLE;
     private volatile boolean closed;
+    /** The owner's wait for its posted send: spin (a send usually finishes within microseconds), then park. */
+    private final Backoff waiting = new Backoff(999, 0, 0);
     private Transport transport;
     private int peer;
     private MemorySegment src;
@@ -43,11 +45,9 @@ final class SendWorker implements AutoCloseable {
 
     /** Waits for the posted send; returns its failure, or null. The send itself is bounded by its transport's timeout. */
     RuntimeException await() {
-        int spins = 0;
+        waiting.reset();
         while (state != DONE) {
-            if (++spins < 1_000) {
-                Thread.onSpinWait();
-            } else {
+            if (!waiting.idle()) {
                 LockSupport.parkNanos(this, 50_000);
             }
         }

@@ -96,7 +96,6 @@ public final class ShmTransport implements Transport {
     static final long HEADER_INLINE = 0x4B4F4C4F494E4C4EL;
     static final long HEADER_DIRECT = 0x4B4F4C4F44495254L;
     static final int HEADER_BYTES = 16;
-    private final long spinNanos;
     /** Yields before sleeping when there is no futex (with one, yielding on a crowded host gives away a slice). */
     private static final int YIELDS_WITHOUT_FUTEX = 50;
     private static final long PARK_NANOS = 20_000;
@@ -120,8 +119,8 @@ public final class ShmTransport implements Transport {
     /** Native {@code struct timespec} of {@link #SLEEP_NANOS} for futex waits, allocated once. */
     private final MemorySegment sleepTimespec;
     private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
-    // Not static: the launcher uses this package's cleanup and must not load the native linker.
-    private final int yields = Futex.AVAILABLE ? 0 : YIELDS_WITHOUT_FUTEX;
+    /** Spins, then (without a futex) yields, then sleeps on the futex or parks. */
+    private final Backoff backoff;
     /** The transfers in progress: one object each way, reused, so a call allocates nothing. */
     private final ShmOutgoing out;
     private final ShmIncoming in;
@@ -143,7 +142,10 @@ public final class ShmTransport implements Transport {
         this.sleepTimespec = arena.allocate(16, 8);
         sleepTimespec.set(ValueLayout.JAVA_LONG, 0, 0);
         sleepTimespec.set(ValueLayout.JAVA_LONG, 8, SLEEP_NANOS);
-        this.spinNanos = links.hostRanks() <= CpuBinding.onlineCpus() ? SPIN_NANOS : 0;
+        // Spinning pays only when every rank of the host has a CPU of its own. Futex is read here, not in a static
+        // field: the launcher uses this package's cleanup and must not load the native linker.
+        this.backoff = new Backoff(SPINS, Futex.AVAILABLE ? 0 : YIELDS_WITHOUT_FUTEX,
+                links.hostRanks() <= CpuBinding.onlineCpus() ? SPIN_NANOS : 0);
         boolean anyDirect = any(readsFrom);
         CopyChoice choice = any(readBy) && links.singleCopy() == SingleCopy.AUTO ? new CopyChoice() : null;
         this.out = new ShmOutgoing(outbox, peerFiles, readBy, choice, arena.allocate(HEADER_BYTES, 8));
@@ -293,37 +295,35 @@ public final class ShmTransport implements Transport {
 
     /** Pushes what fits and pulls what has arrived until both transfers are done. */
     private void progress() {
-        int idle = 0;
-        long idleSince = 0;
+        backoff.reset();
+        boolean sleeping = false;
         long nextPidCheck = 0;
         boolean completed = false;
         try {
             while (out.active() || in.active()) {
                 if (step()) {
-                    idle = 0;
+                    backoff.reset();
+                    sleeping = false;
                     continue;
                 }
                 checkUsable();
-                if (++idle == 1) {
-                    idleSince = System.nanoTime();
-                    nextPidCheck = idleSince + PID_CHECK_NANOS;
+                if (backoff.idle()) {
+                    continue;
                 }
-                if (idle <= SPINS || System.nanoTime() - idleSince < spinNanos) {
-                    Thread.onSpinWait();
-                } else if (idle <= SPINS + yields) {
-                    Thread.yield();
-                } else {
-                    long now = System.nanoTime();
-                    boolean checkPid = now - nextPidCheck >= 0;
-                    if (checkPid) {
-                        nextPidCheck = now + PID_CHECK_NANOS;
-                    }
-                    checkPeers(checkPid);
-                    if (now - idleSince >= timeoutNanos) {
-                        throw fail(timedOut());
-                    }
-                    sleep();
+                long now = System.nanoTime();
+                if (!sleeping) {
+                    sleeping = true;
+                    nextPidCheck = backoff.idleSince() + PID_CHECK_NANOS;
                 }
+                boolean checkPid = now - nextPidCheck >= 0;
+                if (checkPid) {
+                    nextPidCheck = now + PID_CHECK_NANOS;
+                }
+                checkPeers(checkPid);
+                if (now - backoff.idleSince() >= timeoutNanos) {
+                    throw fail(timedOut());
+                }
+                sleep();
             }
             completed = true;
         } catch (IllegalStateException e) {
