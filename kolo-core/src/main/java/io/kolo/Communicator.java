@@ -11,7 +11,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * One rank's membership in a job: its {@link Topology} and the collectives. Most programs use the static
@@ -37,6 +36,7 @@ public final class Communicator implements ArrayCollectives, AutoCloseable {
     private final Handle.Driver driver;
     private final AutoCloseable[] owned;
     private volatile boolean closed;
+    private final AllreduceOps allreduces;
 
     Communicator(Topology topology, Engine engine, Transport transport, FailureDiagnosis diagnosis,
                          AutoCloseable... owned) {
@@ -46,6 +46,7 @@ public final class Communicator implements ArrayCollectives, AutoCloseable {
         this.diagnosis = diagnosis;
         this.driver = engine::drive;
         this.owned = owned;
+        this.allreduces = new AllreduceOps(topology.size());
     }
 
     /** Joins the job described by this process's environment ({@code KOLO_*}, Open MPI, MPICH or Slurm variables). */
@@ -165,54 +166,8 @@ public final class Communicator implements ArrayCollectives, AutoCloseable {
      */
     public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, double prescale, double postscale,
                                          Compression compression) {
-        Allreduce a = allreduceOp(name, tensor, op, prescale, postscale, compression);
+        AllreduceOps.Allreduce a = allreduces.of(name, tensor, op, prescale, postscale, compression);
         return submit(a.op(), x -> a.finish(tensor));
-    }
-
-    private final CompressionBuffers compressionBuffers = new CompressionBuffers();
-
-    /** An allreduce's engine op and what to do to the caller's tensor once it completes. */
-    private record Allreduce(Op op, Runnable widen) {
-        Tensor finish(Tensor tensor) {
-            if (widen != null) {
-                widen.run();
-            }
-            return tensor;
-        }
-    }
-
-    /**
-     * The engine op for an allreduce. A compressed one reduces a 16-bit copy: AVERAGE and prescale are applied
-     * while narrowing (so sums grow no larger than the inputs), postscale while widening into the tensor when the
-     * op completes. The engine's negotiation then sees the 16-bit type, so ranks that disagree on compression get
-     * a type-mismatch error naming both types.
-     */
-    private Allreduce allreduceOp(String name, Tensor tensor, ReduceOp op, double prescale, double postscale,
-                           Compression compression) {
-        Objects.requireNonNull(op, "op");
-        Objects.requireNonNull(compression, "compression");
-        checkScale(prescale, "prescale");
-        checkScale(postscale, "postscale");
-        DataType type = tensor.dataType();
-        DataType wire = compression.wireType(type);
-        if (wire == null) {
-            return new Allreduce(Op.of(OpKind.ALLREDUCE, name, type, tensor.shape(), tensor.segment())
-                    .reduce(op, prescale, postscale), null);
-        }
-        long n = tensor.elements();
-        short[] pooled = n <= Integer.MAX_VALUE - 8 ? compressionBuffers.take((int) n) : null;
-        MemorySegment packed = pooled != null ? MemorySegment.ofArray(pooled)
-                : java.lang.foreign.Arena.ofAuto().allocate(n * 2, 64);
-        double pre = op == ReduceOp.AVERAGE ? prescale / size() : prescale;
-        Compressor.compress(tensor.segment(), type, n, pre, packed, wire);
-        ReduceOp wireOp = op == ReduceOp.AVERAGE ? ReduceOp.SUM : op;
-        return new Allreduce(Op.of(OpKind.ALLREDUCE, name, wire, tensor.shape(), packed).reduce(wireOp, 1.0, 1.0),
-                () -> {
-                    Compressor.decompress(packed, wire, n, postscale, tensor.segment(), type);
-                    if (pooled != null) {
-                        compressionBuffers.give(pooled);
-                    }
-                });
     }
 
     /**
@@ -233,7 +188,7 @@ public final class Communicator implements ArrayCollectives, AutoCloseable {
         List<Handle<Tensor>> handles = new ArrayList<>();
         for (int i = 0; i < tensors.size(); i++) {
             Tensor t = tensors.get(i);
-            Allreduce a = allreduceOp(group + "." + i, t, op, 1.0, 1.0, compression);
+            AllreduceOps.Allreduce a = allreduces.of(group + "." + i, t, op, 1.0, 1.0, compression);
             handles.add(submit(a.op().group(group, tensors.size()), x -> a.finish(t)));
         }
         Handle<List<Tensor>> all = new Handle<>(group, engine.settings().timeout());
@@ -423,12 +378,6 @@ public final class Communicator implements ArrayCollectives, AutoCloseable {
         engine.submit(op);
         handle.named(op.name());
         return handle;
-    }
-
-    private static void checkScale(double factor, String what) {
-        if (!Double.isFinite(factor)) {
-            throw new IllegalArgumentException(what + " factor must be finite, got " + factor);
-        }
     }
 
     private static void requireRank(Tensor t, String op) {
