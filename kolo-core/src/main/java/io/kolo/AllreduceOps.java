@@ -42,7 +42,12 @@ final class AllreduceOps {
         checkScale(prescale, "prescale");
         checkScale(postscale, "postscale");
         DataType type = tensor.dataType();
-        DataType wire = compression.wireType(type);
+        if (op == ReduceOp.ADASUM && !type.isFloatingPoint()) {
+            throw new IllegalArgumentException("ReduceOp.ADASUM combines floating-point tensors (FLOAT16, BFLOAT16,"
+                    + " FLOAT32, FLOAT64), not " + type + "; use SUM or AVERAGE for integers");
+        }
+        // Adasum's dot products need the full values: it never travels compressed.
+        DataType wire = op == ReduceOp.ADASUM ? null : compression.wireType(type);
         if (wire == null) {
             return new Allreduce(Op.of(OpKind.ALLREDUCE, name, type, tensor.shape(), tensor.segment())
                     .reduce(op, prescale, postscale), null);

@@ -287,6 +287,10 @@ public final class Communicator implements ArrayCollectives, AutoCloseable {
 
     public Handle<Tensor> reducescatterAsync(String name, Tensor tensor, ReduceOp op) {
         requireRank(tensor, "reducescatter");
+        if (op == ReduceOp.ADASUM) {
+            throw new IllegalArgumentException("ReduceOp.ADASUM is an allreduce of whole vectors; reducescatter takes"
+                    + " SUM, AVERAGE, MIN, MAX or PRODUCT");
+        }
         Tensor[] out = new Tensor[1];
         Op o = Op.of(OpKind.REDUCESCATTER, name, tensor.dataType(), tensor.shape(), tensor.segment())
                 .reduce(op, 1.0, 1.0)

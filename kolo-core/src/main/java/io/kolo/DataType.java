@@ -35,6 +35,11 @@ public enum DataType {
         return byteSize;
     }
 
+    /** True for the floating-point types (what Adasum combines). */
+    public boolean isFloatingPoint() {
+        return this == FLOAT16 || this == BFLOAT16 || this == FLOAT32 || this == FLOAT64;
+    }
+
     /** True for the integer types, where AVERAGE divides with truncation toward zero. */
     public boolean isInteger() {
         return this == INT8 || this == UINT8 || this == INT16 || this == INT32 || this == INT64;

@@ -11,5 +11,11 @@ public enum ReduceOp {
     /** Element-wise maximum. */
     MAX,
     /** Element-wise product. */
-    PRODUCT
+    PRODUCT,
+    /**
+     * Adaptive summation of whole vectors, allreduce of floating-point tensors only: two gradients a and b combine as
+     * {@code (1 - a·b / (2|a|²)) a + (1 - a·b / (2|b|²)) b} (orthogonal ones add up, parallel ones average), pairwise
+     * as a tree over the ranks, each tensor on its own, as Horovod's {@code hvd.Adasum}. Any number of ranks.
+     */
+    ADASUM
 }

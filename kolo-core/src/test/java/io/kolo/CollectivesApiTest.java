@@ -22,11 +22,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 class CollectivesApiTest {
     static final int[] SIZES = {1, 2, 3, 4, 5, 8};
 
+    /** The element-wise ops; Adasum has a test of its own. */
+    static final ReduceOp[] ELEMENTWISE = {ReduceOp.SUM, ReduceOp.AVERAGE, ReduceOp.MIN, ReduceOp.MAX, ReduceOp.PRODUCT};
+
     static Stream<Arguments> allreduceCases() {
         List<Arguments> cases = new ArrayList<>();
         for (int n : SIZES) {
             for (DataType t : DataType.values()) {
-                for (ReduceOp op : ReduceOp.values()) {
+                for (ReduceOp op : ELEMENTWISE) {
                     for (int len : new int[]{0, 1, n > 1 ? n - 1 : 2, 7 * n + 3}) {
                         cases.add(Arguments.of(n, t, op, len));
                     }
@@ -54,6 +57,7 @@ class CollectivesApiTest {
                 case MIN -> Math.min(acc, v);
                 case MAX -> Math.max(acc, v);
                 case PRODUCT -> acc * v;
+                case ADASUM -> throw new AssertionError("Adasum is not element-wise (AdasumTest)");
             };
         }
         if (op == ReduceOp.AVERAGE) {

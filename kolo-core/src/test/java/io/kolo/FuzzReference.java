@@ -57,6 +57,7 @@ final class FuzzReference {
                 case PRODUCT -> FuzzValues.wrap(acc * x, type);
                 case MIN -> Math.min(acc, x);
                 case MAX -> Math.max(acc, x);
+                case ADASUM -> throw new AssertionError("the fuzzer draws element-wise ops only");
             };
         }
         if (op == ReduceOp.AVERAGE) {
@@ -76,6 +77,7 @@ final class FuzzReference {
                 case PRODUCT -> acc * x;
                 case MIN -> Math.min(acc, x);
                 case MAX -> Math.max(acc, x);
+                case ADASUM -> throw new AssertionError("the fuzzer draws element-wise ops only");
             };
             magnitude += Math.abs(x);
         }

@@ -25,6 +25,12 @@ public interface CollectiveOps extends AutoCloseable {
     void allreduce(MemorySegment buf, long count, DataType type, Reduction op);
 
     /**
+     * In place: {@code count} floating-point elements at the start of {@code buf} become the Adasum of every rank's
+     * vector, bit-identical on every rank (see {@code Adasum}).
+     */
+    void adasum(MemorySegment buf, long count, DataType type);
+
+    /**
      * In place, two independent allreduces in one round of messages: {@code count} elements of {@code type} at the
      * start of {@code buf} under {@code op}, and right after them (at byte {@code count * type.byteSize()}, which
      * must be a multiple of {@code typeB}'s size) {@code countB} elements of {@code typeB} under {@code opB}. For

@@ -55,6 +55,7 @@ public final class Collectives implements CollectiveOps {
     private final Scratch scratch;
     private final Ring ring;
     private final RecursiveDoubling recursiveDoubling;
+    private final Adasum adasum;
     private final Broadcast broadcast;
     private final PairwiseExchange exchange;
     private final DisseminationBarrier barrier;
@@ -95,6 +96,7 @@ public final class Collectives implements CollectiveOps {
         this.scratch = new Scratch();
         this.ring = new Ring(transport, scratch, ringChunkBytes);
         this.recursiveDoubling = new RecursiveDoubling(transport, scratch);
+        this.adasum = new Adasum(transport, scratch);
         this.broadcast = new Broadcast(transport, broadcastChunkBytes);
         this.exchange = new PairwiseExchange(transport);
         this.barrier = new DisseminationBarrier(transport, controlArena.allocate(2));
@@ -118,6 +120,16 @@ public final class Collectives implements CollectiveOps {
         checkReduction(type, op);
         checkRange(buf, 0, count, type.byteSize(), "buf");
         allreduceAt(buf, 0, count, type, op);
+    }
+
+    @Override
+    public void adasum(MemorySegment buf, long count, DataType type) {
+        checkOpen();
+        if (!type.isFloatingPoint()) {
+            throw new IllegalArgumentException("Adasum combines floating-point tensors, not " + type);
+        }
+        checkRange(buf, 0, count, type.byteSize(), "buf");
+        adasum.allreduce(buf, count, type);
     }
 
     @Override

@@ -102,6 +102,13 @@ final class HierarchicalCollectives implements CollectiveOps {
         flat.allreducePair(buf, count, type, op, countB, typeB, opB);
     }
 
+    /** Over all ranks as one tree: Adasum across hosts after a sum inside each host is not done yet. */
+    @Override
+    public void adasum(MemorySegment buf, long count, DataType type) {
+        checkOpen();
+        flat.adasum(buf, count, type);
+    }
+
     @Override
     public void allreduce(MemorySegment buf, long count, DataType type, Reduction op) {
         checkOpen();

@@ -23,6 +23,10 @@ final class AllreduceExecutor implements OpExecutor {
 
     @Override
     public void execute(Response r, long negotiated) {
+        if (r.op() == io.kolo.ReduceOp.ADASUM) {
+            adasum(r, negotiated);
+            return;
+        }
         int es = r.type().byteSize();
         int n = r.names().size();
         // Which tensors go through the fusion buffer follows from the response alone, so every rank makes the same
@@ -52,6 +56,28 @@ final class AllreduceExecutor implements OpExecutor {
             copyPacked(r, buf, false);
         }
         x.done(r, negotiated, t0, t1, t2, buf == null);
+    }
+
+    /** Adasum of each tensor on its own (fused tensors keep their own dot products), where it lies. */
+    private void adasum(Response r, long negotiated) {
+        long t1 = x.trace().clock();
+        int es = r.type().byteSize();
+        for (int i = 0; i < r.names().size(); i++) {
+            long count = Shapes.elements(r.shapes()[i]);
+            Op op = x.pending().get(r.names().get(i));
+            MemorySegment buf;
+            if (op != null && op.input.byteSize() == count * es) {
+                buf = op.input;
+            } else {
+                // A joined rank contributes a zero vector, which Adasum leaves out.
+                buf = x.scratch().get(count * es);
+                buf.asSlice(0, count * es).fill((byte) 0);
+            }
+            Reductions.prescale(buf, 0, count, r);
+            x.ops().adasum(buf, count, r.type());
+            Reductions.finish(buf, 0, count, r, x.size());
+        }
+        x.done(r, negotiated, t1, t1, x.trace().clock(), true);
     }
 
     /**

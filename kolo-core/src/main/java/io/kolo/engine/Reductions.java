@@ -19,6 +19,7 @@ final class Reductions {
             case MIN -> Reduction.MIN;
             case MAX -> Reduction.MAX;
             case PRODUCT -> Reduction.PRODUCT;
+            case ADASUM -> throw new IllegalStateException("Adasum is not element-wise; the engine runs it on its own");
         };
     }
 

@@ -94,7 +94,9 @@ final class ResponseCache {
     }
 
     private boolean fitsRepeated(Response r) {
-        return r != null && r.kind() == OpKind.ALLREDUCE && r.totalBytes() <= repeatedMaxBytes;
+        // Adasum combines whole vectors: it cannot ride with the negotiation's element-wise exchange.
+        return r != null && r.kind() == OpKind.ALLREDUCE && r.op() != io.kolo.ReduceOp.ADASUM
+                && r.totalBytes() <= repeatedMaxBytes;
     }
 
     private void forgetRepeated(int position) {
