@@ -46,6 +46,17 @@ class KoloJobTest {
         assertNothingLeft(pids);
     }
 
+    /** Adasum across processes (three ranks: the remainder step too), over shared memory and over TCP. */
+    @Test
+    void adasumAcrossProcesses(@TempDir Path pids) {
+        for (String transport : new String[] {"shm", "tcp"}) {
+            LauncherProcessTest.Result r = job(3, "adasum", pids, "-x", "KOLO_TRANSPORT=" + transport);
+            assertEquals(0, r.code(), r.out() + r.err());
+            assertEquals(List.of("[0]<stdout>:rank 0 adasum [1.0, 1.0, 1.0]", "[1]<stdout>:rank 1 adasum [1.0, 1.0, 1.0]",
+                    "[2]<stdout>:rank 2 adasum [1.0, 1.0, 1.0]"), r.out().lines().sorted().toList(), transport);
+        }
+    }
+
     @Test
     void ranksAllreduceOverSharedMemoryThroughKoloRun(@TempDir Path pids) throws IOException {
         org.junit.jupiter.api.Assumptions.assumeTrue(io.kolo.transport.ShmTransport.available(),

@@ -24,6 +24,8 @@ import java.util.Arrays;
  *       and nobody catches anything (as in a user's program);</li>
  *   <li>{@code uncaught-never-call}: rank 2 joins but never calls a collective; the others' allreduce times out
  *       (set KOLO_TIMEOUT_SECONDS), uncaught.</li>
+ *   <li>{@code adasum}: each rank's gradient is the unit vector of its rank; prints "rank R adasum [...]" after an
+ *       allreduce with ReduceOp.ADASUM (orthogonal gradients: the sum, a vector of ones).</li>
  *   <li>{@code settings}: as {@code steady}, then prints "rank R settings ..." with the engine settings the rank
  *       reads, where it runs (host, local rank, working directory) and "rank R ok".</li>
  * </ul>
@@ -55,6 +57,15 @@ public final class Worker {
         }
         if (mode.startsWith("uncaught-")) {
             uncaught(mode, rank);
+            return;
+        }
+        if (mode.equals("adasum")) {
+            Kolo.init();
+            float[] g = new float[Kolo.size()];
+            g[rank] = 1f;
+            Kolo.allreduce(g, ReduceOp.ADASUM);
+            System.out.println("rank " + rank + " adasum " + Arrays.toString(g));
+            Kolo.shutdown();
             return;
         }
         boolean settings = mode.equals("settings");
