@@ -181,4 +181,27 @@ class AdasumTest {
         assertEquals(List.of(3.0, 3.0), Ranks.run(2, comm -> comm.allreduce(new double[] {comm.rank() + 1},
                 ReduceOp.SUM)[0]));
     }
+
+    /** Hierarchical (as Horovod across nodes): each host's ranks sum, the hosts' sums combine by Adasum. */
+    @Test
+    void acrossHostsTheHostsSumsCombineByAdasum() {
+        List<double[]> inputs = random(6, 300, 11);
+        List<double[]> hostSums = new ArrayList<>();
+        for (int h = 0; h < 3; h++) {
+            double[] sum = new double[300];
+            for (int i = 0; i < sum.length; i++) {
+                sum[i] = inputs.get(2 * h)[i] + inputs.get(2 * h + 1)[i];
+            }
+            hostSums.add(sum);
+        }
+        double[] expected = reference(hostSums);
+        List<double[]> got = Ranks.runHosts(3, 2, java.util.Map.of("KOLO_HIERARCHICAL_ALLREDUCE", "1"),
+                comm -> comm.allreduce(inputs.get(comm.rank()).clone(), ReduceOp.ADASUM));
+        for (int r = 0; r < 6; r++) {
+            for (int i = 0; i < expected.length; i++) {
+                assertEquals(expected[i], got.get(r)[i], 1e-9, "rank " + r + " element " + i);
+            }
+            assertArrayEquals(got.get(0), got.get(r), "rank " + r + " differs from rank 0 in some bit");
+        }
+    }
 }

@@ -102,11 +102,20 @@ final class HierarchicalCollectives implements CollectiveOps {
         flat.allreducePair(buf, count, type, op, countB, typeB, opB);
     }
 
-    /** Over all ranks as one tree: Adasum across hosts after a sum inside each host is not done yet. */
+    /**
+     * As Horovod does across nodes: the gradients of a host's ranks are summed inside the host (they come from one
+     * machine's share of the batch), and the hosts' sums combine by Adasum across hosts. Every local rank runs the
+     * cross-host tree on the same sum with its peers of the same local rank, so all end bit-identical.
+     */
     @Override
     public void adasum(MemorySegment buf, long count, DataType type) {
         checkOpen();
-        flat.adasum(buf, count, type);
+        if (!allreduce) {
+            flat.adasum(buf, count, type);
+            return;
+        }
+        local.allreduce(buf, count, type, Reduction.SUM);
+        cross.adasum(buf, count, type);
     }
 
     @Override
