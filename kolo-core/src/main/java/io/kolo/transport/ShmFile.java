@@ -161,7 +161,7 @@ final class ShmFile {
     }
 
     /** Wakes the owner if it sleeps: call after every change the owner may be waiting for. */
-    void ring() {
+    void ringBell() {
         INT.getAndAdd(segment, OFF_BELL, 1);
         if ((int) INT.getVolatile(segment, OFF_SLEEPERS) > 0 && Futex.AVAILABLE) {
             Futex.wakeAll(bellWord);

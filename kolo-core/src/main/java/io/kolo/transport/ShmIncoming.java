@@ -85,7 +85,7 @@ final class ShmIncoming {
                 return false;
             }
             headerLeft -= n;
-            peerFiles[peer].ring();
+            peerFiles[peer].ringBell();
             if (headerLeft == 0) {
                 long kind = header.get(ValueLayout.JAVA_LONG, 0);
                 if (kind == ShmTransport.HEADER_DIRECT) {
@@ -104,7 +104,7 @@ final class ShmIncoming {
             if (n > 0) {
                 off += n;
                 left -= n;
-                peerFiles[peer].ring();
+                peerFiles[peer].ringBell();
                 return true;
             }
         }
@@ -147,7 +147,7 @@ final class ShmIncoming {
         off += left;
         left = 0;
         inbox[peer].directReadDone();
-        peerFiles[peer].ring();
+        peerFiles[peer].ringBell();
     }
 
     private RuntimeException directReadFailed(int errno, long got, long wanted) {

@@ -91,7 +91,7 @@ final class ShmOutgoing {
                 return false;
             }
             headerLeft -= n;
-            peerFiles[peer].ring();
+            peerFiles[peer].ringBell();
             if (headerLeft == 0 && direct) {
                 off += left;
                 left = 0;
@@ -112,7 +112,7 @@ final class ShmOutgoing {
             if (n > 0) {
                 off += n;
                 left -= n;
-                peerFiles[peer].ring();
+                peerFiles[peer].ringBell();
                 return true;
             }
         }

@@ -398,10 +398,10 @@ public final class ShmTransport implements Transport {
 
     /** Rings this rank's doorbell (a thread of ours may sleep on it) and every peer's (they may wait on us). */
     private void wakeEveryone() {
-        own.ring();
+        own.ringBell();
         for (ShmFile f : peerFiles) {
             if (f != null) {
-                f.ring();
+                f.ringBell();
             }
         }
     }
