@@ -5,7 +5,9 @@ import io.kolo.ReduceOp;
 /**
  * How a {@link DistributedTrainer} combines gradients. Immutable; {@code with...} methods return copies.
  *
- * @param op                       {@link ReduceOp#AVERAGE} (default) or {@link ReduceOp#SUM}
+ * @param op                       {@link ReduceOp#AVERAGE} (default), {@link ReduceOp#SUM}, or {@link ReduceOp#ADASUM}:
+ *                                 as Horovod's Adasum optimizer, each rank takes its optimizer step on its own
+ *                                 gradients, and the ranks' weight deltas combine by Adasum (uncompressed)
  * @param backwardPassesPerStep    backward passes accumulated locally before one allreduce and optimizer step;
  *                                 the accumulated gradient is divided by this count, so k passes of batch b
  *                                 update the model as one pass of batch k*b would
@@ -18,8 +20,8 @@ public record DistributedOptions(ReduceOp op, int backwardPassesPerStep, double 
                                  Compression compression, int root) {
 
     public DistributedOptions {
-        if (op != ReduceOp.AVERAGE && op != ReduceOp.SUM) {
-            throw new IllegalArgumentException("gradient op must be AVERAGE or SUM, not " + op);
+        if (op != ReduceOp.AVERAGE && op != ReduceOp.SUM && op != ReduceOp.ADASUM) {
+            throw new IllegalArgumentException("gradient op must be AVERAGE, SUM or ADASUM, not " + op);
         }
         if (backwardPassesPerStep < 1) {
             throw new IllegalArgumentException("backwardPassesPerStep must be at least 1, not " + backwardPassesPerStep);
@@ -33,6 +35,10 @@ public record DistributedOptions(ReduceOp op, int backwardPassesPerStep, double 
         }
         if (compression == null) {
             throw new IllegalArgumentException("compression must be NONE, FP16 or BF16, not null");
+        }
+        if (op == ReduceOp.ADASUM && compression != Compression.NONE) {
+            throw new IllegalArgumentException("Adasum combines weight deltas uncompressed; use compression NONE"
+                    + " with op ADASUM, not " + compression);
         }
         if (root < 0) {
             throw new IllegalArgumentException("root rank must be >= 0, not " + root);

@@ -94,6 +94,10 @@ public class DistributedTrainer extends Trainer {
         if (passes < options.backwardPassesPerStep()) {
             return;   // DJL's PyTorch engine accumulates gradients until the optimizer update zeroes them
         }
+        if (options.op() == ReduceOp.ADASUM) {
+            adasumStep();
+            return;
+        }
         long begin = System.nanoTime();
         if (comm.size() > 1 || passes > 1) {
             averager.allreduce(parameters(), passes);
@@ -103,6 +107,57 @@ public class DistributedTrainer extends Trainer {
         allreduces++;
         addMetric("allreduce", begin);
         super.step();
+    }
+
+    /**
+     * Horovod's Adasum optimizer: the optimizer steps on this rank's own gradients (averaged over the accumulated
+     * passes), then every parameter becomes its value before the step plus the Adasum of the ranks' steps.
+     */
+    private void adasumStep() {
+        List<Pair<String, Parameter>> trainable = new ArrayList<>();
+        for (Pair<String, Parameter> p : parameters()) {
+            if (p.getValue().requiresGradient()) {
+                trainable.add(p);
+            }
+        }
+        List<NDArray> before = new ArrayList<>(trainable.size());
+        for (Pair<String, Parameter> p : trainable) {
+            NDArray array = p.getValue().getArray();
+            before.add(array.duplicate());
+            if (passes > 1) {
+                array.getGradient().divi(passes);
+            }
+        }
+        passes = 0;
+        super.step();
+        long begin = System.nanoTime();
+        List<NDArray> deltas = new ArrayList<>(trainable.size());
+        List<Handle<Tensor>> handles = new ArrayList<>(trainable.size());
+        try {
+            for (int i = 0; i < trainable.size(); i++) {
+                Pair<String, Parameter> p = trainable.get(i);
+                NDArray delta = p.getValue().getArray().sub(before.get(i));
+                deltas.add(delta);
+                DataType type = GradientAverager.koloType(p.getKey(), delta.getDataType());
+                handles.add(comm.allreduceAsync("djl.delta." + p.getKey(),
+                        Tensor.of(delta.toByteBuffer(true), type, delta.size()), ReduceOp.ADASUM));
+            }
+            for (int i = 0; i < trainable.size(); i++) {
+                Tensor combined = handles.get(i).await();
+                NDArray delta = deltas.get(i);
+                ByteBuffer memory = delta.toByteBuffer(true);
+                if (java.lang.foreign.MemorySegment.ofBuffer(memory).address() != combined.segment().address()) {
+                    delta.set(combined.segment().asByteBuffer());
+                }
+                trainable.get(i).getValue().getArray().set(before.get(i).addi(delta).toByteBuffer());
+            }
+        } finally {
+            deltas.forEach(NDArray::close);
+            before.forEach(NDArray::close);
+        }
+        allreduceNanos += System.nanoTime() - begin;
+        allreduces++;
+        addMetric("allreduce", begin);
     }
 
     /**

@@ -100,7 +100,13 @@ class DistributedTrainerTest {
 
     private static History rank(Communicator comm, int batch, int passesPerStep, DistributedOptions options,
                                 int steps, boolean joinAtEnd) {
-        int np = comm.size();
+        return rank(comm, batch, passesPerStep, options, steps, joinAtEnd, comm.rank(), comm.size());
+    }
+
+    /** As above, but taking the data rank {@code dataRank} of {@code dataNp} would take. */
+    private static History rank(Communicator comm, int batch, int passesPerStep, DistributedOptions options,
+                                int steps, boolean joinAtEnd, int dataRank, int dataNp) {
+        int np = dataNp;
         try (Model model = Model.newInstance("mlp-" + comm.rank())) {
             SequentialBlock block = new SequentialBlock()
                     .add(Linear.builder().setUnits(16).build())
@@ -121,7 +127,7 @@ class DistributedTrainerTest {
                 int global = np * batch * passesPerStep;
                 for (int step = 0; step < steps; step++) {
                     for (int pass = 0; pass < passesPerStep; pass++) {
-                        int from = step * global + (pass * np + comm.rank()) * batch;
+                        int from = step * global + (pass * np + dataRank) * batch;
                         backward(trainer, model.getNDManager(), from, batch);
                         trainer.step();
                     }
@@ -266,6 +272,59 @@ class DistributedTrainerTest {
         }
     }
 
+    /** Horovod's Adasum optimizer: each rank steps on its own gradients, the steps combine by Adasum. */
+    @Test
+    void adasumCombinesTheRanksOwnStepsAndKeepsThemInSync() throws Exception {
+        DistributedOptions adasum = DistributedOptions.defaults().withOp(ReduceOp.ADASUM);
+        List<History> two = train(2, 8, 1, adasum);
+        assertBitIdentical(two);
+        assertTrained(two.getFirst());
+        // Each rank's own first step, taken alone on the same data from the same start.
+        List<float[][]> own = new ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+            Communicator alone = Communicator.local(1).getFirst();
+            try {
+                own.add(rank(alone, 8, 1, DistributedOptions.defaults(), 1, false, r, 2).steps().get(1));
+            } finally {
+                alone.close();
+            }
+        }
+        float[][] start = two.getFirst().steps().getFirst();
+        float[][] expected = new float[start.length][];
+        for (int p = 0; p < start.length; p++) {
+            double[] a = new double[start[p].length];
+            double[] b = new double[start[p].length];
+            for (int i = 0; i < a.length; i++) {
+                a[i] = own.get(0)[p][i] - start[p][i];
+                b[i] = own.get(1)[p][i] - start[p][i];
+            }
+            double dot = 0;
+            double aa = 0;
+            double bb = 0;
+            for (int i = 0; i < a.length; i++) {
+                dot += a[i] * b[i];
+                aa += a[i] * a[i];
+                bb += b[i] * b[i];
+            }
+            double ca = aa == 0 ? 1 : 1 - dot / (2 * aa);
+            double cb = bb == 0 ? 1 : 1 - dot / (2 * bb);
+            expected[p] = new float[a.length];
+            for (int i = 0; i < a.length; i++) {
+                expected[p][i] = (float) (start[p][i] + ca * a[i] + cb * b[i]);
+            }
+        }
+        assertClose(expected, two.getFirst().steps().get(1), 1e-5);
+        // Not the average: the ranks' batches give different steps, which Adasum does not halve.
+        float[][] averaged = train(2, 8, 1, DistributedOptions.defaults()).getFirst().steps().get(1);
+        double differs = 0;
+        for (int p = 0; p < averaged.length; p++) {
+            for (int i = 0; i < averaged[p].length; i++) {
+                differs = Math.max(differs, Math.abs(averaged[p][i] - two.getFirst().steps().get(1)[p][i]));
+            }
+        }
+        assertTrue(differs > 1e-4, "Adasum gave the average step");
+    }
+
     @Test
     void aRankOutOfDataJoinsAndEveryoneEndsWithTheLastStepper() throws Exception {
         List<Communicator> comms = Communicator.local(2);
@@ -344,7 +403,10 @@ class DistributedTrainerTest {
     void badOptionsAreRejectedWithTheReason() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> DistributedOptions.defaults().withOp(ReduceOp.MAX));
-        assertTrue(e.getMessage().contains("AVERAGE or SUM"), e.getMessage());
+        assertTrue(e.getMessage().contains("AVERAGE, SUM or ADASUM"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> DistributedOptions.defaults().withCompression(Compression.BF16).withOp(ReduceOp.ADASUM));
+        assertTrue(e.getMessage().contains("uncompressed"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> DistributedOptions.defaults().withBackwardPassesPerStep(0));
         assertTrue(e.getMessage().contains("backwardPassesPerStep"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
