@@ -47,6 +47,39 @@ final class Admission {
         }
     }
 
+    /** Cached responses some rank found stale are erased everywhere; ops parked on them go to the coordinator. */
+    void eraseInvalid(int high) {
+        for (int p = 0; p < high; p++) {
+            if (!vote.validEverywhere(p)) {
+                cache.erase(p);
+                Op op = parked.remove(p);
+                if (op != null) {
+                    toSend.add(op);
+                }
+            }
+        }
+    }
+
+    /**
+     * Moves the responses of the parked ops that every rank has ready into {@code ready}; returns how many. With a
+     * joined rank, which has no cache bits, every parked op goes to the coordinator, which accounts for its zeros.
+     */
+    int takeReady(boolean anyJoined, List<Response> ready) {
+        int taken = 0;
+        for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {
+            if (anyJoined) {
+                toSend.add(parked.remove(p));
+            } else if (vote.readyEverywhere(p)) {
+                ready.add(cache.get(p));
+                parked.remove(p);
+                taken++;
+                // A repeat: likely to come again. Fresh names (unnamed ops get a new one each time) never displace it.
+                cache.markRepeated(p);
+            }
+        }
+        return taken;
+    }
+
     /** After the cache changed, ops parked on a position that now holds something else go the slow way. */
     void revalidate() {
         for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {

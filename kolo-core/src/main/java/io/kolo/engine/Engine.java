@@ -102,15 +102,7 @@ public final class Engine implements AutoCloseable {
         this.outcomes = new Outcomes(rank, pending, inFlight);
         this.trace = OpTrace.open(settings, rank);
         this.execution = new Execution(ops, pending, fusion, scratch, trace, outcomes);
-        executors.put(OpKind.ALLREDUCE, new AllreduceExecutor(execution));
-        executors.put(OpKind.BROADCAST, new BroadcastExecutor(execution));
-        executors.put(OpKind.ALLGATHER, new AllgatherExecutor(execution));
-        executors.put(OpKind.ALLTOALL, new AlltoallExecutor(execution));
-        executors.put(OpKind.REDUCESCATTER, new ReducescatterExecutor(execution));
-        executors.put(OpKind.BARRIER, (r, negotiated) -> {
-            ops.barrier();
-            outcomes.finish(r);
-        });
+        executors.putAll(execution.executors());
         executors.put(OpKind.JOIN, (r, negotiated) -> {
             if (joinOp != null) {
                 Op op = joinOp;
@@ -341,30 +333,11 @@ public final class Engine implements AutoCloseable {
             finishEager(cache.get(eager));
         }
         if (anyInvalid) {
-            for (int p = 0; p < high; p++) {
-                if (!vote.validEverywhere(p)) {
-                    cache.erase(p);
-                    Op op = parked.remove(p);
-                    if (op != null) {
-                        toSend.add(op);
-                    }
-                }
-            }
+            admission.eraseInvalid(high);
         }
         fromCache.clear();
         toExecute.clear();
-        for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {
-            if (anyJoined) {
-                // A joined rank has no cache bits; let the coordinator account for its zeros.
-                toSend.add(parked.remove(p));
-            } else if (vote.readyEverywhere(p)) {
-                fromCache.add(cache.get(p));
-                parked.remove(p);
-                cachedOps++;
-                // A repeat: likely to come again. Fresh names (unnamed ops get a new one each time) never displace it.
-                cache.markRepeated(p);
-            }
-        }
+        cachedOps += admission.takeReady(anyJoined, fromCache);
         fusionPlanner.fuse(fromCache, toExecute);
         if (anyNew || anyInvalid || anyJoined || tableBusy) {
             toExecute.addAll(coordinator.run(toSend, rank));

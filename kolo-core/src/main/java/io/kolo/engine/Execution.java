@@ -19,6 +19,21 @@ record Execution(CollectiveOps ops, PendingOps pending, Scratch fusion, Scratch 
         return ops.size();
     }
 
+    /** An executor for every kind of op but JOIN, whose completion is the engine's own. */
+    java.util.Map<OpKind, OpExecutor> executors() {
+        java.util.Map<OpKind, OpExecutor> all = new java.util.EnumMap<>(OpKind.class);
+        all.put(OpKind.ALLREDUCE, new AllreduceExecutor(this));
+        all.put(OpKind.BROADCAST, new BroadcastExecutor(this));
+        all.put(OpKind.ALLGATHER, new AllgatherExecutor(this));
+        all.put(OpKind.ALLTOALL, new AlltoallExecutor(this));
+        all.put(OpKind.REDUCESCATTER, new ReducescatterExecutor(this));
+        all.put(OpKind.BARRIER, (r, negotiated) -> {
+            ops.barrier();
+            outcomes.finish(r);
+        });
+        return all;
+    }
+
     /** Records the op's spans and completes it: the collective ran. */
     void done(Response r, long negotiated, long t0, long t1, long t2, boolean direct) {
         trace.spans(r, pending, negotiated, t0, t1, t2, direct);

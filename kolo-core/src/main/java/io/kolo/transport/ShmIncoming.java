@@ -59,8 +59,8 @@ final class ShmIncoming {
         this.total = length;
         this.combiner = combiner;
         this.unit = unit;
-        headerLeft = peer >= 0 && length >= ShmTransport.DIRECT_MIN_BYTES && readsFrom[peer]
-                ? ShmTransport.HEADER_BYTES : 0;
+        headerLeft = peer >= 0 && length >= ShmWire.DIRECT_MIN_BYTES && readsFrom[peer]
+                ? ShmWire.HEADER_BYTES : 0;
     }
 
     boolean active() {
@@ -80,7 +80,7 @@ final class ShmIncoming {
     /** One attempt; true if anything moved. */
     boolean step() {
         if (headerLeft > 0) {
-            long n = inbox[peer].poll(header, ShmTransport.HEADER_BYTES - headerLeft, headerLeft);
+            long n = inbox[peer].poll(header, ShmWire.HEADER_BYTES - headerLeft, headerLeft);
             if (n <= 0) {
                 return false;
             }
@@ -88,9 +88,9 @@ final class ShmIncoming {
             peerFiles[peer].ringBell();
             if (headerLeft == 0) {
                 long kind = header.get(ValueLayout.JAVA_LONG, 0);
-                if (kind == ShmTransport.HEADER_DIRECT) {
+                if (kind == ShmWire.HEADER_DIRECT) {
                     readDirect(header.get(ValueLayout.JAVA_LONG, 8));
-                } else if (kind != ShmTransport.HEADER_INLINE) {
+                } else if (kind != ShmWire.HEADER_INLINE) {
                     throw fail.apply(new KoloException("rank " + rank + " received a message header it does not"
                             + " know from rank " + peer + " over shared memory (0x" + Long.toHexString(kind)
                             + "); do all ranks run the same Kolo version?"));
@@ -99,8 +99,8 @@ final class ShmIncoming {
             return true;
         }
         if (left > 0) {
-            long n = combiner == null ? inbox[peer].poll(seg, off, Math.min(left, ShmTransport.CHUNK))
-                    : inbox[peer].pollCombine(seg, off, Math.min(left, ShmTransport.CHUNK), unit, stash, combiner);
+            long n = combiner == null ? inbox[peer].poll(seg, off, Math.min(left, ShmWire.CHUNK))
+                    : inbox[peer].pollCombine(seg, off, Math.min(left, ShmWire.CHUNK), unit, stash, combiner);
             if (n > 0) {
                 off += n;
                 left -= n;

@@ -51,17 +51,17 @@ final class ShmOutgoing {
         direct = false;
         timed = false;
         awaitingRead = false;
-        if (peer >= 0 && length >= ShmTransport.DIRECT_MIN_BYTES && readBy[peer]) {
+        if (peer >= 0 && length >= ShmWire.DIRECT_MIN_BYTES && readBy[peer]) {
             // Both sides know the length and the pair's ability, so both know a header comes. Heap memory has no
             // fixed address for the receiver to read: it goes through the ring behind an inline header.
-            timed = choice != null && seg.isNative() && length < ShmTransport.CHOICE_MAX_BYTES;
+            timed = choice != null && seg.isNative() && length < ShmWire.CHOICE_MAX_BYTES;
             if (timed) {
                 startNanos = System.nanoTime();
             }
             direct = seg.isNative() && (!timed || choice.direct(length, startNanos));
-            header.set(ValueLayout.JAVA_LONG, 0, direct ? ShmTransport.HEADER_DIRECT : ShmTransport.HEADER_INLINE);
+            header.set(ValueLayout.JAVA_LONG, 0, direct ? ShmWire.HEADER_DIRECT : ShmWire.HEADER_INLINE);
             header.set(ValueLayout.JAVA_LONG, 8, direct ? seg.address() + offset : 0);
-            headerLeft = ShmTransport.HEADER_BYTES;
+            headerLeft = ShmWire.HEADER_BYTES;
         }
     }
 
@@ -86,7 +86,7 @@ final class ShmOutgoing {
     /** One attempt; true if anything moved. */
     boolean step() {
         if (headerLeft > 0) {
-            long n = outbox[peer].offer(header, ShmTransport.HEADER_BYTES - headerLeft, headerLeft);
+            long n = outbox[peer].offer(header, ShmWire.HEADER_BYTES - headerLeft, headerLeft);
             if (n <= 0) {
                 return false;
             }
@@ -108,7 +108,7 @@ final class ShmOutgoing {
             return false;
         }
         if (left > 0) {
-            long n = outbox[peer].offer(seg, off, Math.min(left, ShmTransport.CHUNK));
+            long n = outbox[peer].offer(seg, off, Math.min(left, ShmWire.CHUNK));
             if (n > 0) {
                 off += n;
                 left -= n;

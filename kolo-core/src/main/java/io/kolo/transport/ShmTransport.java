@@ -24,7 +24,7 @@ import java.util.concurrent.locks.LockSupport;
  * has arrived in one loop, so ring steps never deadlock whatever their size. An idle wait spins briefly, then yields,
  * then parks for short intervals: a host may have fewer cores than busy threads.
  *
- * <p>Single copy: a message of {@link #DIRECT_MIN_BYTES} or more from native memory may travel as a header holding its
+ * <p>Single copy: a message of {@link ShmWire#DIRECT_MIN_BYTES} or more from native memory may travel as a header holding its
  * address; the receiver copies it straight out of the sender's process ({@link CrossMemory}) and counts it done in
  * the ring, and only then does the sender's call return. Each pair probes at setup whether the system allows such
  * reads. Whether a message goes that way or through the ring is the sender's choice ({@link SingleCopy}); the header
@@ -52,18 +52,6 @@ public final class ShmTransport implements Transport {
     /** Default bytes per ring (per ordered pair of ranks on a host). */
     public static final long DEFAULT_RING_BYTES = io.kolo.bootstrap.KoloSettings.SHM_RING_BYTES.defaultValue();
     static final Path DIR = ShmSegments.DIR;
-    /**
-     * Largest piece published at once, so the consumer starts copying while the producer still copies, and a piece is
-     * still in cache when it is copied out. Measured with {@code kolo bench allreduce} at 256 KiB to 4 MiB against 32
-     * and 256 KiB pieces (docs/performance.md, "Measured constants").
-     */
-    static final long CHUNK = 64 << 10;
-    /**
-     * Bytes read straight from a sender's memory per call when they are combined or land in Java heap memory: one
-     * process_vm_readv call per piece, so pieces are larger than {@link #CHUNK}: each call pins and walks the sender's
-     * pages anew.
-     */
-    private static final long STAGE_BYTES = 256 << 10;
     private static final int SPINS = 1_000;
     /**
      * How long a wait spins (after SPINS at least) before it sleeps in the kernel: a futex wake-up costs tens of
@@ -72,30 +60,6 @@ public final class ShmTransport implements Transport {
      * it waits for.
      */
     private static final long SPIN_NANOS = 200_000;
-    /**
-     * Received pieces at least this large are combined straight out of the ring; smaller ones are staged and
-     * combined in one pass, which measured faster below it ({@code kolo bench allreduce -np 2}, see
-     * docs/performance.md, "Measured constants").
-     */
-    static final long COMBINE_IN_PLACE_MIN_BYTES = 256 << 10;
-    /**
-     * Messages at least this large travel in one copy where the receiver may read the sender's memory
-     * ({@link CrossMemory}): the sender puts only a header with the address into the ring, the receiver copies the
-     * bytes straight out of the sender's process and tells it so. Smaller ones, and any from Java heap memory (it has
-     * no fixed address), are copied through the ring.
-     */
-    static final long DIRECT_MIN_BYTES = 64 << 10;
-    /**
-     * Messages this large always travel as single copies where they may: a message as large as the default ring
-     * cannot run ahead of its reader, and single copies measured faster than both the ring and choosing between them
-     * at 2 and 4 MiB allreduces ({@code kolo bench allreduce -np 2 -x KOLO_SHM_SINGLE_COPY=...};
-     * docs/performance.md, "Measured constants").
-     */
-    static final long CHOICE_MAX_BYTES = 1L << 20;
-    /** Header kinds, before every message of {@link #DIRECT_MIN_BYTES} or more between ranks that can read directly. */
-    static final long HEADER_INLINE = 0x4B4F4C4F494E4C4EL;
-    static final long HEADER_DIRECT = 0x4B4F4C4F44495254L;
-    static final int HEADER_BYTES = 16;
     /** Yields before sleeping when there is no futex (with one, yielding on a crowded host gives away a slice). */
     private static final int YIELDS_WITHOUT_FUTEX = 50;
     private static final long PARK_NANOS = 20_000;
@@ -148,11 +112,11 @@ public final class ShmTransport implements Transport {
                 links.hostRanks() <= CpuBinding.onlineCpus() ? SPIN_NANOS : 0);
         boolean anyDirect = any(readsFrom);
         CopyChoice choice = any(readBy) && links.singleCopy() == SingleCopy.AUTO ? new CopyChoice() : null;
-        this.out = new ShmOutgoing(outbox, peerFiles, readBy, choice, arena.allocate(HEADER_BYTES, 8));
+        this.out = new ShmOutgoing(outbox, peerFiles, readBy, choice, arena.allocate(ShmWire.HEADER_BYTES, 8));
         MemorySegment stash = arena.allocate(8, 8);
         this.stashBytes = stash.byteSize();
-        this.in = new ShmIncoming(rank, links, peers, arena.allocate(HEADER_BYTES, 8), stash,
-                anyDirect ? arena.allocate(STAGE_BYTES, 64) : null, this::fail);
+        this.in = new ShmIncoming(rank, links, peers, arena.allocate(ShmWire.HEADER_BYTES, 8), stash,
+                anyDirect ? arena.allocate(ShmWire.STAGE_BYTES, 64) : null, this::fail);
     }
 
     private static boolean any(boolean[] flags) {
@@ -273,7 +237,7 @@ public final class ShmTransport implements Transport {
         if (unitBytes < 1 || unitBytes > stashBytes || length % unitBytes != 0) {
             throw new IllegalArgumentException("combine unit " + unitBytes + " bytes for a length of " + length);
         }
-        if (length < COMBINE_IN_PLACE_MIN_BYTES) {
+        if (length < ShmWire.COMBINE_IN_PLACE_MIN_BYTES) {
             Transport.super.sendRecvCombine(sendPeer, src, srcOffset, srcLength, recvPeer, acc, accOffset, length,
                     unitBytes, scratch, combiner);
             return;

@@ -24,8 +24,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * bytes arrive exactly, whatever memory each side uses, and the ranks fall back to the ring where they must.
  */
 class ShmSingleCopyTest {
-    private static final long SMALL = ShmTransport.DIRECT_MIN_BYTES - 1;
-    private static final long[] SIZES = {SMALL, ShmTransport.DIRECT_MIN_BYTES, (1 << 20) + 3, 3L << 20};
+    private static final long SMALL = ShmWire.DIRECT_MIN_BYTES - 1;
+    private static final long[] SIZES = {SMALL, ShmWire.DIRECT_MIN_BYTES, (1 << 20) + 3, 3L << 20};
 
     private static List<Transport> open(ShmTransport.SingleCopy rank0SingleCopy,
                                         ShmTransport.SingleCopy rank1SingleCopy) {
@@ -73,7 +73,7 @@ class ShmSingleCopyTest {
                     assertPattern(dst, 0, n);
                     long now = shm(t, 1).directReadsFrom(0);
                     boolean nativeSource = kind % 2 == 0;
-                    assertEquals(nativeSource && n >= ShmTransport.DIRECT_MIN_BYTES ? 1 : 0, now - before,
+                    assertEquals(nativeSource && n >= ShmWire.DIRECT_MIN_BYTES ? 1 : 0, now - before,
                             n + " bytes, " + (nativeSource ? "native" : "heap") + " source, " + (kind < 2 ? "native"
                                     : "heap") + " destination");
                     direct += now - before;
@@ -176,7 +176,7 @@ class ShmSingleCopyTest {
                 assertEquals(Math.min(i, CopyChoice.PROBE), reads[i], "direct reads after " + i + " messages");
             }
             // Messages too large for the choice are always read straight from the sender's memory.
-            long large = ShmTransport.CHOICE_MAX_BYTES;
+            long large = ShmWire.CHOICE_MAX_BYTES;
             MemorySegment big = filled(arena, 0, large);
             MemorySegment into = arena.allocate(large);
             long before = shm(t, 1).directReadsFrom(0);
