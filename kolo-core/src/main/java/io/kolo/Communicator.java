@@ -6,7 +6,6 @@ import io.kolo.engine.Op;
 import io.kolo.engine.OpKind;
 import io.kolo.transport.Transport;
 
-import java.io.Serializable;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,7 +27,7 @@ import java.util.Map;
  * comm.allreduce(x, ReduceOp.SUM);                          // x == {6, 4} on every rank
  * }</pre>
  */
-public final class Communicator implements ArrayCollectives, AutoCloseable {
+public final class Communicator implements ObjectCollectives, AutoCloseable {
     private final Topology topology;
     private final Engine engine;
     private final Transport transport;
@@ -315,38 +314,6 @@ public final class Communicator implements ArrayCollectives, AutoCloseable {
     public int join() {
         Op o = Op.of(OpKind.JOIN, null, DataType.INT8, new long[0], java.lang.foreign.MemorySegment.NULL);
         return submit(o, Op::lastJoined).await();
-    }
-
-    // ---- objects
-
-    /** {@code root}'s object, serialised and sent to every rank. */
-    public <T extends Serializable> T broadcastObject(T object, int root) {
-        long[] length = {0};
-        byte[] bytes = null;
-        if (rank() == root) {
-            bytes = ObjectCodec.serialize(object);
-            length[0] = bytes.length;
-        }
-        broadcast(length, root);
-        if (rank() != root) {
-            bytes = new byte[Math.toIntExact(length[0])];
-        }
-        broadcast(Tensor.of(bytes, DataType.UINT8), root);
-        return ObjectCodec.deserialize(bytes);
-    }
-
-    /** Every rank's object, in rank order. */
-    public <T extends Serializable> List<T> allgatherObject(T object) {
-        byte[] mine = ObjectCodec.serialize(object);
-        long[] lengths = allgather(new long[]{mine.length});
-        byte[] all = allgather(Tensor.of(mine, DataType.UINT8)).bytes();
-        List<T> out = new ArrayList<>(size());
-        int off = 0;
-        for (long len : lengths) {
-            out.add(ObjectCodec.deserialize(java.util.Arrays.copyOfRange(all, off, off + (int) len)));
-            off += (int) len;
-        }
-        return out;
     }
 
     // ---- plumbing

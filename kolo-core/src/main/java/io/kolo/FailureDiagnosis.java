@@ -19,7 +19,7 @@ import java.util.Optional;
  * rather than racing it with "rank 0 aborted". The launcher, which knows which process exited first, may
  * overwrite the record; ranks read it again until the cause it names is known.
  */
-final class FailureDiagnosis implements io.kolo.engine.Engine.FailureExplainer {
+final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
     private static final System.Logger LOG = System.getLogger(FailureDiagnosis.class.getName());
 
     private static final long CAUSE_WAIT_MILLIS = 2000;

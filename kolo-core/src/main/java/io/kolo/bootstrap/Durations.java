@@ -3,7 +3,10 @@ package io.kolo.bootstrap;
 import java.time.Duration;
 import java.util.Locale;
 
-/** How a timeout reads in Kolo's messages: "60 s", "1.5 s", "200 ms". */
+/**
+ * How a timeout reads in Kolo's messages, in one place so that every message says it alike: whole seconds, tenths of a
+ * second from one second up, milliseconds below.
+ */
 public final class Durations {
     private Durations() {
     }

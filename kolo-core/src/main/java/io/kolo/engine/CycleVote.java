@@ -15,7 +15,14 @@ import java.util.Arrays;
  * the flags (each set when its condition holds here, so the AND says whether it holds everywhere); then one bit per
  * response-cache position, "my op with that cached response is ready"; then one bit per position, "that cached
  * response still answers my request". A cycle may carry the eager op's payload behind the bits, reduced with them in
- * the same exchange (see {@link Engine}).
+ * the same exchange.
+ *
+ * <p>That eager op: a small allreduce repeated under one name (a loss, a metric, a latency benchmark) would cost two
+ * rounds of messages per cycle, the bit vector and then the data. So the last small allreduce that ran from the cache
+ * becomes the cycle's eager op: every rank appends a payload of its size to the bit vector (its data when that op is
+ * ready here), and both are reduced in one exchange. The op's own cache bit, ANDed over the ranks, says whether every
+ * payload was real; if so the op is done, otherwise the payload is dropped and the op goes the usual way. Which op is
+ * eager follows from the executed responses, identical on every rank, so the message sizes always agree.
  */
 final class CycleVote implements AutoCloseable {
     static final int NOTHING_NEW = 1;

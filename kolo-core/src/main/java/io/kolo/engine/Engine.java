@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -24,12 +23,8 @@ import java.util.function.BooleanSupplier;
  * when someone has something new does the cycle add a coordinator round: requests gathered at rank 0,
  * which checks them, fuses what is ready and broadcasts the responses.
  *
- * <p>A small allreduce repeated under one name (a loss, a metric, a latency benchmark) would cost two rounds of
- * messages per cycle: the bit vector, then the data. So the last small allreduce that ran from the cache becomes the
- * cycle's <em>eager</em> op: every rank appends a payload of its size to the bit vector (its data when that op is ready
- * here), and both are reduced in one exchange. The op's own cache bit, ANDed over the ranks, says whether every
- * payload was real; if so the op is done, otherwise the payload is dropped and the op goes the usual way. Which op
- * is eager follows from the executed responses, identical on every rank, so the message sizes always agree.
+ * <p>The last small allreduce repeated from the cache rides with the bit vector (the <em>eager</em> op, see
+ * {@link CycleVote}), so a repeated loss or metric costs one round of messages, not two.
  *
  * <p>The parts: {@link CycleRunner} paces the cycles (on the engine's thread, or a waiting caller's), {@link CycleVote}
  * is the bit vector, {@link CoordinatorRound} the slow path, {@link FusionPlanner} fusion, one {@link OpExecutor} per
@@ -41,12 +36,6 @@ public final class Engine implements AutoCloseable {
     /** Names whose in-flight slot is kept between ops, at least (see {@link InFlightNames}). */
     private static final int KEPT_NAMES = 4096;
 
-    /** Turns a transport-level failure into the exception users see (naming the failed rank and cause). */
-    @FunctionalInterface
-    public interface FailureExplainer {
-        RuntimeException explain(RuntimeException failure);
-    }
-
     private final CollectiveOps ops;
     private final int rank;
     private final int size;
@@ -54,8 +43,7 @@ public final class Engine implements AutoCloseable {
     private final FailureExplainer explainer;
     private final CycleRunner runner;
     private final SubmissionQueue queue = new SubmissionQueue();
-    private final InFlightNames inFlight;
-    private final Map<OpKind, AtomicLong> unnamed = new EnumMap<>(OpKind.class);
+    private final Submissions submissions;
     private volatile RuntimeException fatal;
     private volatile boolean shutdownRequested;
     private volatile boolean terminated;
@@ -93,7 +81,8 @@ public final class Engine implements AutoCloseable {
         this.settings = settings;
         this.explainer = explainer;
         this.cache = new ResponseCache(settings.cacheCapacity(), settings.eagerAllreduceBytes());
-        this.inFlight = new InFlightNames(Math.max(KEPT_NAMES, settings.cacheCapacity()));
+        InFlightNames inFlight = new InFlightNames(Math.max(KEPT_NAMES, settings.cacheCapacity()));
+        this.submissions = new Submissions(rank, inFlight);
         this.parked = new CachePositionWaits(settings.cacheCapacity());
         this.vote = new CycleVote(settings.cacheCapacity(), settings.eagerAllreduceBytes());
         this.admission = new Admission(rank, cache, parked, vote, toSend);
@@ -111,9 +100,6 @@ public final class Engine implements AutoCloseable {
                 outcomes.complete(op);
             }
         });
-        for (OpKind k : OpKind.values()) {
-            unnamed.put(k, new AtomicLong());
-        }
         this.runner = new CycleRunner("kolo-engine-" + rank, settings.cycleTime(), IdleStrategy.POLL_THEN_PARK,
                 new Cycles());
         runner.start();
@@ -139,27 +125,9 @@ public final class Engine implements AutoCloseable {
      * @throws KoloException            if the engine has failed or shut down
      */
     public void submit(Op op) {
-        if (op.name == null) {
-            op.name = op.kind.label() + ".noname." + unnamed.get(op.kind).incrementAndGet();
-            op.generatedName = true;
-        }
+        submissions.name(op);
         checkUsable();
-        if (!op.input.isAccessibleBy(runner.thread())) {
-            throw new IllegalArgumentException("'" + op.name + "': the tensor's memory is confined to one thread and"
-                    + " Kolo's engine thread cannot read it; allocate it from Arena.ofShared(), Arena.ofAuto() or Arena.global()");
-        }
-        op.slot = inFlight.claim(op.name);
-        if (op.slot == null) {
-            throw new IllegalArgumentException("a collective named '" + op.name + "' is already in flight on rank "
-                    + rank + "; wait for it to finish or give the new one another name");
-        }
-        try {
-            // Built here, on the caller's thread, so that the engine's per-op path allocates nothing.
-            op.request(rank);
-        } catch (RuntimeException e) {
-            outcomes.release(op);
-            throw e;
-        }
+        submissions.claim(op, runner.thread());
         op.submittedNanos = System.nanoTime();
         queue.add(op);
         if (terminated) {
@@ -417,9 +385,7 @@ public final class Engine implements AutoCloseable {
         toSend.clear();
         joinOp = null;
         parked.clear();
-        for (Op op : all) {
-            outcomes.fail(op, Outcomes.copy(error, op.kind.label() + " '" + op.name + "' failed"));
-        }
+        all.forEach(op -> outcomes.failWith(op, error));
         failQueued();
     }
 
@@ -428,7 +394,7 @@ public final class Engine implements AutoCloseable {
                 : new KoloException("Kolo was shut down before this op completed (a rank called shutdown)");
         for (Op op = queue.takeAll(), next; op != null; op = next) {
             next = SubmissionQueue.detach(op);
-            outcomes.fail(op, Outcomes.copy(f, op.kind.label() + " '" + op.name + "' failed"));
+            outcomes.failWith(op, f);
         }
     }
 }

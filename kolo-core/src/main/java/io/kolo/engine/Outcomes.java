@@ -78,6 +78,11 @@ final class Outcomes {
         }
     }
 
+    /** Fails {@code op} with a copy of the job's failure that names the op. */
+    void failWith(Op op, RuntimeException error) {
+        fail(op, copy(error, op.kind.label() + " '" + op.name + "' failed"));
+    }
+
     /** Frees the op's name for the next op of that name. */
     void release(Op op) {
         inFlight.release(op.slot, !op.generatedName);

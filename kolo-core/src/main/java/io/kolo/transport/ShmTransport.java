@@ -7,7 +7,6 @@ import io.kolo.bootstrap.KeyValueStore;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -35,7 +34,7 @@ import java.util.concurrent.locks.LockSupport;
  * aborted) and, every few milliseconds, whether its process still lives, so a peer killed with SIGKILL in the middle of
  * a transfer fails this rank within milliseconds with a {@link PeerFailedException}. Files are unlinked once every
  * rank of the host has mapped them, so nothing stays in {@code /dev/shm} however the job ends; a job killed during
- * setup leaves files that the next job, or {@code kolo run}, removes ({@link #removeStaleSegments()}).
+ * setup leaves files that the next job, or {@code kolo run}, removes ({@link ShmSegments#removeStale()}).
  */
 public final class ShmTransport implements Transport {
     /** How large messages from native memory travel between ranks that may read each other's memory. */
@@ -62,9 +61,6 @@ public final class ShmTransport implements Transport {
     private static final long SPIN_NANOS = 200_000;
     /** Yields before sleeping when there is no futex (with one, yielding on a crowded host gives away a slice). */
     private static final int YIELDS_WITHOUT_FUTEX = 50;
-    private static final long PARK_NANOS = 20_000;
-    /** Longest futex sleep: liveness and timeout checks run at least this often while a rank waits. */
-    private static final long SLEEP_NANOS = 1_000_000;
     private static final long PID_CHECK_NANOS = 10_000_000;
 
     private final int rank;
@@ -80,8 +76,9 @@ public final class ShmTransport implements Transport {
     private final boolean[] readsFrom;
     private final boolean[] readBy;
     private final ShmPeers peers;
-    /** Native {@code struct timespec} of {@link #SLEEP_NANOS} for futex waits, allocated once. */
-    private final MemorySegment sleepTimespec;
+    private final ShmDoorbell doorbell;
+    /** Whether either transfer could move now: a field, so that a wait allocates nothing. */
+    private final java.util.function.BooleanSupplier canProgress;
     private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
     /** Spins, then (without a futex) yields, then sleeps on the futex or parks. */
     private final Backoff backoff;
@@ -103,9 +100,7 @@ public final class ShmTransport implements Transport {
         this.readsFrom = links.readsFrom();
         this.readBy = links.readBy();
         this.peers = new ShmPeers(peerFiles);
-        this.sleepTimespec = arena.allocate(16, 8);
-        sleepTimespec.set(ValueLayout.JAVA_LONG, 0, 0);
-        sleepTimespec.set(ValueLayout.JAVA_LONG, 8, SLEEP_NANOS);
+        this.doorbell = new ShmDoorbell(own, peerFiles, arena);
         // Spinning pays only when every rank of the host has a CPU of its own. Futex is read here, not in a static
         // field: the launcher uses this package's cleanup and must not load the native linker.
         this.backoff = new Backoff(SPINS, Futex.AVAILABLE ? 0 : YIELDS_WITHOUT_FUTEX,
@@ -117,6 +112,7 @@ public final class ShmTransport implements Transport {
         this.stashBytes = stash.byteSize();
         this.in = new ShmIncoming(rank, links, peers, arena.allocate(ShmWire.HEADER_BYTES, 8), stash,
                 anyDirect ? arena.allocate(ShmWire.STAGE_BYTES, 64) : null, this::fail);
+        this.canProgress = () -> out.canProgress() || in.canProgress();
     }
 
     private static boolean any(boolean[] flags) {
@@ -162,16 +158,6 @@ public final class ShmTransport implements Transport {
                                 long ringBytes, Duration startTimeout, Duration timeout, SingleCopy singleCopy) {
         return new ShmTransport(ShmSetup.links(dir, rank, size, hostRanks, store, job, ringBytes, startTimeout,
                 timeout, singleCopy));
-    }
-
-    /** Removes {@code /dev/shm/kolo-*} segments of this user whose creating process is gone; returns how many. */
-    public static int removeStaleSegments() {
-        return ShmSegments.removeStale();
-    }
-
-    /** Whether this machine offers POSIX shared memory as a directory ({@code /dev/shm}) this process can write. */
-    public static boolean available() {
-        return ShmSegments.available();
     }
 
     /** Whether this rank reads large messages from {@code peer} straight out of its memory (tests, diagnostics). */
@@ -287,7 +273,7 @@ public final class ShmTransport implements Transport {
                 if (now - backoff.idleSince() >= timeoutNanos) {
                     throw fail(timedOut());
                 }
-                sleep();
+                doorbell.sleep(canProgress);
             }
             completed = true;
         } catch (IllegalStateException e) {
@@ -304,26 +290,6 @@ public final class ShmTransport implements Transport {
     private boolean step() {
         boolean moved = out.step();
         return in.step() || moved;
-    }
-
-    /** Waits in the kernel until a peer rings this rank's doorbell, or a short while. */
-    private void sleep() {
-        if (!Futex.AVAILABLE || Thread.currentThread().isVirtual()) {
-            // A virtual thread in a system call would pin its carrier; parking lets others run.
-            LockSupport.parkNanos(PARK_NANOS);
-            return;
-        }
-        own.sleepers(1);
-        try {
-            int bell = own.bell();
-            // Re-check after announcing the sleep: a peer that changed something before it saw us rang already.
-            if (out.canProgress() || in.canProgress()) {
-                return;
-            }
-            Futex.await(own.bellWord(), bell, sleepTimespec);
-        } finally {
-            own.sleepers(-1);
-        }
     }
 
     private void checkPeers(boolean checkPid) {
@@ -356,18 +322,8 @@ public final class ShmTransport implements Transport {
     private RuntimeException fail(RuntimeException cause) {
         failure.compareAndSet(null, cause);
         own.setState(ShmFile.ABORTED);
-        wakeEveryone();
+        doorbell.wakeEveryone();
         return failure.get();
-    }
-
-    /** Rings this rank's doorbell (a thread of ours may sleep on it) and every peer's (they may wait on us). */
-    private void wakeEveryone() {
-        own.ringBell();
-        for (ShmFile f : peerFiles) {
-            if (f != null) {
-                f.ringBell();
-            }
-        }
     }
 
     private void checkUsable() {
@@ -404,7 +360,7 @@ public final class ShmTransport implements Transport {
     public void close() {
         failure.compareAndSet(null, new KoloException("rank " + rank + ": the shared-memory transport is closed"));
         own.setState(ShmFile.CLOSED);
-        wakeEveryone();
+        doorbell.wakeEveryone();
         // A thread still inside progress() makes close fail for a moment; it sees the failure and leaves.
         for (int attempt = 0; ; attempt++) {
             try {

@@ -73,7 +73,7 @@ public final class Transports {
         if (mode == Mode.TCP) {
             return tcp(job, bindAddress, store, secret);
         }
-        if (mode == Mode.SHM && !ShmTransport.available()) {
+        if (mode == Mode.SHM && !ShmSegments.available()) {
             throw new IllegalArgumentException("KOLO_TRANSPORT=shm but " + ShmTransport.DIR + " is missing or not"
                     + " writable on this host; use KOLO_TRANSPORT=auto or tcp");
         }
@@ -102,7 +102,7 @@ public final class Transports {
 
     /** The ranks that share this rank's host (sorted, including it), agreed through the store. */
     static int[] hostRanks(JobEnvironment job, KeyValueStore store) {
-        String mine = ShmTransport.available() ? hostKey() : "no-shm/rank-" + job.rank();
+        String mine = ShmSegments.available() ? hostKey() : "no-shm/rank-" + job.rank();
         store.put(StoreKeys.host(job.rank()), mine);
         long deadline = System.nanoTime() + job.startTimeout().toNanos();
         return IntStream.range(0, job.size()).filter(r -> {

@@ -27,7 +27,7 @@ class TransportBenchTest {
     @Test
     void printTimings() {
         assumeTrue(Boolean.getBoolean("kolo.bench"), "timings run only with -Dkolo.bench=true");
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(io.kolo.transport.ShmSegments.available(), "no writable /dev/shm");
         Duration timeout = Duration.ofSeconds(60);
         measure("shm", () -> ShmGroup.open(2, Long.getLong("kolo.ringBytes", ShmTransport.DEFAULT_RING_BYTES), timeout));
         if (Boolean.parseBoolean(System.getProperty("kolo.bench.tcp", "true"))) {

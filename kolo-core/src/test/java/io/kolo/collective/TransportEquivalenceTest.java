@@ -199,7 +199,7 @@ class TransportEquivalenceTest {
     @ParameterizedTest(name = "n={0}")
     @ValueSource(ints = {2, 3, 4, 5, 8})
     void sharedMemoryMatchesInJvmTransportBitForBit(int n) {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(io.kolo.transport.ShmSegments.available(), "no writable /dev/shm");
         List<byte[]> local = run(LocalTransport.group(n, TIMEOUT));
         // 64 KiB rings: every large message streams through its ring many times over.
         assertSame(local, run(ShmGroup.open(n, 65536, TIMEOUT)), "shm");
@@ -208,13 +208,13 @@ class TransportEquivalenceTest {
     @ParameterizedTest(name = "n={0}")
     @ValueSource(ints = {3, 4})
     void tcpAndSharedMemoryGiveIdenticalBytes(int n) {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(io.kolo.transport.ShmSegments.available(), "no writable /dev/shm");
         assertSame(run(tcp(n)), run(ShmGroup.open(n, ShmTransport.DEFAULT_RING_BYTES, TIMEOUT)), "tcp vs shm");
     }
 
     @Test
     void twoHostsMixSharedMemoryAndTcp() {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(io.kolo.transport.ShmSegments.available(), "no writable /dev/shm");
         assertSame(run(LocalTransport.group(4, TIMEOUT)), run(twoHosts(4)), "shm+tcp");
     }
 }

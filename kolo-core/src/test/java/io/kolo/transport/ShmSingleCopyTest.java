@@ -50,7 +50,7 @@ class ShmSingleCopyTest {
 
     @Test
     void largeMessagesFromNativeMemoryAreReadStraightFromTheSenderAndHeapOnesGoThroughTheRing() throws Exception {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
         List<Transport> t = open(ShmTransport.SingleCopy.ALWAYS, ShmTransport.SingleCopy.ALWAYS);
         try (Arena arena = Arena.ofShared()) {
             assumeTrue(shm(t, 1).readsDirectlyFrom(0), "skipped: process_vm_readv is refused here (ptrace"
@@ -88,7 +88,7 @@ class ShmSingleCopyTest {
 
     @Test
     void aCombiningReceiveReducesDirectlyReadBytesExactly() throws Exception {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
         List<Transport> t = open(ShmTransport.SingleCopy.ALWAYS, ShmTransport.SingleCopy.ALWAYS);
         // Byte-wise XOR: any misplaced, repeated or missing piece changes the result.
         Combiner xor = (acc, accOffset, in, inOffset, bytes) -> {
@@ -125,7 +125,7 @@ class ShmSingleCopyTest {
 
     @Test
     void aRankWithSingleCopyOffGetsEveryMessageThroughTheRingAndReadsNothingDirectly() throws Exception {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
         List<Transport> t = open(ShmTransport.SingleCopy.ALWAYS, ShmTransport.SingleCopy.NEVER);
         long n = 3L << 20;
         try (Arena arena = Arena.ofShared()) {
@@ -149,7 +149,7 @@ class ShmSingleCopyTest {
 
     @Test
     void withAutoTheSenderProbesBothWaysAndTheReceiverFollowsEachMessagesHeader() throws Exception {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
         List<Transport> t = open(ShmTransport.SingleCopy.AUTO, ShmTransport.SingleCopy.AUTO);
         long n = 256 << 10;
         int messages = 2 * CopyChoice.PROBE + 8;

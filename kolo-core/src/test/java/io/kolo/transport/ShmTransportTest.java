@@ -61,7 +61,7 @@ class ShmTransportTest {
 
     @Test
     void messagesWrapAroundAndOutgrowATinyRing() throws Exception {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
         List<Transport> t = ShmGroup.open(2, 4096, Duration.ofSeconds(20));
         long[] sizes = {1, 4095, 4096, 4097, 10_007, 1 << 20, 3};
         try (Arena arena = Arena.ofShared()) {
@@ -84,7 +84,7 @@ class ShmTransportTest {
 
     @Test
     void sendRecvMovesBothDirectionsAtOnceAroundARing() throws Exception {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
         int n = 5;
         long bytes = (3L << 20) + 5; // far larger than the 64 KiB rings: blocking sends would deadlock
         List<Transport> t = ShmGroup.open(n, 65536, Duration.ofSeconds(30));
@@ -117,7 +117,7 @@ class ShmTransportTest {
 
     @Test
     void filesAreGoneOnceSetUpAndCreatedOwnerOnly() throws Exception {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
         String job = ShmGroup.newJob();
         List<Transport> t = ShmGroup.open(3, job, 65536, Duration.ofSeconds(20));
         try {
@@ -139,7 +139,7 @@ class ShmTransportTest {
 
     @Test
     void receiveTimesOutNamingThePeer() {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
         List<Transport> t = ShmGroup.open(3, 65536, Duration.ofMillis(300));
         try (Arena arena = Arena.ofShared()) {
             MemorySegment dst = arena.allocate(100);
@@ -157,7 +157,7 @@ class ShmTransportTest {
 
     @Test
     void abortOrCloseOfAPeerFailsItsWaitingPartners() throws Exception {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
         List<Transport> t = ShmGroup.open(4, 4096, Duration.ofSeconds(60));
         try (Arena arena = Arena.ofShared()) {
             MemorySegment big = arena.allocate(1 << 20);
@@ -205,7 +205,7 @@ class ShmTransportTest {
 
     @Test
     void unreachablePeerIsABadArgument() {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
         List<Transport> t = ShmGroup.open(2, 4096, Duration.ofSeconds(5));
         try (Arena arena = Arena.ofShared()) {
             MemorySegment s = arena.allocate(8);
@@ -218,7 +218,7 @@ class ShmTransportTest {
 
     @Test
     void staleSegmentsOfDeadProcessesAreRemovedAndLiveOnesKept() throws Exception {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
         Process gone = new ProcessBuilder("true").start();
         gone.waitFor();
         String job = ShmGroup.newJob();
@@ -263,7 +263,7 @@ class ShmTransportTest {
      */
     @Test
     void aRankWaitingOnAnAbortedPartnerNamesTheHostRankThatDied() throws Exception {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
         JobSecret secret = JobSecret.generate();
         String job = ShmGroup.newJob();
         int[] all = {0, 1, 2};
@@ -314,7 +314,7 @@ class ShmTransportTest {
     /** Rank 1 is a real process killed with SIGKILL mid-message: rank 0 fails fast naming it; nothing is left. */
     @Test
     void peerKilledMidMessageIsDetectedThroughItsPid() throws Exception {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
         JobSecret secret = JobSecret.generate();
         String job = ShmGroup.newJob();
         long total = 1 << 20;
@@ -363,7 +363,7 @@ class ShmTransportTest {
      */
     @Test
     void peerKilledBeforeReadingALargeMessageFromThisRanksMemoryFailsTheSenderFast() throws Exception {
-        assumeTrue(ShmTransport.available(), "no writable /dev/shm");
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
         JobSecret secret = JobSecret.generate();
         String job = ShmGroup.newJob();
         try (RendezvousServer store = RendezvousServer.start(InetAddress.getLoopbackAddress(), 0, secret)) {

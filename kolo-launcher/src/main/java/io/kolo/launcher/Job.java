@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -333,66 +332,9 @@ final class Job {
             }
             descendants.stream().filter(ProcessHandle::isAlive)
                     .filter(h -> remote.stream().noneMatch(r -> r.pid() == h.pid())).forEach(all::add);
-            stopRemote(remoteRanks);
-            if (all.isEmpty()) {
-                return;
-            }
-            for (ProcessHandle h : all) {
-                h.destroy();
-            }
-            long deadline = System.nanoTime() + grace.toNanos();
-            for (ProcessHandle h : all) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    break;
-                }
-                try {
-                    h.onExit().get(left, TimeUnit.NANOSECONDS);
-                } catch (Exception timeoutOrInterrupt) {
-                    break;
-                }
-            }
-            for (ProcessHandle h : all) {
-                if (h.isAlive()) {
-                    h.descendants().forEach(ProcessHandle::destroyForcibly);
-                    h.destroyForcibly();
-                }
-            }
-            CompletableFuture<?>[] exited = all.stream().map(ProcessHandle::onExit).toArray(CompletableFuture[]::new);
-            try {
-                CompletableFuture.allOf(exited).get(grace.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (Exception e) {
+            ProcessStopper.stopRemote(remoteRanks, Duration.ofSeconds(RankWrapper.GRACE_SECONDS).plus(REMOTE_SLACK));
+            if (!ProcessStopper.stop(all, grace)) {
                 message("kolo: some processes did not exit even after SIGKILL");
-            }
-        }
-    }
-
-    /**
-     * Closing a remote rank's ssh stdin makes the wrapper on its host terminate it (TERM, grace, KILL), and ssh
-     * then exits with the rank's code; an ssh client still there after that is killed, which also ends the
-     * remote side, since the wrapper sees the same EOF.
-     */
-    private void stopRemote(List<Process> remoteRanks) {
-        if (remoteRanks.isEmpty()) {
-            return;
-        }
-        for (Process p : remoteRanks) {
-            try {
-                p.getOutputStream().close();
-            } catch (IOException ignored) {
-                // Already closed: the rank is on its way out.
-            }
-        }
-        long deadline = System.nanoTime() + Duration.ofSeconds(RankWrapper.GRACE_SECONDS).plus(REMOTE_SLACK).toNanos();
-        for (Process p : remoteRanks) {
-            long left = deadline - System.nanoTime();
-            try {
-                if (left <= 0 || !p.waitFor(left, TimeUnit.NANOSECONDS)) {
-                    p.destroyForcibly();
-                }
-            } catch (InterruptedException e) {
-                p.destroyForcibly();
-                Thread.currentThread().interrupt();
             }
         }
     }

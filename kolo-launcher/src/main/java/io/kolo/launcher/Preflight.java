@@ -111,9 +111,8 @@ final class Preflight {
                     || said.contains("Temporary failure in name resolution"));
             long now = System.nanoTime();
             if (r.timedOut && saidBefore != null) {
-                retryable = true;
-                said = saidBefore;
-                r = new Result(255, r.stdout, r.stderr, false);
+                return "host " + host + " is not reachable over ssh (retried for "
+                        + Math.round((now - started) / 1e9) + " s): " + saidBefore;
             }
             if (!retryable || r.timedOut || !delay.fitsBefore(deadline)) {
                 String waited = retryable ? " (retried for " + Math.round((now - started) / 1e9) + " s)" : "";

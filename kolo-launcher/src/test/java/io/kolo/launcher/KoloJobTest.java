@@ -59,7 +59,7 @@ class KoloJobTest {
 
     @Test
     void ranksAllreduceOverSharedMemoryThroughKoloRun(@TempDir Path pids) throws IOException {
-        org.junit.jupiter.api.Assumptions.assumeTrue(io.kolo.transport.ShmTransport.available(),
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.kolo.transport.ShmSegments.available(),
                 "skipped: no writable /dev/shm");
         LauncherProcessTest.Result r = job(3, "steady", pids, "-x", "KOLO_TRANSPORT=shm");
         assertEquals(0, r.code(), r.out() + r.err());
@@ -71,7 +71,7 @@ class KoloJobTest {
     /** SIGKILL leaves no chance to clean up: the survivors must still fail fast, and /dev/shm must be clean. */
     @Test
     void aRankKilledMidAllreduceOverSharedMemoryFailsTheOthersFast(@TempDir Path pids) throws IOException {
-        org.junit.jupiter.api.Assumptions.assumeTrue(io.kolo.transport.ShmTransport.available(),
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.kolo.transport.ShmSegments.available(),
                 "skipped: no writable /dev/shm");
         LauncherProcessTest.Result r = job(3, "kill-mid-allreduce", pids, "-x", "KOLO_TRANSPORT=shm");
         assertEquals(137, r.code(), r.out() + r.err());

@@ -1,0 +1,54 @@
+package io.kolo.engine;
+
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What a submitted op gets on the caller's thread before it is queued: a generated name when it has none, a check that
+ * the engine's thread can read its memory, its name's in-flight slot, and its request (built here so that the engine's
+ * per-op path allocates nothing).
+ */
+final class Submissions {
+    private final int rank;
+    private final InFlightNames inFlight;
+    private final Map<OpKind, AtomicLong> unnamed = new EnumMap<>(OpKind.class);
+
+    Submissions(int rank, InFlightNames inFlight) {
+        this.rank = rank;
+        this.inFlight = inFlight;
+        for (OpKind k : OpKind.values()) {
+            unnamed.put(k, new AtomicLong());
+        }
+    }
+
+    /** Unnamed ops get {@code allreduce.noname.7}: it matches across ranks only if every rank submits in the same order. */
+    void name(Op op) {
+        if (op.name == null) {
+            op.name = op.kind.label() + ".noname." + unnamed.get(op.kind).incrementAndGet();
+            op.generatedName = true;
+        }
+    }
+
+    /**
+     * @throws IllegalArgumentException when {@code engineThread} cannot read the tensor, or an op of the same name is
+     *                                  still in flight on this rank
+     */
+    void claim(Op op, Thread engineThread) {
+        if (!op.input.isAccessibleBy(engineThread)) {
+            throw new IllegalArgumentException("'" + op.name + "': the tensor's memory is confined to one thread and"
+                    + " Kolo's engine thread cannot read it; allocate it from Arena.ofShared(), Arena.ofAuto() or Arena.global()");
+        }
+        op.slot = inFlight.claim(op.name);
+        if (op.slot == null) {
+            throw new IllegalArgumentException("a collective named '" + op.name + "' is already in flight on rank "
+                    + rank + "; wait for it to finish or give the new one another name");
+        }
+        try {
+            op.request(rank);
+        } catch (RuntimeException e) {
+            inFlight.release(op.slot, !op.generatedName);
+            throw e;
+        }
+    }
+}
