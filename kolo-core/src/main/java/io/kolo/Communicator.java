@@ -2,12 +2,8 @@ package io.kolo;
 
 import io.kolo.engine.Engine;
 import io.kolo.engine.EngineSettings;
-import io.kolo.engine.Op;
-import io.kolo.engine.OpKind;
 import io.kolo.transport.Transport;
 
-import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -32,20 +28,23 @@ public final class Communicator implements ObjectCollectives, AutoCloseable {
     private final Engine engine;
     private final Transport transport;
     private final FailureDiagnosis diagnosis;
-    private final Handle.Driver driver;
     private final AutoCloseable[] owned;
     private volatile boolean closed;
-    private final AllreduceOps allreduces;
+    private final ProcessSets sets;
+    private final SetCollectives all;
 
-    Communicator(Topology topology, Engine engine, Transport transport, FailureDiagnosis diagnosis,
-                         AutoCloseable... owned) {
+    /** @param everyRank every rank's topology, in rank order (process sets are built from it) */
+    Communicator(Topology topology, List<Topology> everyRank, Engine engine, Transport transport,
+                 FailureDiagnosis diagnosis, AutoCloseable... owned) {
         this.topology = topology;
         this.engine = engine;
         this.transport = transport;
         this.diagnosis = diagnosis;
-        this.driver = engine::drive;
         this.owned = owned;
-        this.allreduces = new AllreduceOps(topology.size());
+        EngineSettings settings = engine.settings();
+        this.sets = new ProcessSets(engine, transport, everyRank, settings.algorithms(), settings.smallMessageBytes(),
+                settings.dynamicProcessSets(), this, () -> closed);
+        this.all = sets.globalOps();
     }
 
     /** Joins the job described by this process's environment ({@code KOLO_*}, Open MPI, MPICH or Slurm variables). */
@@ -61,6 +60,26 @@ public final class Communicator implements ObjectCollectives, AutoCloseable {
      */
     public static Communicator fromEnvironment(Map<String, String> env) {
         return Jobs.fromEnvironment(env);
+    }
+
+    /**
+     * Joins the job described by {@code env} and registers static process sets, in order, on every rank (see
+     * {@link ProcessSet}): every rank passes the same sets, members or not.
+     *
+     * @throws KoloException on every rank when the ranks passed different sets, or a set is empty, lists a rank twice
+     *                       or a rank the job does not have
+     */
+    public static Communicator fromEnvironment(Map<String, String> env, ProcessSet... processSets) {
+        Communicator c = Jobs.fromEnvironment(env);
+        try {
+            for (ProcessSet s : processSets) {
+                c.sets.addStatic(s);
+            }
+        } catch (RuntimeException e) {
+            c.close();
+            throw e;
+        }
+        return c;
     }
 
     /** {@code size} ranks as threads of this JVM, with the default settings. */
@@ -124,11 +143,49 @@ public final class Communicator implements ObjectCollectives, AutoCloseable {
         return engine.stats();
     }
 
-    // ---- allreduce
+    // ---- process sets
+
+    /** The set of every rank (id 0). */
+    public ProcessSet globalProcessSet() {
+        return sets.global();
+    }
+
+    /** The registered process sets, the global one first, by id. */
+    public List<ProcessSet> processSets() {
+        return sets.all();
+    }
+
+    /**
+     * Adds a process set while the job runs; needs {@code KOLO_DYNAMIC_PROCESS_SETS=1}. A collective of the global set:
+     * every rank calls it with the same ranks, in the same order relative to its other process-set calls, members or
+     * not. The new set's collectives are usable on return.
+     *
+     * <pre>{@code
+     * ProcessSet firstHalf = comm.addProcessSet(0, 1);
+     * if (firstHalf.included()) comm.allreduce(x, ReduceOp.SUM, firstHalf);
+     * }</pre>
+     *
+     * @throws KoloException         on every rank when the ranks asked for different sets, or the set is empty, lists
+     *                               a rank twice, names a rank the job does not have or repeats an existing set
+     * @throws IllegalStateException when the job does not allow dynamic process sets
+     */
+    public ProcessSet addProcessSet(int... ranks) {
+        return sets.add(ProcessSet.of(ranks));
+    }
+
+    /**
+     * Removes a process set while the job runs ({@code KOLO_DYNAMIC_PROCESS_SETS=1}); every rank calls it, members or
+     * not. Its ops still in flight fail, saying it was removed.
+     */
+    public void removeProcessSet(ProcessSet set) {
+        sets.remove(set);
+    }
+
+    // ---- collectives of the global set
 
     /** In place: {@code tensor} becomes the reduction over all ranks. */
     public Tensor allreduce(Tensor tensor, ReduceOp op) {
-        return allreduceAsync(null, tensor, op).await();
+        return all.allreduce(tensor, op);
     }
 
     /**
@@ -139,16 +196,16 @@ public final class Communicator implements ObjectCollectives, AutoCloseable {
      * }</pre>
      */
     public Tensor allreduce(Tensor tensor, ReduceOp op, Compression compression) {
-        return allreduceAsync(null, tensor, op, 1.0, 1.0, compression).await();
+        return all.allreduce(tensor, op, compression);
     }
 
     public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op) {
-        return allreduceAsync(name, tensor, op, 1.0, 1.0);
+        return all.allreduceAsync(name, tensor, op);
     }
 
     /** In place, asynchronously, compressed (see {@link Compression}); every rank passes the same compression. */
     public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, Compression compression) {
-        return allreduceAsync(name, tensor, op, 1.0, 1.0, compression);
+        return all.allreduceAsync(name, tensor, op, 1.0, 1.0, compression);
     }
 
     /**
@@ -156,7 +213,7 @@ public final class Communicator implements ObjectCollectives, AutoCloseable {
      * the reduction, as Horovod does for gradient pre-division. Compressed as {@code KOLO_COMPRESSION} says.
      */
     public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, double prescale, double postscale) {
-        return allreduceAsync(name, tensor, op, prescale, postscale, engine.settings().compression());
+        return all.allreduceAsync(name, tensor, op, prescale, postscale, engine.settings().compression());
     }
 
     /**
@@ -165,8 +222,7 @@ public final class Communicator implements ObjectCollectives, AutoCloseable {
      */
     public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, double prescale, double postscale,
                                          Compression compression) {
-        AllreduceOps.Allreduce a = allreduces.of(name, tensor, op, prescale, postscale, compression);
-        return submit(a.op(), x -> a.finish(tensor));
+        return all.allreduceAsync(name, tensor, op, prescale, postscale, compression);
     }
 
     /**
@@ -174,38 +230,13 @@ public final class Communicator implements ObjectCollectives, AutoCloseable {
      * allreduce). Members are named {@code name.0}, {@code name.1}, ...
      */
     public Handle<List<Tensor>> groupedAllreduceAsync(String name, List<Tensor> tensors, ReduceOp op) {
-        return groupedAllreduceAsync(name, tensors, op, engine.settings().compression());
+        return all.groupedAllreduceAsync(name, tensors, op, engine.settings().compression());
     }
 
     /** Grouped allreduce with {@code compression} of the float members (see {@link Compression}). */
     public Handle<List<Tensor>> groupedAllreduceAsync(String name, List<Tensor> tensors, ReduceOp op,
                                                       Compression compression) {
-        if (tensors.isEmpty()) {
-            throw new IllegalArgumentException("grouped allreduce needs at least one tensor");
-        }
-        String group = name != null ? name : "grouped_allreduce.noname." + groupCounter.incrementAndGet();
-        List<Handle<Tensor>> handles = new ArrayList<>();
-        for (int i = 0; i < tensors.size(); i++) {
-            Tensor t = tensors.get(i);
-            AllreduceOps.Allreduce a = allreduces.of(group + "." + i, t, op, 1.0, 1.0, compression);
-            handles.add(submit(a.op().group(group, tensors.size()), x -> a.finish(t)));
-        }
-        Handle<List<Tensor>> all = new Handle<>(group, engine.settings().timeout());
-        all.explainedBy(n -> engine.waitingFor(n + ".0"));
-        all.drivenBy((done, now, deadline) -> engine.drive(() -> handles.getLast().poll() || done.getAsBoolean(),
-                now, deadline));
-        Thread.ofVirtual().start(() -> {
-            try {
-                List<Tensor> out = new ArrayList<>();
-                for (Handle<Tensor> h : handles) {
-                    out.add(h.await());
-                }
-                all.complete(out);
-            } catch (RuntimeException e) {
-                all.fail(e);
-            }
-        });
-        return all;
+        return all.groupedAllreduceAsync(name, tensors, op, compression);
     }
 
     public List<Tensor> groupedAllreduce(List<Tensor> tensors, ReduceOp op) {
@@ -217,36 +248,23 @@ public final class Communicator implements ObjectCollectives, AutoCloseable {
         return groupedAllreduceAsync(null, tensors, op, compression).await();
     }
 
-    private final java.util.concurrent.atomic.AtomicLong groupCounter = new java.util.concurrent.atomic.AtomicLong();
-
-    // ---- allgather
-
     /** Concatenates every rank's tensor along the first dimension, in rank order (first dimensions may differ). */
     public Tensor allgather(Tensor tensor) {
-        return allgatherAsync(null, tensor).await();
+        return all.allgather(tensor);
     }
 
     public Handle<Tensor> allgatherAsync(String name, Tensor tensor) {
-        requireRank(tensor, "allgather");
-        Tensor[] out = new Tensor[1];
-        Op o = Op.of(OpKind.ALLGATHER, name, tensor.dataType(), tensor.shape(), tensor.segment())
-                .outputs(shape -> (out[0] = Tensor.allocateLike(tensor, tensor.dataType(), shape)).segment());
-        return submit(o, x -> out[0]);
+        return all.allgatherAsync(name, tensor);
     }
-
-    // ---- broadcast
 
     /** In place: {@code root}'s tensor is copied into every rank's tensor. */
     public Tensor broadcast(Tensor tensor, int root) {
-        return broadcastAsync(null, tensor, root).await();
+        return all.broadcast(tensor, root);
     }
 
     public Handle<Tensor> broadcastAsync(String name, Tensor tensor, int root) {
-        Op o = Op.of(OpKind.BROADCAST, name, tensor.dataType(), tensor.shape(), tensor.segment()).root(root);
-        return submit(o, x -> tensor);
+        return all.broadcastAsync(name, tensor, root);
     }
-
-    // ---- alltoall
 
     /**
      * Sends {@code splits[r]} rows (first-dimension slices, in order) to rank {@code r} and returns the rows
@@ -257,24 +275,8 @@ public final class Communicator implements ObjectCollectives, AutoCloseable {
     }
 
     public Handle<AlltoallResult> alltoallAsync(String name, Tensor tensor, long[] splits) {
-        requireRank(tensor, "alltoall");
-        long rows = tensor.shape()[0];
-        long[] s = splits;
-        if (s == null) {
-            if (rows % size() != 0) {
-                throw new IllegalArgumentException("alltoall without splits needs a first dimension divisible by "
-                        + size() + " ranks, got " + rows + "; pass explicit splits");
-            }
-            s = new long[size()];
-            java.util.Arrays.fill(s, rows / size());
-        }
-        Tensor[] out = new Tensor[1];
-        Op o = Op.of(OpKind.ALLTOALL, name, tensor.dataType(), tensor.shape(), tensor.segment()).splits(s)
-                .outputs(shape -> (out[0] = Tensor.allocateLike(tensor, tensor.dataType(), shape)).segment());
-        return submit(o, x -> new AlltoallResult(out[0], x.receivedSplits()));
+        return all.alltoallAsync(name, tensor, splits);
     }
-
-    // ---- reducescatter
 
     /**
      * Reduces across ranks and returns this rank's slice of the result: the first dimension is split into
@@ -285,24 +287,12 @@ public final class Communicator implements ObjectCollectives, AutoCloseable {
     }
 
     public Handle<Tensor> reducescatterAsync(String name, Tensor tensor, ReduceOp op) {
-        requireRank(tensor, "reducescatter");
-        if (op == ReduceOp.ADASUM) {
-            throw new IllegalArgumentException("ReduceOp.ADASUM is an allreduce of whole vectors; reducescatter takes"
-                    + " SUM, AVERAGE, MIN, MAX or PRODUCT");
-        }
-        Tensor[] out = new Tensor[1];
-        Op o = Op.of(OpKind.REDUCESCATTER, name, tensor.dataType(), tensor.shape(), tensor.segment())
-                .reduce(op, 1.0, 1.0)
-                .outputs(shape -> (out[0] = Tensor.allocateLike(tensor, tensor.dataType(), shape)).segment());
-        return submit(o, x -> out[0]);
+        return all.reducescatterAsync(name, tensor, op);
     }
-
-    // ---- synchronisation
 
     /** Returns once every rank has called it. */
     public void barrier() {
-        Op o = Op.of(OpKind.BARRIER, null, DataType.INT8, new long[0], java.lang.foreign.MemorySegment.NULL);
-        submit(o, x -> null).await();
+        all.barrier();
     }
 
     /**
@@ -312,49 +302,171 @@ public final class Communicator implements ObjectCollectives, AutoCloseable {
      * @return the last rank to join
      */
     public int join() {
-        Op o = Op.of(OpKind.JOIN, null, DataType.INT8, new long[0], java.lang.foreign.MemorySegment.NULL);
-        return submit(o, Op::lastJoined).await();
+        return all.join();
     }
 
-    // ---- plumbing
+    // ---- collectives of a process set: the same, among the set's ranks only (see ProcessSet). Only members call
+    // them; ranks are numbered within the set except a broadcast's root, which is a job rank.
 
-    private <T> Handle<T> submit(Op op, java.util.function.Function<Op, T> result) {
-        if (closed) {
-            throw new IllegalStateException("this communicator (rank " + rank() + ") is closed");
-        }
-        Handle<T> handle = new Handle<>(op.name(), engine.settings().timeout());
-        op.listener(new Op.Listener() {
-            @Override
-            public void completed(Op o) {
-                T value;
-                try {
-                    value = result.apply(o);
-                } catch (RuntimeException e) {
-                    // Turning the result into the caller's form (e.g. decompressing) failed: the caller must hear
-                    // of it now, not wait out its timeout.
-                    handle.fail(new KoloException(o.kind().label() + " '" + o.name() + "' ran, but its result could"
-                            + " not be delivered on rank " + rank() + ": " + e, e));
-                    return;
-                }
-                handle.complete(value);
-            }
-
-            @Override
-            public void failed(Op o, RuntimeException error) {
-                handle.fail(error);
-            }
-        });
-        handle.drivenBy(driver);
-        handle.explainedBy(engine::waitingFor);
-        engine.submit(op);
-        handle.named(op.name());
-        return handle;
+    public Tensor allreduce(Tensor tensor, ReduceOp op, ProcessSet set) {
+        return sets.of(set).allreduce(tensor, op);
     }
 
-    private static void requireRank(Tensor t, String op) {
-        if (t.shape().length == 0) {
-            throw new IllegalArgumentException(op + " needs a tensor with at least one dimension (rows), got a scalar");
+    public Tensor allreduce(Tensor tensor, ReduceOp op, Compression compression, ProcessSet set) {
+        return sets.of(set).allreduce(tensor, op, compression);
+    }
+
+    public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, ProcessSet set) {
+        return sets.of(set).allreduceAsync(name, tensor, op);
+    }
+
+    public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, Compression compression,
+                                         ProcessSet set) {
+        return sets.of(set).allreduceAsync(name, tensor, op, 1.0, 1.0, compression);
+    }
+
+    public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, double prescale, double postscale,
+                                         ProcessSet set) {
+        return sets.of(set).allreduceAsync(name, tensor, op, prescale, postscale, engine.settings().compression());
+    }
+
+    public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, double prescale, double postscale,
+                                         Compression compression, ProcessSet set) {
+        return sets.of(set).allreduceAsync(name, tensor, op, prescale, postscale, compression);
+    }
+
+    public Handle<List<Tensor>> groupedAllreduceAsync(String name, List<Tensor> tensors, ReduceOp op, ProcessSet set) {
+        return sets.of(set).groupedAllreduceAsync(name, tensors, op, engine.settings().compression());
+    }
+
+    public Handle<List<Tensor>> groupedAllreduceAsync(String name, List<Tensor> tensors, ReduceOp op,
+                                                      Compression compression, ProcessSet set) {
+        return sets.of(set).groupedAllreduceAsync(name, tensors, op, compression);
+    }
+
+    public List<Tensor> groupedAllreduce(List<Tensor> tensors, ReduceOp op, ProcessSet set) {
+        return groupedAllreduceAsync(null, tensors, op, set).await();
+    }
+
+    public List<Tensor> groupedAllreduce(List<Tensor> tensors, ReduceOp op, Compression compression, ProcessSet set) {
+        return groupedAllreduceAsync(null, tensors, op, compression, set).await();
+    }
+
+    public Tensor allgather(Tensor tensor, ProcessSet set) {
+        return sets.of(set).allgather(tensor);
+    }
+
+    public Handle<Tensor> allgatherAsync(String name, Tensor tensor, ProcessSet set) {
+        return sets.of(set).allgatherAsync(name, tensor);
+    }
+
+    /** @param root the root's job rank, a member of {@code set} */
+    public Tensor broadcast(Tensor tensor, int root, ProcessSet set) {
+        return broadcastAsync(null, tensor, root, set).await();
+    }
+
+    /** @param root the root's job rank, a member of {@code set} */
+    public Handle<Tensor> broadcastAsync(String name, Tensor tensor, int root, ProcessSet set) {
+        return sets.of(set).broadcastAsync(name, tensor, rootIn(set, root));
+    }
+
+    /** {@code splits[i]} rows go to the set's {@code i}-th rank; the rows received come in the set's rank order. */
+    public AlltoallResult alltoall(Tensor tensor, long[] splits, ProcessSet set) {
+        return alltoallAsync(null, tensor, splits, set).await();
+    }
+
+    public Handle<AlltoallResult> alltoallAsync(String name, Tensor tensor, long[] splits, ProcessSet set) {
+        return sets.of(set).alltoallAsync(name, tensor, splits);
+    }
+
+    public Tensor reducescatter(Tensor tensor, ReduceOp op, ProcessSet set) {
+        return reducescatterAsync(null, tensor, op, set).await();
+    }
+
+    public Handle<Tensor> reducescatterAsync(String name, Tensor tensor, ReduceOp op, ProcessSet set) {
+        return sets.of(set).reducescatterAsync(name, tensor, op);
+    }
+
+    public void barrier(ProcessSet set) {
+        sets.of(set).barrier();
+    }
+
+    /** @return the job rank of the set's last rank to join */
+    public int join(ProcessSet set) {
+        return set.ranks().get(sets.of(set).join());
+    }
+
+    public float[] allreduce(float[] data, ReduceOp op, ProcessSet set) {
+        return sets.of(set).allreduce(data, op);
+    }
+
+    public double[] allreduce(double[] data, ReduceOp op, ProcessSet set) {
+        return sets.of(set).allreduce(data, op);
+    }
+
+    public float[] allreduce(float[] data, ReduceOp op, Compression compression, ProcessSet set) {
+        return sets.of(set).allreduce(data, op, compression);
+    }
+
+    public double[] allreduce(double[] data, ReduceOp op, Compression compression, ProcessSet set) {
+        return sets.of(set).allreduce(data, op, compression);
+    }
+
+    public int[] allreduce(int[] data, ReduceOp op, ProcessSet set) {
+        return sets.of(set).allreduce(data, op);
+    }
+
+    public long[] allreduce(long[] data, ReduceOp op, ProcessSet set) {
+        return sets.of(set).allreduce(data, op);
+    }
+
+    public float[] allgather(float[] data, ProcessSet set) {
+        return sets.of(set).allgather(data);
+    }
+
+    public double[] allgather(double[] data, ProcessSet set) {
+        return sets.of(set).allgather(data);
+    }
+
+    public int[] allgather(int[] data, ProcessSet set) {
+        return sets.of(set).allgather(data);
+    }
+
+    public long[] allgather(long[] data, ProcessSet set) {
+        return sets.of(set).allgather(data);
+    }
+
+    public float[] broadcast(float[] data, int root, ProcessSet set) {
+        return sets.of(set).broadcast(data, rootIn(set, root));
+    }
+
+    public double[] broadcast(double[] data, int root, ProcessSet set) {
+        return sets.of(set).broadcast(data, rootIn(set, root));
+    }
+
+    public int[] broadcast(int[] data, int root, ProcessSet set) {
+        return sets.of(set).broadcast(data, rootIn(set, root));
+    }
+
+    public long[] broadcast(long[] data, int root, ProcessSet set) {
+        return sets.of(set).broadcast(data, rootIn(set, root));
+    }
+
+    public <T extends java.io.Serializable> T broadcastObject(T object, int root, ProcessSet set) {
+        return sets.of(set).broadcastObject(object, rootIn(set, root));
+    }
+
+    public <T extends java.io.Serializable> List<T> allgatherObject(T object, ProcessSet set) {
+        return sets.of(set).allgatherObject(object);
+    }
+
+    private static int rootIn(ProcessSet set, int root) {
+        int r = set.rankOf(root);
+        if (r < 0) {
+            throw new IllegalArgumentException("broadcast root " + root + " is not in process set " + set.id()
+                    + " (ranks " + set.ranks() + "); the root is a job rank that belongs to the set");
         }
+        return r;
     }
 
     /**

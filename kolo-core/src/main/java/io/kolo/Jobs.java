@@ -108,8 +108,9 @@ final class Jobs {
                                          KeyValueStore store, EngineSettings settings, AutoCloseable... owned) {
         Collectives flat = new Collectives(transport, settings.smallMessageBytes());
         CollectiveOps ops;
+        List<Topology> all;
         try {
-            List<Topology> all = everyRank != null ? everyRank
+            all = everyRank != null ? everyRank
                     : topology.size() == 1 ? List.of(topology) : Hierarchy.agree(flat, topology, settings.algorithms());
             ops = Hierarchy.select(flat, transport, all, settings.algorithms());
         } catch (RuntimeException e) {
@@ -126,10 +127,10 @@ final class Jobs {
         }
         FailureDiagnosis diagnosis = new FailureDiagnosis(topology.rank(), store, transport);
         Engine engine = new Engine(ops, settings, diagnosis);
-        AutoCloseable[] all = new AutoCloseable[owned.length + 1];
-        all[0] = ops;
-        System.arraycopy(owned, 0, all, 1, owned.length);
-        return new Communicator(topology, engine, transport, diagnosis, all);
+        AutoCloseable[] closing = new AutoCloseable[owned.length + 1];
+        closing[0] = ops;
+        System.arraycopy(owned, 0, closing, 1, owned.length);
+        return new Communicator(topology, all, engine, transport, diagnosis, closing);
     }
 
 }

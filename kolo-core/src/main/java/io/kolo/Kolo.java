@@ -32,9 +32,23 @@ public final class Kolo {
      * it themselves use {@link Communicator#fromEnvironment()}, which throws {@link BadSettingException}.
      */
     public static synchronized void init() {
+        init(new ProcessSet[0]);
+    }
+
+    /**
+     * Joins the job and registers static process sets, as Horovod's {@code hvd.init(process_sets=[...])}: every rank
+     * passes the same sets, members or not; each gets its id (1, 2, ... in order) and is usable on return.
+     *
+     * <pre>{@code
+     * ProcessSet even = ProcessSet.of(0, 2), odd = ProcessSet.of(1, 3);
+     * Kolo.init(even, odd);
+     * Kolo.allreduce(x, ReduceOp.SUM, Kolo.rank() % 2 == 0 ? even : odd);
+     * }</pre>
+     */
+    public static synchronized void init(ProcessSet... processSets) {
         if (current == null) {
             try {
-                current = Communicator.fromEnvironment();
+                current = Communicator.fromEnvironment(System.getenv(), processSets);
             } catch (BadSettingException e) {
                 System.err.println("kolo: " + e.getMessage());
                 System.err.flush();
@@ -171,5 +185,102 @@ public final class Kolo {
 
     public static <T extends java.io.Serializable> List<T> allgatherObject(T object) {
         return communicator().allgatherObject(object);
+    }
+
+    /** Adds a process set while the job runs (needs {@code KOLO_DYNAMIC_PROCESS_SETS=1}); see {@link Communicator#addProcessSet}. */
+    public static ProcessSet addProcessSet(int... ranks) {
+        return communicator().addProcessSet(ranks);
+    }
+
+    /** Removes a process set while the job runs; see {@link Communicator#removeProcessSet}. */
+    public static void removeProcessSet(ProcessSet set) {
+        communicator().removeProcessSet(set);
+    }
+
+    /** The set of every rank (id 0). */
+    public static ProcessSet globalProcessSet() {
+        return communicator().globalProcessSet();
+    }
+
+    // ---- the same on a process set (see ProcessSet): only its members call them; a broadcast's root is a job rank
+
+    public static float[] allreduce(float[] data, ReduceOp op, ProcessSet set) {
+        return communicator().allreduce(data, op, set);
+    }
+
+    public static double[] allreduce(double[] data, ReduceOp op, ProcessSet set) {
+        return communicator().allreduce(data, op, set);
+    }
+
+    public static int[] allreduce(int[] data, ReduceOp op, ProcessSet set) {
+        return communicator().allreduce(data, op, set);
+    }
+
+    public static long[] allreduce(long[] data, ReduceOp op, ProcessSet set) {
+        return communicator().allreduce(data, op, set);
+    }
+
+    public static Tensor allreduce(Tensor tensor, ReduceOp op, ProcessSet set) {
+        return communicator().allreduce(tensor, op, set);
+    }
+
+    public static Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, ProcessSet set) {
+        return communicator().allreduceAsync(name, tensor, op, set);
+    }
+
+    public static float[] allreduce(float[] data, ReduceOp op, Compression compression, ProcessSet set) {
+        return communicator().allreduce(data, op, compression, set);
+    }
+
+    public static double[] allreduce(double[] data, ReduceOp op, Compression compression, ProcessSet set) {
+        return communicator().allreduce(data, op, compression, set);
+    }
+
+    public static Tensor allreduce(Tensor tensor, ReduceOp op, Compression compression, ProcessSet set) {
+        return communicator().allreduce(tensor, op, compression, set);
+    }
+
+    public static Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, Compression compression, ProcessSet set) {
+        return communicator().allreduceAsync(name, tensor, op, compression, set);
+    }
+
+    public static float[] allgather(float[] data, ProcessSet set) {
+        return communicator().allgather(data, set);
+    }
+
+    public static Tensor allgather(Tensor tensor, ProcessSet set) {
+        return communicator().allgather(tensor, set);
+    }
+
+    public static float[] broadcast(float[] data, int root, ProcessSet set) {
+        return communicator().broadcast(data, root, set);
+    }
+
+    public static Tensor broadcast(Tensor tensor, int root, ProcessSet set) {
+        return communicator().broadcast(tensor, root, set);
+    }
+
+    public static AlltoallResult alltoall(Tensor tensor, long[] splits, ProcessSet set) {
+        return communicator().alltoall(tensor, splits, set);
+    }
+
+    public static Tensor reducescatter(Tensor tensor, ReduceOp op, ProcessSet set) {
+        return communicator().reducescatter(tensor, op, set);
+    }
+
+    public static void barrier(ProcessSet set) {
+        communicator().barrier(set);
+    }
+
+    public static int join(ProcessSet set) {
+        return communicator().join(set);
+    }
+
+    public static <T extends java.io.Serializable> T broadcastObject(T object, int root, ProcessSet set) {
+        return communicator().broadcastObject(object, root, set);
+    }
+
+    public static <T extends java.io.Serializable> List<T> allgatherObject(T object, ProcessSet set) {
+        return communicator().allgatherObject(object, set);
     }
 }

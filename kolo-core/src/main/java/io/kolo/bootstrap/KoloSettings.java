@@ -157,6 +157,8 @@ public final class KoloSettings {
             Long.MAX_VALUE, "a non-negative number of seconds (0: never)");
     public static final Setting<String> STALL_CHECK_DISABLE = choice("KOLO_STALL_CHECK_DISABLE", "off", "0 or 1",
             ON_OFF);
+    public static final Setting<String> DYNAMIC_PROCESS_SETS = choice("KOLO_DYNAMIC_PROCESS_SETS", "off", "0 or 1",
+            ON_OFF);
     /** Unset: -1, which the algorithms read as "scale with the number of ranks". */
     public static final Setting<Long> SMALL_ALLREDUCE_BYTES = bytes("KOLO_SMALL_ALLREDUCE_BYTES", -1L, Long.MAX_VALUE,
             "a non-negative number of bytes");
@@ -196,6 +198,7 @@ public final class KoloSettings {
         horovod(STALL_CHECK_DISABLE, "HOROVOD_STALL_CHECK_DISABLE");
         horovod(HIERARCHICAL_ALLREDUCE, "HOROVOD_HIERARCHICAL_ALLREDUCE");
         horovod(HIERARCHICAL_ALLGATHER, "HOROVOD_HIERARCHICAL_ALLGATHER");
+        horovod(DYNAMIC_PROCESS_SETS, "HOROVOD_DYNAMIC_PROCESS_SETS");
     }
 
     private KoloSettings() {

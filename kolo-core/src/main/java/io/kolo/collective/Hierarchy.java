@@ -85,6 +85,45 @@ public final class Hierarchy {
     }
 
     /**
+     * The collectives of a process set: the flat algorithms over {@code members} of {@code parent} renumbered
+     * 0..k-1, hierarchical when the settings allow it and the members are spread evenly over their hosts. Needs no
+     * messages, so every member can build it at the same moment without waiting for the others.
+     *
+     * @param members   the set's ranks in the job, ascending; must include the parent's own rank
+     * @param everyRank every job rank's topology, in rank order
+     */
+    public static CollectiveOps forSubset(Transport parent, int[] members, List<Topology> everyRank,
+                                          AlgorithmSettings settings, long smallMessageBytes) {
+        SubgroupTransport t = new SubgroupTransport(parent, members);
+        return select(new Collectives(t, smallMessageBytes), t, subsetTopologies(members, everyRank), settings);
+    }
+
+    /** Each member's place in the set: its host's position among the members' hosts, its own among its host's members. */
+    static List<Topology> subsetTopologies(int[] members, List<Topology> everyRank) {
+        List<Integer> hosts = new ArrayList<>();
+        int[] hostOf = new int[members.length];
+        for (int i = 0; i < members.length; i++) {
+            int host = everyRank.get(members[i]).crossRank();
+            int at = hosts.indexOf(host);
+            if (at < 0) {
+                at = hosts.size();
+                hosts.add(host);
+            }
+            hostOf[i] = at;
+        }
+        int[] perHost = new int[hosts.size()];
+        int[] localRank = new int[members.length];
+        for (int i = 0; i < members.length; i++) {
+            localRank[i] = perHost[hostOf[i]]++;
+        }
+        List<Topology> out = new ArrayList<>(members.length);
+        for (int i = 0; i < members.length; i++) {
+            out.add(new Topology(i, members.length, localRank[i], perHost[hostOf[i]], hostOf[i], hosts.size()));
+        }
+        return out;
+    }
+
+    /**
      * Why the ranks cannot run the hierarchical algorithms, or empty when they can: there must be several hosts,
      * each with the same number (more than one) of ranks, packed host by host
      * ({@code rank = crossRank * localSize + localRank}), as every launcher Kolo knows assigns them.

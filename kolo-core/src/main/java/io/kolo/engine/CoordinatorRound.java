@@ -21,11 +21,15 @@ final class CoordinatorRound {
     private volatile Map<String, String> waitingFor = Map.of();
     private volatile long rounds;
 
-    CoordinatorRound(CollectiveOps ops, EngineSettings settings, FusionPlanner fusion) {
+    /**
+     * @param members the set's ranks in the job, by set rank (for messages)
+     * @param set     the process set's id
+     */
+    CoordinatorRound(CollectiveOps ops, EngineSettings settings, FusionPlanner fusion, int[] members, int set) {
         this.ops = ops;
         this.settings = settings;
         this.fusion = fusion;
-        this.table = ops.rank() == 0 ? new MessageTable(ops.size()) : null;
+        this.table = ops.rank() == 0 ? new MessageTable(members, set) : null;
     }
 
     /** Whether rank 0 holds requests not every rank has made yet (false on other ranks). */

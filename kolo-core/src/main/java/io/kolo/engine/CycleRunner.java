@@ -70,6 +70,11 @@ final class CycleRunner {
         return thread;
     }
 
+    /** Whether the calling thread is running a cycle now. */
+    boolean ownsCycle() {
+        return lock.isHeldByCurrentThread();
+    }
+
     boolean finished() {
         return finished;
     }

@@ -3,13 +3,12 @@ package io.kolo.engine;
 import io.kolo.EngineStats;
 import io.kolo.KoloException;
 import io.kolo.collective.CollectiveOps;
-import io.kolo.collective.Scratch;
 
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -17,91 +16,50 @@ import java.util.function.BooleanSupplier;
  * agrees with the other ranks, cycle by cycle, on which ops are ready everywhere and in which order, then
  * runs them through {@link CollectiveOps} (which picks the algorithm).
  *
- * <p>Each cycle every rank contributes a bit vector to a bitwise-AND allreduce: flags (does anyone have
- * new, uncached requests, want to shut down, have joined...) and one bit per response-cache position (my op
- * with that cached response is ready). Ops ready everywhere from the cache run without further talk. Only
- * when someone has something new does the cycle add a coordinator round: requests gathered at rank 0,
- * which checks them, fuses what is ready and broadcasts the responses.
+ * <p>Each process set this rank belongs to negotiates on its own ({@link ProcessSetEngine}: queue, cache, fusion,
+ * timeline, stall inspector); the engine's thread runs every set's cycle in turn, the global set (id 0) first, then
+ * the others by id. Every rank of a set runs the set's cycles in the same order relative to every other set it shares
+ * with a peer, so the sets can share one transport: the messages between two ranks always come in the same order on
+ * both ends. Sets are added and removed only between cycles, at a point every rank agreed on (see
+ * {@link #addProcessSet}).
  *
- * <p>The last small allreduce repeated from the cache rides with the bit vector (the <em>eager</em> op, see
- * {@link CycleVote}), so a repeated loss or metric costs one round of messages, not two.
- *
- * <p>The parts: {@link CycleRunner} paces the cycles (on the engine's thread, or a waiting caller's), {@link CycleVote}
- * is the bit vector, {@link CoordinatorRound} the slow path, {@link FusionPlanner} fusion, one {@link OpExecutor} per
- * kind of collective runs the responses, {@link Outcomes} ends the ops. This class keeps submission, the order of a
- * cycle, and what a failure does.
+ * <p>{@link CycleRunner} paces the cycles (on the engine's thread, or a waiting caller's).
  */
 public final class Engine implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Engine.class.getName());
-    /** Names whose in-flight slot is kept between ops, at least (see {@link InFlightNames}). */
-    private static final int KEPT_NAMES = 4096;
 
-    private final CollectiveOps ops;
     private final int rank;
     private final int size;
     private final EngineSettings settings;
     private final FailureExplainer explainer;
     private final CycleRunner runner;
-    private final SubmissionQueue queue = new SubmissionQueue();
-    private final Submissions submissions;
-    private volatile RuntimeException fatal;
-    private volatile boolean shutdownRequested;
-    private volatile boolean terminated;
-
-    // State below is touched only by the thread running the cycle.
-    private final PendingOps pending = new PendingOps();
-    private final List<Op> toSend = new ArrayList<>();
-    private final ResponseCache cache;
-    private final CachePositionWaits parked;
-    private final CycleVote vote;
-    private final Admission admission;
-    private final FusionPlanner fusionPlanner;
-    private final CoordinatorRound coordinator;
-    private final Outcomes outcomes;
-    private final OpTrace trace;
-    private final Scratch fusion = new Scratch();
-    private final Scratch scratch = new Scratch();
-    private final Execution execution;
-    private final Map<OpKind, OpExecutor> executors = new EnumMap<>(OpKind.class);
-    private Op joinOp;
-    private long lastDrainNanos;
-    /** When the current (or last) cycle began. */
-    private long cycleStartNanos;
-    /** Reused every cycle so that an idle engine cycling every millisecond makes no garbage. */
-    private final List<Response> fromCache = new ArrayList<>();
-    private final List<Response> toExecute = new ArrayList<>();
-    private volatile long cachedOps;
-    private volatile long fusedBuffers;
-    private volatile long eagerOps;
+    private final ProcessSetEngine global;
+    /** Routing for submissions, from any thread: the sets this rank belongs to, by id. */
+    private final Map<Integer, ProcessSetEngine> byId = new ConcurrentHashMap<>();
+    /**
+     * The sets in cycle order; changed only by the cycle's thread, read by the runner between cycles too (indexed reads
+     * of a copy-on-write list allocate nothing).
+     */
+    private final List<ProcessSetEngine> cycling = new CopyOnWriteArrayList<>();
+    /** Changes asked for during a cycle, applied once it ends (the cycle's thread only). */
+    private final List<Runnable> betweenCycles = new ArrayList<>();
+    /** Sets removed, so that a late submission can say so rather than "unknown". */
+    private final Map<Integer, String> ended = new ConcurrentHashMap<>();
 
     public Engine(CollectiveOps ops, EngineSettings settings, FailureExplainer explainer) {
-        this.ops = ops;
         this.rank = ops.rank();
         this.size = ops.size();
         this.settings = settings;
         this.explainer = explainer;
-        this.cache = new ResponseCache(settings.cacheCapacity(), settings.eagerAllreduceBytes());
-        InFlightNames inFlight = new InFlightNames(Math.max(KEPT_NAMES, settings.cacheCapacity()));
-        this.submissions = new Submissions(rank, inFlight);
-        this.parked = new CachePositionWaits(settings.cacheCapacity());
-        this.vote = new CycleVote(settings.cacheCapacity(), settings.eagerAllreduceBytes());
-        this.admission = new Admission(rank, cache, parked, vote, toSend);
-        this.fusionPlanner = new FusionPlanner(settings.fusionThresholdBytes(), pending);
-        this.coordinator = new CoordinatorRound(ops, settings, fusionPlanner);
-        this.outcomes = new Outcomes(rank, pending, inFlight);
-        this.trace = OpTrace.open(settings, rank);
-        this.execution = new Execution(ops, pending, fusion, scratch, trace, outcomes);
-        executors.putAll(execution.executors());
-        executors.put(OpKind.JOIN, (r, negotiated) -> {
-            if (joinOp != null) {
-                Op op = joinOp;
-                joinOp = null;
-                op.setLastJoined(r.lastJoined());
-                outcomes.complete(op);
-            }
-        });
         this.runner = new CycleRunner("kolo-engine-" + rank, settings.cycleTime(), IdleStrategy.POLL_THEN_PARK,
                 new Cycles());
+        int[] everyone = new int[size];
+        for (int r = 0; r < size; r++) {
+            everyone[r] = r;
+        }
+        this.global = new ProcessSetEngine(0, everyone, ops, settings, explainer, runner);
+        byId.put(0, global);
+        cycling.add(global);
         runner.start();
     }
 
@@ -118,49 +76,85 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
-     * Queues an op; its listener is called once it completes or fails. Unnamed ops get a generated name
-     * ({@code allreduce.noname.7}), which matches across ranks only if every rank submits them in the same order.
+     * Queues an op of the process set {@link Op#processSet} (0 unless set); its listener is called once it completes
+     * or fails. Unnamed ops get a generated name ({@code allreduce.noname.7}), which matches across the set's ranks
+     * only if every rank submits them in the same order.
      *
-     * @throws IllegalArgumentException if an op of the same name is still in flight on this rank
-     * @throws KoloException            if the engine has failed or shut down
+     * @throws IllegalArgumentException if an op of the same name is still in flight in that set on this rank
+     * @throws KoloException            if the engine has failed or shut down, or the set was removed
      */
     public void submit(Op op) {
-        submissions.name(op);
-        checkUsable();
-        submissions.claim(op, runner.thread());
-        op.submittedNanos = System.nanoTime();
-        queue.add(op);
-        if (terminated) {
-            // The engine ended after checkUsable(): its last failQueued() may have run before our add.
-            failQueued();
-        } else {
-            runner.submitted(op.submittedNanos);
+        ProcessSetEngine set = byId.get(op.processSet);
+        if (set == null) {
+            String why = ended.get(op.processSet);
+            throw new KoloException(why != null ? why : "process set " + op.processSet + " is not registered on rank "
+                    + rank + " (register it on every rank with addProcessSet, or pass it to Kolo.init)");
+        }
+        set.submit(op);
+    }
+
+    /**
+     * Called on the cycle's thread, from the listener of an op of the global set that every rank completes in the same
+     * cycle: from the next cycle on, this rank runs set {@code id}'s cycles too. Every member must call it for the same
+     * op, and non-members must not.
+     *
+     * @param members the set's ranks in the job, ascending (the set's rank order)
+     * @param ops     the collectives over those ranks, renumbered; the set owns them from now on
+     */
+    public void addProcessSet(int id, int[] members, CollectiveOps ops) {
+        requireCycleThread();
+        betweenCycles.add(() -> {
+            ProcessSetEngine set = new ProcessSetEngine(id, members.clone(), ops, settings, explainer, runner);
+            byId.put(id, set);
+            cycling.add(set);
+        });
+    }
+
+    /**
+     * Called like {@link #addProcessSet}: after this cycle set {@code id} stops on this rank; its unfinished ops fail
+     * with {@code why}. A rank that is not a member only remembers why, for a late submission's error.
+     */
+    public void removeProcessSet(int id, String why) {
+        requireCycleThread();
+        betweenCycles.add(() -> {
+            ended.put(id, why);
+            ProcessSetEngine set = byId.remove(id);
+            if (set != null) {
+                cycling.remove(set);
+                set.endBecause(why);
+                set.close();
+            }
+        });
+    }
+
+    private void requireCycleThread() {
+        if (!runner.ownsCycle()) {
+            throw new IllegalStateException("process sets change only on the thread running the engine's cycle");
         }
     }
 
-    private void checkUsable() {
-        RuntimeException f = fatal;
-        if (f != null) {
-            throw Outcomes.copy(f, "cannot start a new collective");
-        }
-        if (shutdownRequested || terminated) {
-            throw new KoloException("Kolo has been shut down on rank " + rank + "; call Kolo.init() again to start a new job");
-        }
-    }
-
-    /** Counters since start (updated by the cycles, read from any thread). */
+    /** Counters since start, over every process set (updated by the cycles, read from any thread). */
     public EngineStats stats() {
-        return new EngineStats(coordinator.rounds(), cachedOps, fusedBuffers, outcomes.completed(), eagerOps);
+        EngineStats sum = global.stats();
+        for (ProcessSetEngine set : byId.values()) {
+            if (set != global) {
+                EngineStats s = set.stats();
+                sum = new EngineStats(sum.coordinatorRounds() + s.coordinatorRounds(), sum.cachedOps() + s.cachedOps(),
+                        sum.fusedBuffers() + s.fusedBuffers(), sum.completedOps() + s.completedOps(),
+                        sum.eagerOps() + s.eagerOps());
+            }
+        }
+        return sum;
     }
 
     /** The first fatal error, if the engine has failed. */
     public RuntimeException failure() {
-        return fatal;
+        return global.failure();
     }
 
     /** Stops the engine on every rank (the others see it at their next cycle) and waits for this rank's thread. */
     public void shutdown() {
-        shutdownRequested = true;
+        global.requestShutdown();
         runner.wake();
         boolean stopped;
         try {
@@ -193,208 +187,105 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
-     * What the op named {@code name} was still waiting for when rank 0 last looked (it tells every rank about ops that
-     * have waited a while): "rank 2 had not submitted it after 19 s (ranks 0, 1 and 3 had)", or null.
+     * What the op named {@code name} of process set {@code set} was still waiting for when the set's rank 0 last
+     * looked (it tells every rank about ops that have waited a while): "rank 2 had not submitted it after 19 s
+     * (ranks 0, 1 and 3 had)", or null.
      */
-    public String waitingFor(String name) {
-        return coordinator.waitingFor(name);
+    public String waitingFor(int set, String name) {
+        ProcessSetEngine s = byId.get(set);
+        return s == null ? null : s.waitingFor(name);
     }
 
-    /** The engine's side of its {@link CycleRunner}. */
+    /** What the op named {@code name} of the global set was still waiting for (see {@link #waitingFor(int, String)}). */
+    public String waitingFor(String name) {
+        return global.waitingFor(name);
+    }
+
+    /** Every set's cycle in turn, as one cycle of the {@link CycleRunner}. */
     private final class Cycles implements CycleAgent {
         @Override
         public boolean cycle() {
-            return runCycle();
+            boolean finished = global.cycle();
+            if (!finished) {
+                // Between the global set's cycle and the others': the point every rank agreed on for set changes.
+                for (int i = 0; i < betweenCycles.size(); i++) {
+                    betweenCycles.get(i).run();
+                }
+                betweenCycles.clear();
+                for (int i = 1; i < cycling.size() && !finished; i++) {
+                    finished = cycling.get(i).cycle();
+                }
+            }
+            if (finished) {
+                // One job, one transport: a set that failed takes every set down with the same error.
+                RuntimeException failure = null;
+                for (ProcessSetEngine set : cycling) {
+                    if (set.failure() != null) {
+                        failure = set.failure();
+                        break;
+                    }
+                }
+                if (failure != null) {
+                    for (ProcessSetEngine set : cycling) {
+                        set.failWith(failure);
+                    }
+                }
+            }
+            return finished;
         }
 
         @Override
         public boolean hasWork() {
-            return !pending.isEmpty() || joinOp != null || !toSend.isEmpty();
+            for (int i = 0; i < cycling.size(); i++) {
+                if (cycling.get(i).hasWork()) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         @Override
         public boolean queueEmpty() {
-            return queue.isEmpty();
+            for (int i = 0; i < cycling.size(); i++) {
+                if (!cycling.get(i).queueEmpty()) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         @Override
         public long lastDrainNanos() {
-            return lastDrainNanos;
+            long last = global.lastDrainNanos();
+            for (int i = 1; i < cycling.size(); i++) {
+                long l = cycling.get(i).lastDrainNanos();
+                if (l - last > 0) {
+                    last = l;
+                }
+            }
+            return last;
         }
 
         @Override
         public long cycleStartNanos() {
-            return cycleStartNanos;
+            return global.cycleStartNanos();
         }
 
         @Override
         public long completedOps() {
-            return outcomes.completed();
+            long n = 0;
+            for (int i = 0; i < cycling.size(); i++) {
+                n += cycling.get(i).completedOps();
+            }
+            return n;
         }
 
         @Override
         public void close() {
-            if (fatal == null) {
-                failAll(new KoloException("Kolo was shut down before this op completed (a rank called shutdown)"));
+            // A closed set still answers late submissions, with the failure or the shutdown.
+            for (int i = cycling.size() - 1; i >= 0; i--) {
+                cycling.get(i).close();
             }
-            terminated = true;
-            failQueued();
-            trace.close();
-            fusion.close();
-            scratch.close();
-            vote.close();
-        }
-    }
-
-    /** One cycle; a failure or an agreed shutdown ends the engine for every thread. True when it ended. */
-    private boolean runCycle() {
-        boolean finished;
-        try {
-            finished = cycle();
-        } catch (RuntimeException | Error e) {
-            RuntimeException cause = e instanceof RuntimeException re ? re
-                    : new KoloException("rank " + rank + " engine crashed: " + e, e);
-            RuntimeException explained;
-            try {
-                explained = explainer.explain(cause);
-            } catch (RuntimeException ex) {
-                explained = cause;
-            }
-            fatal = explained;
-            LOG.log(System.Logger.Level.DEBUG, "rank " + rank + " engine stopped", e);
-            failAll(explained);
-            finished = true;
-        }
-        trace.flush();
-        return finished;
-    }
-
-    /** One negotiation cycle; returns true when the ranks agreed to shut down. */
-    private boolean cycle() {
-        long now = System.nanoTime();
-        cycleStartNanos = now;
-        drainQueue(now);
-        // Only positions below the cache's high-water mark can hold anything. The mark is the same on every
-        // rank (every rank applies the same cache updates), so the bit vector's length agrees too; keeping it
-        // short keeps the cycle's loops and its allreduce small when few names are in use.
-        int high = cache.highWater();
-        admission.expire(now);
-        long flags = (toSend.isEmpty() ? CycleVote.NOTHING_NEW : 0) | (shutdownRequested ? 0 : CycleVote.NO_SHUTDOWN)
-                | (joinOp == null ? CycleVote.NOT_JOINED : 0) | (vote.anyInvalidHere() ? 0 : CycleVote.ALL_VALID)
-                | (coordinator.tableBusy() ? 0 : CycleVote.TABLE_EMPTY);
-        vote.fill(flags, high, parked);
-        // The eager op depends only on state every rank shares, and the cache drops the mark when the entry changes,
-        // so the payload always fits the space reserved for it after the bit vector.
-        int eager = cache.repeated();
-        Op eagerOp = eager >= 0 ? parked.get(eager) : null;
-        vote.exchange(ops, eager >= 0 ? cache.get(eager) : null, eagerOp);
-
-        boolean anyNew = vote.anyNot(CycleVote.NOTHING_NEW);
-        boolean anyShutdown = vote.anyNot(CycleVote.NO_SHUTDOWN);
-        boolean anyJoined = vote.anyNot(CycleVote.NOT_JOINED);
-        boolean anyInvalid = vote.anyNot(CycleVote.ALL_VALID);
-        boolean tableBusy = vote.anyNot(CycleVote.TABLE_EMPTY);
-        if (eagerOp != null && !anyJoined && vote.readyEverywhere(eager) && vote.validEverywhere(eager)) {
-            parked.remove(eager);
-            cachedOps++;
-            eagerOps++;
-            finishEager(cache.get(eager));
-        }
-        if (anyInvalid) {
-            admission.eraseInvalid(high);
-        }
-        fromCache.clear();
-        toExecute.clear();
-        cachedOps += admission.takeReady(anyJoined, fromCache);
-        fusionPlanner.fuse(fromCache, toExecute);
-        if (anyNew || anyInvalid || anyJoined || tableBusy) {
-            toExecute.addAll(coordinator.run(toSend, rank));
-        }
-        if (!toExecute.isEmpty()) {
-            trace.cycleStart();
-        }
-        for (int i = 0; i < toExecute.size(); i++) {
-            execute(toExecute.get(i));
-        }
-        admission.revalidate();
-        return anyShutdown;
-    }
-
-    /** The eager op's payload was reduced with the bit vector and every rank's was real: finish it from there. */
-    private void finishEager(Response r) {
-        long negotiated = trace.clock();
-        Op op = pending.get(r.names().getFirst());
-        MemorySegment bits = vote.bits();
-        long payloadAt = vote.payloadAt();
-        Reductions.finish(bits, payloadAt, r.totalElements(), r, size);
-        MemorySegment.copy(bits, payloadAt, op.input, 0, r.totalBytes());
-        long done = trace.clock();
-        execution.done(r, negotiated, negotiated, negotiated, done, true);
-        cache.put(r);
-    }
-
-    private void drainQueue(long now) {
-        for (Op op = queue.takeAll(), next; op != null; op = next) {
-            next = SubmissionQueue.detach(op);
-            op.drainedNanos = now;
-            lastDrainNanos = now;
-            if (op.kind == OpKind.JOIN) {
-                joinOp = op;
-                toSend.add(op);
-                continue;
-            }
-            pending.put(op.name, op);
-            admission.admit(op);
-        }
-    }
-
-    private void execute(Response r) {
-        long negotiated = trace.clock();
-        if (r.isError()) {
-            for (int i = 0; i < r.names().size(); i++) {
-                Op op = pending.remove(r.names().get(i));
-                if (op != null) {
-                    // The op may also be parked on a cache slot or queued for the coordinator; it is over now.
-                    toSend.remove(op);
-                    parked.remove(op);
-                    outcomes.fail(op, new KoloException(r.error()));
-                }
-            }
-            return;
-        }
-        if (r.names().size() > 1) {
-            fusedBuffers++;
-        }
-        executors.get(r.kind()).execute(r, negotiated);
-        for (int i = 0; i < r.names().size(); i++) {
-            cache.put(r.part(i));
-        }
-    }
-
-    private void failAll(RuntimeException error) {
-        List<Op> all = new ArrayList<>(pending.values());
-        for (Op op : toSend) {
-            if (!pending.containsKey(op.name)) {
-                all.add(op);
-            }
-        }
-        if (joinOp != null && !all.contains(joinOp)) {
-            all.add(joinOp);
-        }
-        pending.clear();
-        toSend.clear();
-        joinOp = null;
-        parked.clear();
-        all.forEach(op -> outcomes.failWith(op, error));
-        failQueued();
-    }
-
-    private void failQueued() {
-        RuntimeException f = fatal != null ? fatal
-                : new KoloException("Kolo was shut down before this op completed (a rank called shutdown)");
-        for (Op op = queue.takeAll(), next; op != null; op = next) {
-            next = SubmissionQueue.detach(op);
-            outcomes.failWith(op, f);
         }
     }
 }

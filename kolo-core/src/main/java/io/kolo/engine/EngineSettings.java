@@ -28,11 +28,12 @@ import java.util.Map;
  * @param eagerAllreduceBytes  {@code KOLO_EAGER_ALLREDUCE_BYTES}: a cached allreduce of at most this many bytes
  *                             travels with the negotiation that finds it ready everywhere (one round of messages
  *                             instead of two); 0 disables
+ * @param dynamicProcessSets   {@code KOLO_DYNAMIC_PROCESS_SETS}: process sets may be added and removed after start
  */
 public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int cacheCapacity, Path timeline,
                              boolean markCycles, Duration stallCheckTime, Duration stallShutdownTime, Duration timeout,
                              long smallMessageBytes, AlgorithmSettings algorithms,
-                             Compression compression, long eagerAllreduceBytes) {
+                             Compression compression, long eagerAllreduceBytes, boolean dynamicProcessSets) {
 
     public static final long DEFAULT_FUSION_THRESHOLD = KoloSettings.FUSION_THRESHOLD.defaultValue();
     /** A stall check time that never comes (what {@code toNanos()} can still express). */
@@ -56,6 +57,7 @@ public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int 
                 noStallCheck ? Duration.ZERO : Duration.ofSeconds(KoloSettings.STALL_SHUTDOWN_TIME_SECONDS.from(env)),
                 Duration.ofSeconds(KoloSettings.TIMEOUT_SECONDS.from(env)), KoloSettings.SMALL_ALLREDUCE_BYTES.from(env),
                 AlgorithmSettings.fromEnvironment(env), Compression.fromEnvironment(env),
-                KoloSettings.EAGER_ALLREDUCE_BYTES.from(env));
+                KoloSettings.EAGER_ALLREDUCE_BYTES.from(env),
+                KoloSettings.DYNAMIC_PROCESS_SETS.from(env).equals("on"));
     }
 }

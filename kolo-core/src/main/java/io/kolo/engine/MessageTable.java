@@ -41,9 +41,28 @@ final class MessageTable {
         }
     }
 
+    /** The set's ranks in the job, by set rank: messages name ranks as the user knows them. */
+    private final int[] members;
+    /** After an op's name in messages: which process set it belongs to ("" for the global set). */
+    private final String where;
+
     MessageTable(int size) {
-        this.size = size;
+        this(identity(size), 0);
+    }
+
+    MessageTable(int[] members, int set) {
+        this.size = members.length;
         this.joined = new boolean[size];
+        this.members = members.clone();
+        this.where = set == 0 ? "" : " in process set " + set;
+    }
+
+    private static int[] identity(int size) {
+        int[] r = new int[size];
+        for (int i = 0; i < size; i++) {
+            r[i] = i;
+        }
+        return r;
     }
 
     boolean isEmpty() {
@@ -63,8 +82,8 @@ final class MessageTable {
             Entry e = entries.computeIfAbsent(r.name(), n -> new Entry(size));
             if (e.byRank[r.rank()] != null) {
                 entries.remove(r.name());
-                errors.add(Response.error(r.kind(), List.of(r.name()), "rank " + r.rank() + " submitted '" + r.name()
-                        + "' twice while it was in flight; give concurrent ops distinct names"));
+                errors.add(Response.error(r.kind(), List.of(r.name()), "rank " + members[r.rank()] + " submitted '" + r.name()
+                        + "'" + where + " twice while it was in flight; give concurrent ops distinct names"));
                 continue;
             }
             e.byRank[r.rank()] = r;
@@ -146,7 +165,7 @@ final class MessageTable {
         int[] joinedNow = joinedRanks();
         if (joinedNow.length > 0 && (first.kind() == OpKind.ALLTOALL || first.kind() == OpKind.REDUCESCATTER)) {
             return Response.error(first.kind(), names, first.kind().label() + " '" + name
-                    + "' is not supported while ranks " + Arrays.toString(joinedNow) + " have joined");
+                    + "'" + where + " is not supported while ranks " + Arrays.toString(global(joinedNow)) + " have joined");
         }
         switch (first.kind()) {
             case BROADCAST -> {
@@ -163,7 +182,7 @@ final class MessageTable {
                 for (Request r : e.byRank) {
                     String bad = badSplits(r);
                     if (bad != null) {
-                        return Response.error(first.kind(), names, "alltoall '" + name + "': rank " + r.rank() + " " + bad);
+                        return Response.error(first.kind(), names, "alltoall '" + name + "'" + where + ": rank " + members[r.rank()] + " " + bad);
                     }
                 }
             }
@@ -230,11 +249,11 @@ final class MessageTable {
             return null;
         }
         StringBuilder sb = new StringBuilder("mismatched ").append(first.kind().label()).append(" '")
-                .append(first.name()).append("': ");
+                .append(first.name()).append("'").append(where).append(": ");
         String sep = "";
         for (Request r : e.byRank) {
             if (r != null) {
-                sb.append(sep).append("rank ").append(r.rank()).append(" submitted ")
+                sb.append(sep).append("rank ").append(members[r.rank()]).append(" submitted ")
                         .append(r.kind() == first.kind() ? "" : r.kind().label() + " ").append(r.describe());
                 sep = ", ";
             }
@@ -287,13 +306,13 @@ final class MessageTable {
             if (shutdownNanos > 0 && age >= shutdownNanos) {
                 it.remove();
                 errors.add(Response.error(first.kind(), List.of(first.name()), "stalled: " + first.kind().label()
-                        + " '" + first.name() + "' was submitted by ranks " + submitted(e) + " but not by ranks "
+                        + " '" + first.name() + "'" + where + " was submitted by ranks " + submitted(e) + " but not by ranks "
                         + missing(e) + " for " + age / 1_000_000_000L
                         + " s (KOLO_STALL_SHUTDOWN_TIME_SECONDS); the missing ranks never called it, or called it under another name"));
             } else if (age >= checkNanos && !e.warned) {
                 e.warned = true;
                 LOG.log(System.Logger.Level.WARNING, "Kolo stall: " + first.kind().label() + " '" + first.name()
-                        + "' submitted by ranks " + submitted(e) + " has waited " + age / 1_000_000_000L
+                        + "'" + where + " submitted by ranks " + submitted(e) + " has waited " + age / 1_000_000_000L
                         + " s for ranks " + missing(e) + " (warning after KOLO_STALL_CHECK_TIME_SECONDS)");
             }
         }
@@ -313,6 +332,14 @@ final class MessageTable {
         return w;
     }
 
+    private int[] global(int[] setRanks) {
+        int[] g = new int[setRanks.length];
+        for (int i = 0; i < g.length; i++) {
+            g[i] = members[setRanks[i]];
+        }
+        return g;
+    }
+
     private static String join(List<Integer> ranks) {
         StringBuilder sb = new StringBuilder();
         for (int i = 0; i < ranks.size(); i++) {
@@ -325,7 +352,7 @@ final class MessageTable {
         List<Integer> l = new ArrayList<>();
         for (int r = 0; r < size; r++) {
             if (e.byRank[r] != null) {
-                l.add(r);
+                l.add(members[r]);
             }
         }
         return l;
@@ -335,7 +362,7 @@ final class MessageTable {
         List<Integer> l = new ArrayList<>();
         for (int r = 0; r < size; r++) {
             if (e.byRank[r] == null && !joined[r]) {
-                l.add(r);
+                l.add(members[r]);
             }
         }
         return l;

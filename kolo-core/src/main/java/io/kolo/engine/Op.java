@@ -37,6 +37,8 @@ public final class Op {
     long[] splits;
     String group;
     int groupSize;
+    /** The process set the op runs in (0: every rank). */
+    int processSet;
     Outputs outputs;
     Listener listener;
     long submittedNanos;
@@ -94,6 +96,16 @@ public final class Op {
         this.group = group;
         this.groupSize = groupSize;
         return this;
+    }
+
+    /** Runs the op among the ranks of process set {@code id} (see {@link Engine#addProcessSet}); 0, the default, is every rank. */
+    public Op processSet(int id) {
+        this.processSet = id;
+        return this;
+    }
+
+    public int processSet() {
+        return processSet;
     }
 
     public Op outputs(Outputs outputs) {

@@ -14,9 +14,24 @@ final class OpTrace implements AutoCloseable {
         this.markCycles = markCycles;
     }
 
-    static OpTrace open(EngineSettings settings, int rank) {
-        Timeline t = rank == 0 && settings.timeline() != null ? Timeline.open(settings.timeline()) : null;
+    /**
+     * The timeline of process set {@code set}, written by the set's rank 0: {@code KOLO_TIMELINE} itself for the global
+     * set, and beside it with the set's id before the extension for the others ({@code timeline.json} →
+     * {@code timeline.set2.json}), so that each file is one set's view, as Horovod draws one per controller.
+     */
+    static OpTrace open(EngineSettings settings, int rank, int set) {
+        Timeline t = rank == 0 && settings.timeline() != null ? Timeline.open(fileOf(settings.timeline(), set)) : null;
         return new OpTrace(t, settings.markCycles());
+    }
+
+    static java.nio.file.Path fileOf(java.nio.file.Path timeline, int set) {
+        if (set == 0) {
+            return timeline;
+        }
+        String name = timeline.getFileName().toString();
+        int dot = name.lastIndexOf('.');
+        String named = dot > 0 ? name.substring(0, dot) + ".set" + set + name.substring(dot) : name + ".set" + set;
+        return timeline.resolveSibling(named);
     }
 
     /** The time for the spans, or 0 without a timeline: an eager op's path would otherwise read the clock a dozen times. */

@@ -1,0 +1,285 @@
+package io.kolo;
+
+import io.kolo.collective.AlgorithmSettings;
+import io.kolo.collective.CollectiveOps;
+import io.kolo.collective.Hierarchy;
+import io.kolo.engine.Engine;
+import io.kolo.engine.Op;
+import io.kolo.engine.OpKind;
+import io.kolo.transport.Transport;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
+
+/**
+ * One rank's process sets: registering and removing them in step with every other rank, and the collectives of each
+ * set this rank belongs to.
+ *
+ * <p>Every registration is an allgather on the global set of what each rank asked for. Its result reaches every rank
+ * in the same engine cycle, and the listener, running on that cycle's thread, checks the answers and tells the engine
+ * to start (or stop) the set's cycles from the next one: the only way to make every member switch at the same point,
+ * which sets that share a transport need. Checking after the exchange, not before, is what lets a bad or mismatched
+ * request fail on every rank with the same message instead of on some ranks while the others wait.
+ */
+final class ProcessSets {
+    private static final int OK = 0;
+    private static final int EMPTY = 1;
+    private static final int DUPLICATE = 2;
+    private static final int OUT_OF_RANGE = 3;
+
+    private final Engine engine;
+    private final Transport transport;
+    private final List<Topology> everyRank;
+    private final AlgorithmSettings algorithms;
+    private final long smallMessageBytes;
+    private final boolean dynamic;
+    private final int rank;
+    private final int size;
+    private final Object owner;
+    private final BooleanSupplier closed;
+    private final ProcessSet global;
+    private final SetCollectives globalOps;
+    private final Map<Integer, ProcessSet> registered = new ConcurrentHashMap<>();
+    private final Map<Integer, SetCollectives> collectives = new ConcurrentHashMap<>();
+    private long sequence;
+    /** The next set's id: changed only on the cycle's thread, the same on every rank. */
+    private int nextId = 1;
+
+    ProcessSets(Engine engine, Transport transport, List<Topology> everyRank, AlgorithmSettings algorithms,
+                long smallMessageBytes, boolean dynamic, Object owner, BooleanSupplier closed) {
+        this.engine = engine;
+        this.transport = transport;
+        this.everyRank = List.copyOf(everyRank);
+        this.algorithms = algorithms;
+        this.smallMessageBytes = smallMessageBytes;
+        this.dynamic = dynamic;
+        this.rank = engine.rank();
+        this.size = engine.size();
+        this.owner = owner;
+        this.closed = closed;
+        this.global = ProcessSet.global(size, rank, owner);
+        this.globalOps = new SetCollectives(engine, 0, rank, size, rank, closed);
+        registered.put(0, global);
+        collectives.put(0, globalOps);
+    }
+
+    ProcessSet global() {
+        return global;
+    }
+
+    SetCollectives globalOps() {
+        return globalOps;
+    }
+
+    /** Registered sets, global first, by id. */
+    List<ProcessSet> all() {
+        List<ProcessSet> l = new ArrayList<>(registered.values());
+        l.sort((a, b) -> Integer.compare(a.id(), b.id()));
+        return l;
+    }
+
+    /** The collectives of {@code set} on this rank, which must be a member. */
+    SetCollectives of(ProcessSet set) {
+        if (set == global) {
+            return globalOps;
+        }
+        checkOwned(set, "run a collective on it");
+        SetCollectives c = collectives.get(set.id());
+        if (c == null) {
+            throw new IllegalArgumentException("rank " + rank + " is not in process set " + set.id() + " (ranks "
+                    + set.ranks() + "): only its members may call its collectives");
+        }
+        return c;
+    }
+
+    private void checkOwned(ProcessSet set, String what) {
+        if (set.owner() != owner) {
+            throw new IllegalArgumentException(set + " is not registered with rank " + rank + "'s communicator: pass it"
+                    + " to Kolo.init or Communicator.addProcessSet on every rank before you " + what);
+        }
+        if (set.isRemoved()) {
+            throw new IllegalArgumentException("process set " + set.id() + " (ranks " + set.ranks() + ") was removed");
+        }
+    }
+
+    /** A static set, registered as the job starts (see {@link #add}), whether or not dynamic sets are allowed. */
+    ProcessSet addStatic(ProcessSet set) {
+        return register(set);
+    }
+
+    /** Registers {@code set} in step with every rank (a collective of the global set); returns it, now registered. */
+    ProcessSet add(ProcessSet set) {
+        if (!dynamic) {
+            throw new IllegalStateException("process sets can be added after Kolo.init only when the job sets"
+                    + " KOLO_DYNAMIC_PROCESS_SETS=1 on every rank; or pass them to Kolo.init(ProcessSet...)");
+        }
+        return register(set);
+    }
+
+    private synchronized ProcessSet register(ProcessSet set) {
+        if (set.owner() != null) {
+            throw new IllegalArgumentException(set + " is already registered" + (set.owner() == owner ? ""
+                    : " with another communicator (several ranks in one JVM each need their own ProcessSet)"));
+        }
+        int words = (size + 63) / 64;
+        long[] mine = encode(set.requested(), words);
+        String name = "kolo.process_set.add." + (++sequence);
+        return exchange(name, mine, answers -> decide(set, answers));
+    }
+
+    /** Removes {@code set} in step with every rank (a collective of the global set). */
+    synchronized void remove(ProcessSet set) {
+        if (!dynamic) {
+            throw new IllegalStateException("process sets can be removed only when the job sets"
+                    + " KOLO_DYNAMIC_PROCESS_SETS=1 on every rank");
+        }
+        if (set == global || set.id() == 0) {
+            throw new IllegalArgumentException("the global process set (every rank) cannot be removed");
+        }
+        checkOwned(set, "remove it");
+        String name = "kolo.process_set.remove." + (++sequence);
+        exchange(name, new long[]{set.id()}, answers -> unregister(set, answers));
+    }
+
+    @FunctionalInterface
+    private interface Decision<T> {
+        /** On the cycle's thread, with every rank's request in rank order; a KoloException fails it on every rank. */
+        T decide(long[][] answers);
+    }
+
+    private <T> T exchange(String name, long[] mine, Decision<T> decision) {
+        Tensor in = Tensor.of(mine, mine.length);
+        Tensor[] out = new Tensor[1];
+        Handle<T> handle = new Handle<>(name, engine.settings().timeout());
+        Op op = Op.of(OpKind.ALLGATHER, name, DataType.INT64, new long[]{mine.length}, in.segment())
+                .outputs(shape -> (out[0] = Tensor.allocateLike(in, DataType.INT64, shape)).segment())
+                .listener(new Op.Listener() {
+                    @Override
+                    public void completed(Op o) {
+                        try {
+                            long[] flat = out[0].longs();
+                            long[][] answers = new long[size][];
+                            for (int r = 0; r < size; r++) {
+                                answers[r] = Arrays.copyOfRange(flat, r * mine.length, (r + 1) * mine.length);
+                            }
+                            handle.complete(decision.decide(answers));
+                        } catch (RuntimeException e) {
+                            handle.fail(e instanceof KoloException ? e : new KoloException(e.toString(), e));
+                        }
+                    }
+
+                    @Override
+                    public void failed(Op o, RuntimeException error) {
+                        handle.fail(error);
+                    }
+                });
+        if (closed.getAsBoolean()) {
+            throw new IllegalStateException("this communicator (rank " + rank + ") is closed");
+        }
+        handle.drivenBy(engine::drive);
+        handle.explainedBy(n -> engine.waitingFor(0, n));
+        engine.submit(op);
+        return handle.await();
+    }
+
+    /** {problem, detail, bitmap of ranks...}: fixed length, so that every rank's request lines up in the allgather. */
+    private long[] encode(int[] sorted, int words) {
+        long[] e = new long[2 + words];
+        if (sorted.length == 0) {
+            e[0] = EMPTY;
+            return e;
+        }
+        for (int i = 0; i < sorted.length; i++) {
+            int r = sorted[i];
+            if (r < 0 || r >= size) {
+                e[0] = OUT_OF_RANGE;
+                e[1] = r;
+                return e;
+            }
+            if (i > 0 && sorted[i - 1] == r) {
+                e[0] = DUPLICATE;
+                e[1] = r;
+                return e;
+            }
+            e[2 + r / 64] |= 1L << (r % 64);
+        }
+        return e;
+    }
+
+    private ProcessSet decide(ProcessSet set, long[][] answers) {
+        long[] first = answers[0];
+        for (int r = 1; r < size; r++) {
+            if (!Arrays.equals(first, answers[r])) {
+                StringBuilder sb = new StringBuilder("addProcessSet: the ranks asked for different process sets (");
+                for (int q = 0; q < size; q++) {
+                    sb.append(q == 0 ? "" : ", ").append("rank ").append(q).append(' ').append(describe(answers[q]));
+                }
+                throw new KoloException(sb.append("); call it with the same ranks on every rank, members or not")
+                        .toString());
+            }
+        }
+        if (first[0] != OK) {
+            throw new KoloException("addProcessSet: " + describe(first) + "; a process set lists each of its ranks"
+                    + " once, from 0 to " + (size - 1));
+        }
+        int[] members = members(first);
+        for (ProcessSet existing : registered.values()) {
+            if (Arrays.equals(existing.requested(), members)) {
+                throw new KoloException("addProcessSet: ranks " + Arrays.toString(members) + " already form process"
+                        + " set " + existing.id() + "; use that one");
+            }
+        }
+        int id = nextId++;
+        set.bind(id, rank, owner);
+        int mine = set.rank();
+        if (mine >= 0) {
+            CollectiveOps ops = Hierarchy.forSubset(transport, members, everyRank, algorithms, smallMessageBytes);
+            engine.addProcessSet(id, members, ops);
+            collectives.put(id, new SetCollectives(engine, id, mine, members.length, rank, closed));
+        }
+        registered.put(id, set);
+        return set;
+    }
+
+    private Void unregister(ProcessSet set, long[][] answers) {
+        for (int r = 1; r < size; r++) {
+            if (answers[r][0] != answers[0][0]) {
+                StringBuilder sb = new StringBuilder("removeProcessSet: the ranks asked to remove different sets (");
+                for (int q = 0; q < size; q++) {
+                    sb.append(q == 0 ? "" : ", ").append("rank ").append(q).append(" set ").append(answers[q][0]);
+                }
+                throw new KoloException(sb.append("); remove the same set on every rank, members or not").toString());
+            }
+        }
+        int id = set.id();
+        engine.removeProcessSet(id, "process set " + id + " (ranks " + set.ranks() + ") was removed (removeProcessSet)");
+        registered.remove(id);
+        collectives.remove(id);
+        set.markRemoved();
+        return null;
+    }
+
+    private String describe(long[] request) {
+        return switch ((int) request[0]) {
+            case EMPTY -> "an empty set (a process set needs at least one rank)";
+            case DUPLICATE -> "rank " + request[1] + " twice";
+            case OUT_OF_RANGE -> "rank " + request[1] + ", which is not a rank of this job of " + size;
+            default -> Arrays.toString(members(request));
+        };
+    }
+
+    private int[] members(long[] request) {
+        int[] m = new int[size];
+        int n = 0;
+        for (int r = 0; r < size; r++) {
+            if ((request[2 + r / 64] & (1L << (r % 64))) != 0) {
+                m[n++] = r;
+            }
+        }
+        return Arrays.copyOf(m, n);
+    }
+}

@@ -1,0 +1,222 @@
+package io.kolo;
+
+import io.kolo.engine.Engine;
+import io.kolo.engine.Op;
+import io.kolo.engine.OpKind;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+
+/**
+ * The collectives of one process set as one rank sees them: the set's ranks renumbered 0..k-1 in ascending job-rank
+ * order, as an MPI sub-communicator. Builds each op, tags it with the set and submits it to the engine; the
+ * {@link Communicator} holds one for the global set and one per set this rank belongs to.
+ */
+final class SetCollectives implements ObjectCollectives {
+    private final Engine engine;
+    private final int set;
+    private final int rank;
+    private final int size;
+    private final BooleanSupplier closed;
+    private final int jobRank;
+    private final AllreduceOps allreduces;
+    private final Handle.Driver driver;
+    private final AtomicLong groupCounter = new AtomicLong();
+
+    /**
+     * @param rank   this rank's rank in the set
+     * @param closed whether the communicator was closed (ops are refused then)
+     */
+    SetCollectives(Engine engine, int set, int rank, int size, int jobRank, BooleanSupplier closed) {
+        this.engine = engine;
+        this.set = set;
+        this.rank = rank;
+        this.size = size;
+        this.jobRank = jobRank;
+        this.closed = closed;
+        this.allreduces = new AllreduceOps(size);
+        this.driver = engine::drive;
+    }
+
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    // ---- allreduce
+
+    @Override
+    public Tensor allreduce(Tensor tensor, ReduceOp op) {
+        return allreduceAsync(null, tensor, op).await();
+    }
+
+    @Override
+    public Tensor allreduce(Tensor tensor, ReduceOp op, Compression compression) {
+        return allreduceAsync(null, tensor, op, 1.0, 1.0, compression).await();
+    }
+
+    Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op) {
+        return allreduceAsync(name, tensor, op, 1.0, 1.0, engine.settings().compression());
+    }
+
+    Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, double prescale, double postscale,
+                                  Compression compression) {
+        AllreduceOps.Allreduce a = allreduces.of(name, tensor, op, prescale, postscale, compression);
+        return submit(a.op(), x -> a.finish(tensor));
+    }
+
+    Handle<List<Tensor>> groupedAllreduceAsync(String name, List<Tensor> tensors, ReduceOp op,
+                                               Compression compression) {
+        if (tensors.isEmpty()) {
+            throw new IllegalArgumentException("grouped allreduce needs at least one tensor");
+        }
+        String group = name != null ? name : "grouped_allreduce.noname." + groupCounter.incrementAndGet();
+        List<Handle<Tensor>> handles = new ArrayList<>();
+        for (int i = 0; i < tensors.size(); i++) {
+            Tensor t = tensors.get(i);
+            AllreduceOps.Allreduce a = allreduces.of(group + "." + i, t, op, 1.0, 1.0, compression);
+            handles.add(submit(a.op().group(group, tensors.size()), x -> a.finish(t)));
+        }
+        Handle<List<Tensor>> all = new Handle<>(group, engine.settings().timeout());
+        all.explainedBy(n -> engine.waitingFor(set, n + ".0"));
+        all.drivenBy((done, now, deadline) -> engine.drive(() -> handles.getLast().poll() || done.getAsBoolean(),
+                now, deadline));
+        Thread.ofVirtual().start(() -> {
+            try {
+                List<Tensor> out = new ArrayList<>();
+                for (Handle<Tensor> h : handles) {
+                    out.add(h.await());
+                }
+                all.complete(out);
+            } catch (RuntimeException e) {
+                all.fail(e);
+            }
+        });
+        return all;
+    }
+
+    // ---- allgather
+
+    @Override
+    public Tensor allgather(Tensor tensor) {
+        return allgatherAsync(null, tensor).await();
+    }
+
+    Handle<Tensor> allgatherAsync(String name, Tensor tensor) {
+        requireRank(tensor, "allgather");
+        Tensor[] out = new Tensor[1];
+        Op o = Op.of(OpKind.ALLGATHER, name, tensor.dataType(), tensor.shape(), tensor.segment())
+                .outputs(shape -> (out[0] = Tensor.allocateLike(tensor, tensor.dataType(), shape)).segment());
+        return submit(o, x -> out[0]);
+    }
+
+    // ---- broadcast
+
+    /** @param root the root's rank in this set */
+    @Override
+    public Tensor broadcast(Tensor tensor, int root) {
+        return broadcastAsync(null, tensor, root).await();
+    }
+
+    Handle<Tensor> broadcastAsync(String name, Tensor tensor, int root) {
+        Op o = Op.of(OpKind.BROADCAST, name, tensor.dataType(), tensor.shape(), tensor.segment()).root(root);
+        return submit(o, x -> tensor);
+    }
+
+    // ---- alltoall
+
+    Handle<AlltoallResult> alltoallAsync(String name, Tensor tensor, long[] splits) {
+        requireRank(tensor, "alltoall");
+        long rows = tensor.shape()[0];
+        long[] s = splits;
+        if (s == null) {
+            if (rows % size != 0) {
+                throw new IllegalArgumentException("alltoall without splits needs a first dimension divisible by "
+                        + size + " ranks, got " + rows + "; pass explicit splits");
+            }
+            s = new long[size];
+            java.util.Arrays.fill(s, rows / size);
+        }
+        Tensor[] out = new Tensor[1];
+        Op o = Op.of(OpKind.ALLTOALL, name, tensor.dataType(), tensor.shape(), tensor.segment()).splits(s)
+                .outputs(shape -> (out[0] = Tensor.allocateLike(tensor, tensor.dataType(), shape)).segment());
+        return submit(o, x -> new AlltoallResult(out[0], x.receivedSplits()));
+    }
+
+    // ---- reducescatter
+
+    Handle<Tensor> reducescatterAsync(String name, Tensor tensor, ReduceOp op) {
+        requireRank(tensor, "reducescatter");
+        if (op == ReduceOp.ADASUM) {
+            throw new IllegalArgumentException("ReduceOp.ADASUM is an allreduce of whole vectors; reducescatter takes"
+                    + " SUM, AVERAGE, MIN, MAX or PRODUCT");
+        }
+        Tensor[] out = new Tensor[1];
+        Op o = Op.of(OpKind.REDUCESCATTER, name, tensor.dataType(), tensor.shape(), tensor.segment())
+                .reduce(op, 1.0, 1.0)
+                .outputs(shape -> (out[0] = Tensor.allocateLike(tensor, tensor.dataType(), shape)).segment());
+        return submit(o, x -> out[0]);
+    }
+
+    // ---- synchronisation
+
+    void barrier() {
+        Op o = Op.of(OpKind.BARRIER, null, DataType.INT8, new long[0], java.lang.foreign.MemorySegment.NULL);
+        submit(o, x -> null).await();
+    }
+
+    /** @return the last rank to join, as its rank in this set */
+    int join() {
+        Op o = Op.of(OpKind.JOIN, null, DataType.INT8, new long[0], java.lang.foreign.MemorySegment.NULL);
+        return submit(o, Op::lastJoined).await();
+    }
+
+    // ---- plumbing
+
+    <T> Handle<T> submit(Op op, Function<Op, T> result) {
+        if (closed.getAsBoolean()) {
+            throw new IllegalStateException("this communicator (rank " + jobRank + ") is closed");
+        }
+        Handle<T> handle = new Handle<>(op.name(), engine.settings().timeout());
+        op.processSet(set).listener(new Op.Listener() {
+            @Override
+            public void completed(Op o) {
+                T value;
+                try {
+                    value = result.apply(o);
+                } catch (RuntimeException e) {
+                    // Turning the result into the caller's form (e.g. decompressing) failed: the caller must hear
+                    // of it now, not wait out its timeout.
+                    handle.fail(new KoloException(o.kind().label() + " '" + o.name() + "' ran, but its result could"
+                            + " not be delivered on rank " + jobRank + ": " + e, e));
+                    return;
+                }
+                handle.complete(value);
+            }
+
+            @Override
+            public void failed(Op o, RuntimeException error) {
+                handle.fail(error);
+            }
+        });
+        handle.drivenBy(driver);
+        handle.explainedBy(n -> engine.waitingFor(set, n));
+        engine.submit(op);
+        handle.named(op.name());
+        return handle;
+    }
+
+    private static void requireRank(Tensor t, String op) {
+        if (t.shape().length == 0) {
+            throw new IllegalArgumentException(op + " needs a tensor with at least one dimension (rows), got a scalar");
+        }
+    }
+}

@@ -1,0 +1,387 @@
+package io.kolo.engine;
+
+import io.kolo.EngineStats;
+import io.kolo.KoloException;
+import io.kolo.collective.CollectiveOps;
+import io.kolo.collective.Scratch;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One process set's side of the {@link Engine} on this rank: its own submission queue, negotiation (the cycle's bit
+ * vector and coordinator round among the set's ranks), response cache, fusion, timeline and stall inspector, over the
+ * set's own {@link CollectiveOps} (ranks renumbered 0..k-1). The engine runs every set's cycle in turn on one thread,
+ * so sets make progress independently: an op waiting in one set never holds up another.
+ *
+ * <p>Each cycle every rank of the set contributes a bit vector to a bitwise-AND allreduce: flags (does anyone have
+ * new, uncached requests, want to shut down, have joined...) and one bit per response-cache position (my op
+ * with that cached response is ready). Ops ready everywhere from the cache run without further talk. Only
+ * when someone has something new does the cycle add a coordinator round: requests gathered at the set's rank 0,
+ * which checks them, fuses what is ready and broadcasts the responses.
+ *
+ * <p>The last small allreduce repeated from the cache rides with the bit vector (the <em>eager</em> op, see
+ * {@link CycleVote}), so a repeated loss or metric costs one round of messages, not two.
+ *
+ * <p>The parts: {@link CycleVote} is the bit vector, {@link CoordinatorRound} the slow path, {@link FusionPlanner}
+ * fusion, one {@link OpExecutor} per kind of collective runs the responses, {@link Outcomes} ends the ops. This class
+ * keeps submission, the order of a cycle, and what a failure does.
+ */
+final class ProcessSetEngine implements CycleAgent {
+    private static final System.Logger LOG = System.getLogger(ProcessSetEngine.class.getName());
+    /** Names whose in-flight slot is kept between ops, at least (see {@link InFlightNames}). */
+    private static final int KEPT_NAMES = 4096;
+
+    private final int id;
+    private final CollectiveOps ops;
+    private final int rank;
+    private final int size;
+    private final EngineSettings settings;
+    private final FailureExplainer explainer;
+    private final CycleRunner runner;
+    private final SubmissionQueue queue = new SubmissionQueue();
+    private final Submissions submissions;
+    private volatile RuntimeException fatal;
+    private volatile boolean shutdownRequested;
+    private volatile boolean terminated;
+    /** Why ops still queued or pending fail when this set ends without a failure: shutdown, or the set's removal. */
+    private volatile String endedBecause = "Kolo was shut down before this op completed (a rank called shutdown)";
+
+    // State below is touched only by the thread running the cycle.
+    private final PendingOps pending = new PendingOps();
+    private final List<Op> toSend = new ArrayList<>();
+    private final ResponseCache cache;
+    private final CachePositionWaits parked;
+    private final CycleVote vote;
+    private final Admission admission;
+    private final FusionPlanner fusionPlanner;
+    private final CoordinatorRound coordinator;
+    private final Outcomes outcomes;
+    private final OpTrace trace;
+    private final Scratch fusion = new Scratch();
+    private final Scratch scratch = new Scratch();
+    private final Execution execution;
+    private final Map<OpKind, OpExecutor> executors = new EnumMap<>(OpKind.class);
+    private Op joinOp;
+    private long lastDrainNanos;
+    /** When the current (or last) cycle began. */
+    private long cycleStartNanos;
+    /** Reused every cycle so that an idle engine cycling every millisecond makes no garbage. */
+    private final List<Response> fromCache = new ArrayList<>();
+    private final List<Response> toExecute = new ArrayList<>();
+    private volatile long cachedOps;
+    private volatile long fusedBuffers;
+    private volatile long eagerOps;
+
+    /**
+     * @param id      the set's id (0: every rank of the job)
+     * @param members the set's ranks in the job, in set-rank order (for messages that name ranks)
+     * @param ops     the collectives over the set's ranks, renumbered 0..k-1
+     */
+    ProcessSetEngine(int id, int[] members, CollectiveOps ops, EngineSettings settings, FailureExplainer explainer,
+                     CycleRunner runner) {
+        this.id = id;
+        this.ops = ops;
+        this.rank = ops.rank();
+        this.size = ops.size();
+        this.settings = settings;
+        this.explainer = explainer;
+        this.runner = runner;
+        this.cache = new ResponseCache(settings.cacheCapacity(), settings.eagerAllreduceBytes());
+        InFlightNames inFlight = new InFlightNames(Math.max(KEPT_NAMES, settings.cacheCapacity()));
+        this.submissions = new Submissions(rank, inFlight);
+        this.parked = new CachePositionWaits(settings.cacheCapacity());
+        this.vote = new CycleVote(settings.cacheCapacity(), settings.eagerAllreduceBytes());
+        this.admission = new Admission(rank, cache, parked, vote, toSend);
+        this.fusionPlanner = new FusionPlanner(settings.fusionThresholdBytes(), pending);
+        this.coordinator = new CoordinatorRound(ops, settings, fusionPlanner, members, id);
+        this.outcomes = new Outcomes(rank, pending, inFlight);
+        this.trace = OpTrace.open(settings, rank, id);
+        this.execution = new Execution(ops, pending, fusion, scratch, trace, outcomes);
+        executors.putAll(execution.executors());
+        executors.put(OpKind.JOIN, (r, negotiated) -> {
+            if (joinOp != null) {
+                Op op = joinOp;
+                joinOp = null;
+                op.setLastJoined(r.lastJoined());
+                outcomes.complete(op);
+            }
+        });
+    }
+
+    int id() {
+        return id;
+    }
+
+    int rank() {
+        return rank;
+    }
+
+    int size() {
+        return size;
+    }
+
+    /** Queues an op (see {@link Engine#submit}). */
+    void submit(Op op) {
+        submissions.name(op);
+        checkUsable();
+        submissions.claim(op, runner.thread());
+        op.submittedNanos = System.nanoTime();
+        queue.add(op);
+        if (terminated) {
+            // The set ended after checkUsable(): its last failQueued() may have run before our add.
+            failQueued();
+        } else {
+            runner.submitted(op.submittedNanos);
+        }
+    }
+
+    private void checkUsable() {
+        RuntimeException f = fatal;
+        if (f != null) {
+            throw Outcomes.copy(f, "cannot start a new collective");
+        }
+        if (terminated) {
+            throw new KoloException(endedBecause);
+        }
+        if (shutdownRequested) {
+            throw new KoloException("Kolo has been shut down on rank " + rank + "; call Kolo.init() again to start a new job");
+        }
+    }
+
+    /** Counters since start (updated by the cycles, read from any thread). */
+    EngineStats stats() {
+        return new EngineStats(coordinator.rounds(), cachedOps, fusedBuffers, outcomes.completed(), eagerOps);
+    }
+
+    RuntimeException failure() {
+        return fatal;
+    }
+
+    /** Asks every rank of the set to stop (they agree on it in a cycle's vote). */
+    void requestShutdown() {
+        shutdownRequested = true;
+    }
+
+    /** What the op named {@code name} was still waiting for when the set's rank 0 last looked, or null. */
+    String waitingFor(String name) {
+        return coordinator.waitingFor(name);
+    }
+
+    /**
+     * Ends this set because the whole engine failed: its ops fail with {@code error}. Called on the cycle's thread
+     * when another set's cycle failed, since they share one job and one transport.
+     */
+    void failWith(RuntimeException error) {
+        if (fatal == null) {
+            fatal = error;
+            failAll(error);
+        }
+    }
+
+    /** Ends this set without a failure (the set was removed): what is left fails saying {@code why}. */
+    void endBecause(String why) {
+        endedBecause = why;
+    }
+
+    @Override
+    public boolean cycle() {
+        return runCycle();
+    }
+
+    @Override
+    public boolean hasWork() {
+        return !pending.isEmpty() || joinOp != null || !toSend.isEmpty();
+    }
+
+    @Override
+    public boolean queueEmpty() {
+        return queue.isEmpty();
+    }
+
+    @Override
+    public long lastDrainNanos() {
+        return lastDrainNanos;
+    }
+
+    @Override
+    public long cycleStartNanos() {
+        return cycleStartNanos;
+    }
+
+    @Override
+    public long completedOps() {
+        return outcomes.completed();
+    }
+
+    @Override
+    public void close() {
+        if (fatal == null) {
+            failAll(new KoloException(endedBecause));
+        }
+        terminated = true;
+        failQueued();
+        trace.close();
+        fusion.close();
+        scratch.close();
+        vote.close();
+        if (id != 0) {
+            // The global set's collectives belong to the communicator; a set's were made for it.
+            ops.close();
+        }
+    }
+
+    /** One cycle; a failure or an agreed shutdown ends the engine for every thread. True when it ended. */
+    private boolean runCycle() {
+        boolean finished;
+        try {
+            finished = negotiate();
+        } catch (RuntimeException | Error e) {
+            RuntimeException cause = e instanceof RuntimeException re ? re
+                    : new KoloException("rank " + rank + " engine crashed: " + e, e);
+            RuntimeException explained;
+            try {
+                explained = explainer.explain(cause);
+            } catch (RuntimeException ex) {
+                explained = cause;
+            }
+            fatal = explained;
+            LOG.log(System.Logger.Level.DEBUG, "rank " + rank + " engine stopped", e);
+            failAll(explained);
+            finished = true;
+        }
+        trace.flush();
+        return finished;
+    }
+
+    /** One negotiation cycle; returns true when the ranks agreed to shut down. */
+    private boolean negotiate() {
+        long now = System.nanoTime();
+        cycleStartNanos = now;
+        drainQueue(now);
+        // Only positions below the cache's high-water mark can hold anything. The mark is the same on every
+        // rank (every rank applies the same cache updates), so the bit vector's length agrees too; keeping it
+        // short keeps the cycle's loops and its allreduce small when few names are in use.
+        int high = cache.highWater();
+        admission.expire(now);
+        long flags = (toSend.isEmpty() ? CycleVote.NOTHING_NEW : 0) | (shutdownRequested ? 0 : CycleVote.NO_SHUTDOWN)
+                | (joinOp == null ? CycleVote.NOT_JOINED : 0) | (vote.anyInvalidHere() ? 0 : CycleVote.ALL_VALID)
+                | (coordinator.tableBusy() ? 0 : CycleVote.TABLE_EMPTY);
+        vote.fill(flags, high, parked);
+        // The eager op depends only on state every rank shares, and the cache drops the mark when the entry changes,
+        // so the payload always fits the space reserved for it after the bit vector.
+        int eager = cache.repeated();
+        Op eagerOp = eager >= 0 ? parked.get(eager) : null;
+        vote.exchange(ops, eager >= 0 ? cache.get(eager) : null, eagerOp);
+
+        boolean anyNew = vote.anyNot(CycleVote.NOTHING_NEW);
+        boolean anyShutdown = vote.anyNot(CycleVote.NO_SHUTDOWN);
+        boolean anyJoined = vote.anyNot(CycleVote.NOT_JOINED);
+        boolean anyInvalid = vote.anyNot(CycleVote.ALL_VALID);
+        boolean tableBusy = vote.anyNot(CycleVote.TABLE_EMPTY);
+        if (eagerOp != null && !anyJoined && vote.readyEverywhere(eager) && vote.validEverywhere(eager)) {
+            parked.remove(eager);
+            cachedOps++;
+            eagerOps++;
+            finishEager(cache.get(eager));
+        }
+        if (anyInvalid) {
+            admission.eraseInvalid(high);
+        }
+        fromCache.clear();
+        toExecute.clear();
+        cachedOps += admission.takeReady(anyJoined, fromCache);
+        fusionPlanner.fuse(fromCache, toExecute);
+        if (anyNew || anyInvalid || anyJoined || tableBusy) {
+            toExecute.addAll(coordinator.run(toSend, rank));
+        }
+        if (!toExecute.isEmpty()) {
+            trace.cycleStart();
+        }
+        for (int i = 0; i < toExecute.size(); i++) {
+            execute(toExecute.get(i));
+        }
+        admission.revalidate();
+        return anyShutdown;
+    }
+
+    /** The eager op's payload was reduced with the bit vector and every rank's was real: finish it from there. */
+    private void finishEager(Response r) {
+        long negotiated = trace.clock();
+        Op op = pending.get(r.names().getFirst());
+        MemorySegment bits = vote.bits();
+        long payloadAt = vote.payloadAt();
+        Reductions.finish(bits, payloadAt, r.totalElements(), r, size);
+        MemorySegment.copy(bits, payloadAt, op.input, 0, r.totalBytes());
+        long done = trace.clock();
+        execution.done(r, negotiated, negotiated, negotiated, done, true);
+        cache.put(r);
+    }
+
+    private void drainQueue(long now) {
+        for (Op op = queue.takeAll(), next; op != null; op = next) {
+            next = SubmissionQueue.detach(op);
+            op.drainedNanos = now;
+            lastDrainNanos = now;
+            if (op.kind == OpKind.JOIN) {
+                joinOp = op;
+                toSend.add(op);
+                continue;
+            }
+            pending.put(op.name, op);
+            admission.admit(op);
+        }
+    }
+
+    private void execute(Response r) {
+        long negotiated = trace.clock();
+        if (r.isError()) {
+            for (int i = 0; i < r.names().size(); i++) {
+                Op op = pending.remove(r.names().get(i));
+                if (op != null) {
+                    // The op may also be parked on a cache slot or queued for the coordinator; it is over now.
+                    toSend.remove(op);
+                    parked.remove(op);
+                    outcomes.fail(op, new KoloException(r.error()));
+                }
+            }
+            return;
+        }
+        if (r.names().size() > 1) {
+            fusedBuffers++;
+        }
+        executors.get(r.kind()).execute(r, negotiated);
+        for (int i = 0; i < r.names().size(); i++) {
+            cache.put(r.part(i));
+        }
+    }
+
+    private void failAll(RuntimeException error) {
+        List<Op> all = new ArrayList<>(pending.values());
+        for (Op op : toSend) {
+            if (!pending.containsKey(op.name)) {
+                all.add(op);
+            }
+        }
+        if (joinOp != null && !all.contains(joinOp)) {
+            all.add(joinOp);
+        }
+        pending.clear();
+        toSend.clear();
+        joinOp = null;
+        parked.clear();
+        all.forEach(op -> outcomes.failWith(op, error));
+        failQueued();
+    }
+
+    private void failQueued() {
+        RuntimeException f = fatal != null ? fatal : new KoloException(endedBecause);
+        for (Op op = queue.takeAll(), next; op != null; op = next) {
+            next = SubmissionQueue.detach(op);
+            outcomes.failWith(op, f);
+        }
+    }
+}

@@ -1,0 +1,67 @@
+package io.kolo;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Static and dynamic process sets with ranks as separate processes over shared memory and TCP. */
+class ProcessSetJobTest {
+
+    @Test
+    void staticSetsOverSharedMemory() throws Exception {
+        check(Map.of(), 4);
+    }
+
+    @Test
+    void staticSetsOverTcp() throws Exception {
+        check(Map.of("KOLO_TRANSPORT", "tcp"), 3);
+    }
+
+    private static void check(Map<String, String> settings, int size) throws Exception {
+        List<ProcessRanks.Exit> exits = ProcessRanks.run(size, Main.class, List.of(), settings, 120);
+        for (ProcessRanks.Exit e : exits) {
+            assertEquals(0, e.code(), "rank " + e.rank() + " failed:\n" + e.output());
+            // Set "first": ranks 0..size-2; set "last": ranks 1..size-1. Sums of (rank + 1) over each, 200 times.
+            int first = (size - 1) * size / 2;
+            int last = size * (size + 1) / 2 - 1;
+            String expected = (e.rank() <= size - 2 ? "first " + first : "")
+                    + (e.rank() >= 1 ? " last " + last : "");
+            assertTrue(e.output().contains("sets:" + expected.trim() + ";"), "rank " + e.rank() + ": " + e.output());
+        }
+    }
+
+    /** One rank: two overlapping static sets, each reducing 200 times (the cache's and eager path's case). */
+    public static final class Main {
+        public static void main(String[] args) {
+            int size = Integer.parseInt(System.getenv("KOLO_SIZE"));
+            int[] first = new int[size - 1];
+            int[] last = new int[size - 1];
+            for (int i = 0; i < size - 1; i++) {
+                first[i] = i;
+                last[i] = i + 1;
+            }
+            ProcessSet a = ProcessSet.of(first);
+            ProcessSet b = ProcessSet.of(last);
+            try (Communicator comm = Communicator.fromEnvironment(System.getenv(), a, b)) {
+                StringBuilder sb = new StringBuilder("sets:");
+                for (ProcessSet s : List.of(a, b)) {
+                    if (!s.included()) {
+                        continue;
+                    }
+                    int[] x = new int[1];
+                    for (int i = 0; i < 200; i++) {
+                        x[0] = comm.rank() + 1;
+                        comm.allreduce(x, ReduceOp.SUM, s);
+                    }
+                    sb.append(s == a ? "first " : " last ").append(x[0]);
+                }
+                comm.barrier();
+                System.out.println(sb.toString().replace("sets: ", "sets:") + ";");
+            }
+        }
+    }
+}

@@ -1,0 +1,291 @@
+package io.kolo;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Process sets with ranks as threads: each collective within a set, independence of sets, and bad input. */
+class ProcessSetTest {
+    private static final Map<String, String> DYNAMIC = Map.of("KOLO_DYNAMIC_PROCESS_SETS", "1");
+
+    @Test
+    void disjointSetsReduceAmongTheirOwnRanks() {
+        List<float[]> out = Ranks.run(4, DYNAMIC, comm -> {
+            ProcessSet even = comm.addProcessSet(0, 2);
+            ProcessSet odd = comm.addProcessSet(1, 3);
+            assertEquals(1, even.id());
+            assertEquals(2, odd.id());
+            ProcessSet mine = comm.rank() % 2 == 0 ? even : odd;
+            ProcessSet other = mine == even ? odd : even;
+            assertTrue(mine.included());
+            assertFalse(other.included());
+            assertEquals(comm.rank() / 2, mine.rank());
+            assertEquals(-1, other.rank());
+            assertEquals(2, mine.size());
+            assertEquals(List.of(0, 1, 2, 3), comm.globalProcessSet().ranks());
+            assertEquals(3, comm.processSets().size());
+            float[] x = {comm.rank() + 1, 10 * (comm.rank() + 1)};
+            for (int i = 0; i < 20; i++) {
+                // Repeated: the set's response cache and its eager path take over after the first.
+                x[0] = comm.rank() + 1;
+                x[1] = 10 * (comm.rank() + 1);
+                comm.allreduce(x, ReduceOp.SUM, mine);
+            }
+            return x;
+        });
+        assertArrayEquals(new float[]{4, 40}, out.get(0));   // ranks 0 and 2: 1 + 3
+        assertArrayEquals(new float[]{6, 60}, out.get(1));   // ranks 1 and 3: 2 + 4
+        assertArrayEquals(new float[]{4, 40}, out.get(2));
+        assertArrayEquals(new float[]{6, 60}, out.get(3));
+    }
+
+    @Test
+    void everyCollectiveRunsAmongTheSetsRanksInSetOrder() {
+        // Set {1, 3, 4} of a job of 5: set ranks 0, 1, 2. Ranks 0 and 2 stay out and run a global op meanwhile.
+        List<String> out = Ranks.run(5, DYNAMIC, comm -> {
+            ProcessSet set = comm.addProcessSet(4, 1, 3);
+            if (!set.included()) {
+                float[] g = {1};
+                comm.allreduce(g, ReduceOp.SUM, comm.globalProcessSet());
+                return "out " + g[0];
+            }
+            int r = comm.rank();
+            StringBuilder sb = new StringBuilder();
+            double[] avg = {r};
+            comm.allreduce(avg, ReduceOp.AVERAGE, set);
+            sb.append(Math.abs(avg[0] - 8 / 3.0) < 1e-12 ? "avg ok" : "avg " + avg[0]);
+            sb.append(" gather ").append(Arrays.toString(comm.allgather(new int[]{r}, set)));
+            long[] b = {r == 3 ? 33 : -1};
+            comm.broadcast(b, 3, set);                      // root: job rank 3
+            sb.append(" bcast ").append(b[0]);
+            Tensor rows = Tensor.of(new float[]{r, r, r}, 3);
+            AlltoallResult a2a = comm.alltoall(rows, null, set);
+            sb.append(" a2a ").append(Arrays.toString(a2a.tensor().floats()));
+            Tensor rs = comm.reducescatter(Tensor.of(new float[]{1, 2, 3, 4, 5, 6}, 6), ReduceOp.SUM, set);
+            sb.append(" rs ").append(Arrays.toString(rs.floats()));
+            comm.barrier(set);
+            sb.append(" obj ").append(comm.allgatherObject("r" + r, set));
+            sb.append(" bobj ").append(comm.<String>broadcastObject(r == 4 ? "from4" : null, 4, set));
+            List<Tensor> grouped = comm.groupedAllreduce(List.of(Tensor.of(new int[]{1}, 1), Tensor.of(new int[]{r}, 1)),
+                    ReduceOp.SUM, set);
+            sb.append(" grouped ").append(grouped.get(0).ints()[0]).append(',').append(grouped.get(1).ints()[0]);
+            sb.append(" join ").append(comm.join(set));
+            float[] g = {1};
+            comm.allreduce(g, ReduceOp.SUM, comm.globalProcessSet());
+            return sb.append(" global ").append(g[0]).toString();
+        });
+        assertEquals("out 5.0", out.get(0));
+        assertEquals("out 5.0", out.get(2));
+        for (int r : new int[]{1, 3, 4}) {
+            String s = out.get(r);
+            int setRank = r == 1 ? 0 : r == 3 ? 1 : 2;
+            float[][] rows = {{1, 1, 1}, {3, 3, 3}, {4, 4, 4}};
+            float[] received = {rows[0][setRank], rows[1][setRank], rows[2][setRank]};
+            float[] slice = setRank == 0 ? new float[]{3, 6} : setRank == 1 ? new float[]{9, 12} : new float[]{15, 18};
+            assertEquals("avg ok gather [1, 3, 4] bcast 33 a2a " + Arrays.toString(received)
+                    + " rs " + Arrays.toString(slice) + " obj [r1, r3, r4] bobj from4 grouped 3,8 join "
+                    + s.substring(s.indexOf(" join ") + 6, s.indexOf(" global")) + " global 5.0", s);
+            int lastJoined = Integer.parseInt(s.substring(s.indexOf(" join ") + 6, s.indexOf(" global")));
+            assertTrue(lastJoined == 1 || lastJoined == 3 || lastJoined == 4, s);
+        }
+    }
+
+    @Test
+    void anOpWaitingInOneSetDoesNotHoldUpAnotherSetOnTheSameRanks() {
+        // Ranks 1 and 2 are in both sets. Rank 0 starts an op in the big set that ranks 1 and 2 join only after they
+        // ran 30 ops in the small set: if sets did not progress independently, this would deadlock and time out.
+        List<String> out = Ranks.run(3, DYNAMIC, comm -> {
+            ProcessSet big = comm.globalProcessSet();
+            ProcessSet small = comm.addProcessSet(1, 2);
+            if (comm.rank() == 0) {
+                Handle<Tensor> h = comm.allreduceAsync("late", Tensor.of(new float[]{1}, 1), ReduceOp.SUM, big);
+                return "big " + h.await(java.time.Duration.ofSeconds(60)).floats()[0];
+            }
+            float[] x = new float[1];
+            for (int i = 0; i < 30; i++) {
+                x[0] = 1;
+                comm.allreduce(x, ReduceOp.SUM, small);
+            }
+            Handle<Tensor> h = comm.allreduceAsync("late", Tensor.of(new float[]{1}, 1), ReduceOp.SUM, big);
+            return "small " + x[0] + " big " + h.await().floats()[0];
+        });
+        assertEquals(List.of("big 3.0", "small 2.0 big 3.0", "small 2.0 big 3.0"), out);
+    }
+
+    @Test
+    void theSmallSetFinishesWhileTheOtherRankHasNotSubmittedYet() throws Exception {
+        CountDownLatch smallDone = new CountDownLatch(2);
+        List<Boolean> out = Ranks.run(3, DYNAMIC, comm -> {
+            ProcessSet small = comm.addProcessSet(1, 2);
+            if (comm.rank() == 0) {
+                // Rank 0 holds back its part of a global op until the small set is done.
+                boolean done = smallDone.await(60, TimeUnit.SECONDS);
+                comm.allreduceAsync("g", Tensor.of(new float[]{1}, 1), ReduceOp.SUM).await();
+                return done;
+            }
+            Handle<Tensor> global = comm.allreduceAsync("g", Tensor.of(new float[]{1}, 1), ReduceOp.SUM);
+            for (int i = 0; i < 10; i++) {
+                comm.allreduce(new float[]{i}, ReduceOp.MAX, small);
+            }
+            boolean globalStillWaiting = !global.poll();
+            smallDone.countDown();
+            return globalStillWaiting && global.await().floats()[0] == 3;
+        });
+        assertEquals(List.of(true, true, true), out);
+    }
+
+    @Test
+    void badRegistrationsFailOnEveryRankWithOneMessage() {
+        for (int[][] asks : new int[][][]{
+                {{}, {}, {}},
+                {{0, 1, 1}, {0, 1, 1}, {0, 1, 1}},
+                {{0, 7}, {0, 7}, {0, 7}},
+                {{0, 1}, {0, 2}, {0, 2}},
+                {{0, 1}, {0, 1}, {0, 1, 2, 3}}}) {
+            List<String> errors = Ranks.run(3, DYNAMIC, comm -> {
+                KoloException e = assertThrows(KoloException.class, () -> comm.addProcessSet(asks[comm.rank()]));
+                // The job goes on: the global set still works after a refused registration.
+                float[] x = {1};
+                comm.allreduce(x, ReduceOp.SUM);
+                assertEquals(3, x[0]);
+                return e.getMessage();
+            });
+            assertEquals(1, errors.stream().distinct().count(), errors.toString());
+            String m = errors.getFirst();
+            assertTrue(m.startsWith("addProcessSet: "), m);
+            String expected = switch (Arrays.deepToString(asks)) {
+                case "[[], [], []]" -> "an empty set";
+                case "[[0, 1, 1], [0, 1, 1], [0, 1, 1]]" -> "rank 1 twice";
+                case "[[0, 7], [0, 7], [0, 7]]" -> "rank 7, which is not a rank of this job of 3";
+                case "[[0, 1], [0, 2], [0, 2]]" -> "rank 0 [0, 1], rank 1 [0, 2], rank 2 [0, 2]";
+                default -> "rank 2 rank 3, which is not a rank of this job of 3";
+            };
+            assertTrue(m.contains(expected), m + " should contain " + expected);
+        }
+    }
+
+    @Test
+    void misuseIsRefusedWithAClearError() {
+        Ranks.run(3, DYNAMIC, comm -> {
+            ProcessSet set = comm.addProcessSet(0, 1);
+            KoloException again = assertThrows(KoloException.class, () -> comm.addProcessSet(1, 0));
+            assertTrue(again.getMessage().contains("already form process set 1"), again.getMessage());
+            if (comm.rank() == 2) {
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                        () -> comm.allreduce(new float[1], ReduceOp.SUM, set));
+                assertTrue(e.getMessage().contains("rank 2 is not in process set 1"), e.getMessage());
+            } else {
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                        () -> comm.broadcast(new float[1], 2, set));
+                assertTrue(e.getMessage().contains("broadcast root 2 is not in process set 1"), e.getMessage());
+            }
+            IllegalArgumentException unregistered = assertThrows(IllegalArgumentException.class,
+                    () -> comm.allreduce(new float[1], ReduceOp.SUM, ProcessSet.of(0, 1)));
+            assertTrue(unregistered.getMessage().contains("is not registered"), unregistered.getMessage());
+            IllegalArgumentException global = assertThrows(IllegalArgumentException.class,
+                    () -> comm.removeProcessSet(comm.globalProcessSet()));
+            assertTrue(global.getMessage().contains("cannot be removed"), global.getMessage());
+            return null;
+        });
+        List<String> off = Ranks.run(2, comm -> assertThrows(IllegalStateException.class,
+                () -> comm.addProcessSet(0)).getMessage());
+        assertTrue(off.getFirst().contains("KOLO_DYNAMIC_PROCESS_SETS=1"), off.getFirst());
+    }
+
+    @Test
+    void removingASetFailsItsLaterOpsAndKeepsTheOthers() {
+        List<String> out = Ranks.run(3, DYNAMIC, comm -> {
+            ProcessSet a = comm.addProcessSet(0, 1);
+            ProcessSet b = comm.addProcessSet(1, 2);
+            comm.removeProcessSet(a);
+            assertFalse(a.isRegistered());
+            assertEquals(List.of(0, 2), comm.processSets().stream().map(ProcessSet::id).toList());
+            if (comm.rank() < 2) {
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                        () -> comm.allreduce(new float[1], ReduceOp.SUM, a));
+                assertTrue(e.getMessage().contains("was removed"), e.getMessage());
+            }
+            ProcessSet c = comm.addProcessSet(0, 2);
+            assertEquals(3, c.id());   // ids are not reused
+            String s = "";
+            if (b.included()) {
+                s += " b " + comm.allreduce(new int[]{comm.rank()}, ReduceOp.SUM, b)[0];
+            }
+            if (c.included()) {
+                s += " c " + comm.allreduce(new int[]{comm.rank()}, ReduceOp.SUM, c)[0];
+            }
+            return s.trim();
+        });
+        assertEquals(List.of("c 2", "b 3", "b 3 c 2"), out);
+    }
+
+    @Test
+    void aStallInASetNamesTheJobRanksAndTheSet() {
+        List<String> out = Ranks.run(3, Map.of("KOLO_DYNAMIC_PROCESS_SETS", "1",
+                "KOLO_STALL_SHUTDOWN_TIME_SECONDS", "2", "KOLO_STALL_CHECK_TIME_SECONDS", "1"), comm -> {
+            ProcessSet set = comm.addProcessSet(1, 2);
+            if (comm.rank() == 1) {
+                KoloException e = assertThrows(KoloException.class,
+                        () -> comm.allreduce(new float[1], ReduceOp.SUM, set));
+                return e.getMessage();
+            }
+            return null;
+        });
+        String m = out.get(1);
+        assertNotNull(m);
+        assertTrue(m.contains("in process set 1") && m.contains("submitted by ranks [1] but not by ranks [2]"), m);
+        assertNull(out.get(2));
+    }
+
+    @Test
+    void hierarchicalAllreduceInsideASetSpreadOverHosts() {
+        // 2 hosts x 3 ranks; the set takes two ranks on each host, so its own hierarchy is 2 x 2.
+        List<Double> out = Ranks.runHosts(2, 3, Map.of("KOLO_DYNAMIC_PROCESS_SETS", "1",
+                "KOLO_HIERARCHICAL_ALLREDUCE", "1"), comm -> {
+            ProcessSet set = comm.addProcessSet(0, 1, 3, 4);
+            if (!set.included()) {
+                return -1.0;
+            }
+            double[] x = new double[100_000];
+            Arrays.fill(x, comm.rank());
+            comm.allreduce(x, ReduceOp.SUM, set);
+            for (double v : x) {
+                assertEquals(8.0, v);
+            }
+            return x[0];
+        });
+        assertEquals(List.of(8.0, 8.0, -1.0, 8.0, 8.0, -1.0), out);
+    }
+
+    @Test
+    void eachSetWritesItsOwnTimeline(@TempDir Path dir) throws Exception {
+        Path timeline = dir.resolve("timeline.json");
+        Ranks.run(3, Map.of("KOLO_DYNAMIC_PROCESS_SETS", "1", "KOLO_TIMELINE", timeline.toString()), comm -> {
+            ProcessSet set = comm.addProcessSet(1, 2);
+            if (set.included()) {
+                comm.allreduceAsync("in.the.set", Tensor.of(new float[4], 4), ReduceOp.SUM, set).await();
+            }
+            comm.allreduceAsync("in.the.job", Tensor.of(new float[4], 4), ReduceOp.SUM).await();
+            return null;
+        });
+        String global = Files.readString(timeline);
+        String ofSet = Files.readString(dir.resolve("timeline.set1.json"));
+        assertTrue(global.contains("in.the.job") && !global.contains("in.the.set"), global);
+        assertTrue(ofSet.contains("in.the.set") && !ofSet.contains("in.the.job"), ofSet);
+    }
+}
