@@ -157,6 +157,15 @@ public final class KoloSettings {
             Long.MAX_VALUE, "a non-negative number of seconds (0: never)");
     public static final Setting<String> STALL_CHECK_DISABLE = choice("KOLO_STALL_CHECK_DISABLE", "off", "0 or 1",
             ON_OFF);
+    public static final Setting<String> AUTOTUNE = choice("KOLO_AUTOTUNE", "off", "0 or 1", ON_OFF);
+    public static final Setting<String> AUTOTUNE_LOG = text("KOLO_AUTOTUNE_LOG", null,
+            "the path of the CSV file rank 0 writes every autotune sample to");
+    public static final Setting<Long> AUTOTUNE_WARMUP_SAMPLES = bytes("KOLO_AUTOTUNE_WARMUP_SAMPLES", 3L, 1000L,
+            "a number of samples from 0 to 1000");
+    public static final Setting<Long> AUTOTUNE_STEPS_PER_SAMPLE = range("KOLO_AUTOTUNE_STEPS_PER_SAMPLE", 10L, 1, 100000L,
+            "a number of cycles that ran ops, from 1 to 100000");
+    public static final Setting<Long> AUTOTUNE_BAYES_OPT_MAX_SAMPLES = range("KOLO_AUTOTUNE_BAYES_OPT_MAX_SAMPLES", 20L,
+            2, 1000L, "a number of samples from 2 to 1000");
     public static final Setting<String> DYNAMIC_PROCESS_SETS = choice("KOLO_DYNAMIC_PROCESS_SETS", "off", "0 or 1",
             ON_OFF);
     /** Unset: -1, which the algorithms read as "scale with the number of ranks". */
@@ -199,6 +208,11 @@ public final class KoloSettings {
         horovod(HIERARCHICAL_ALLREDUCE, "HOROVOD_HIERARCHICAL_ALLREDUCE");
         horovod(HIERARCHICAL_ALLGATHER, "HOROVOD_HIERARCHICAL_ALLGATHER");
         horovod(DYNAMIC_PROCESS_SETS, "HOROVOD_DYNAMIC_PROCESS_SETS");
+        horovod(AUTOTUNE, "HOROVOD_AUTOTUNE");
+        horovod(AUTOTUNE_LOG, "HOROVOD_AUTOTUNE_LOG");
+        horovod(AUTOTUNE_WARMUP_SAMPLES, "HOROVOD_AUTOTUNE_WARMUP_SAMPLES");
+        horovod(AUTOTUNE_STEPS_PER_SAMPLE, "HOROVOD_AUTOTUNE_STEPS_PER_SAMPLE");
+        horovod(AUTOTUNE_BAYES_OPT_MAX_SAMPLES, "HOROVOD_AUTOTUNE_BAYES_OPT_MAX_SAMPLES");
     }
 
     private KoloSettings() {
@@ -260,6 +274,13 @@ public final class KoloSettings {
         return new Setting<>(name, fallback, expected, v -> {
             long n = Long.parseLong(v);
             return n >= 0 && n <= max ? n : null;
+        });
+    }
+
+    private static Setting<Long> range(String name, Long fallback, long min, long max, String expected) {
+        return new Setting<>(name, fallback, expected, v -> {
+            long n = Long.parseLong(v);
+            return n >= min && n <= max ? n : null;
         });
     }
 

@@ -50,8 +50,11 @@ final class ControlMessages {
         }
     }
 
-    /** @param waitingFor null when unchanged since the last answer */
-    static byte[] encode(List<Response> responses, Map<String, String> waitingFor) {
+    /**
+     * @param waitingFor null when unchanged since the last answer
+     * @param tuning     the autotuner's next choice, or null
+     */
+    static byte[] encode(List<Response> responses, Map<String, String> waitingFor, Autotuner.Tuning tuning) {
         try {
             ByteArrayOutputStream bytes = new ByteArrayOutputStream();
             DataOutputStream out = new DataOutputStream(bytes);
@@ -67,6 +70,11 @@ final class ControlMessages {
                     out.writeUTF(e.getValue());
                 }
             }
+            out.writeBoolean(tuning != null);
+            if (tuning != null) {
+                out.writeLong(tuning.fusionThresholdBytes());
+                out.writeLong(tuning.cycleNanos());
+            }
             out.flush();
             return bytes.toByteArray();
         } catch (IOException e) {
@@ -74,8 +82,12 @@ final class ControlMessages {
         }
     }
 
-    /** The responses; hands a new waiting-for map, when the answer carries one, to {@code waitingFor}. */
-    static List<Response> decode(byte[] data, Consumer<Map<String, String>> waitingFor) {
+    /**
+     * The responses; hands a new waiting-for map, when the answer carries one, to {@code waitingFor}, and the
+     * autotuner's choice to {@code tuning}.
+     */
+    static List<Response> decode(byte[] data, Consumer<Map<String, String>> waitingFor,
+                                 Consumer<Autotuner.Tuning> tuning) {
         try {
             DataInputStream in = new DataInputStream(new ByteArrayInputStream(data));
             int n = in.readInt();
@@ -90,6 +102,9 @@ final class ControlMessages {
                     w.put(in.readUTF(), in.readUTF());
                 }
                 waitingFor.accept(w);
+            }
+            if (in.readBoolean()) {
+                tuning.accept(new Autotuner.Tuning(in.readLong(), in.readLong()));
             }
             return responses;
         } catch (IOException e) {

@@ -37,8 +37,11 @@ final class CoordinatorRound {
         return table != null && !table.isEmpty();
     }
 
-    /** Sends this rank's {@code toSend} (and clears it); returns the responses every rank executes. */
-    List<Response> run(List<Op> toSend, int rank) {
+    /**
+     * Sends this rank's {@code toSend} (and clears it); returns the responses every rank executes. Rank 0's
+     * {@code tuning} (or null) reaches every rank's {@code tuned}.
+     */
+    List<Response> run(List<Op> toSend, int rank, Autotuner.Tuning tuning, java.util.function.Consumer<Autotuner.Tuning> tuned) {
         rounds++;
         mine.clear();
         for (Op op : toSend) {
@@ -54,9 +57,9 @@ final class CoordinatorRound {
             }
             table.inspectStalls(settings.stallCheckTime().toNanos(), settings.stallShutdownTime().toNanos(), out);
             fusion.fuse(table.takeReady(), out);
-            answer = ControlMessages.encode(out, table.takeWaitingFor());
+            answer = ControlMessages.encode(out, table.takeWaitingFor(), tuning);
         }
-        return ControlMessages.decode(ops.broadcast(answer, 0), w -> waitingFor = w);
+        return ControlMessages.decode(ops.broadcast(answer, 0), w -> waitingFor = w, tuned);
     }
 
     /** What rank 0 last said the op named {@code name} waits for, or null. */

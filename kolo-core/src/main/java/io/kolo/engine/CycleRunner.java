@@ -39,7 +39,7 @@ final class CycleRunner {
     private static final long LOCK_POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
 
     private final CycleAgent agent;
-    private final long cycleNanos;
+    private volatile long cycleNanos;
     private final IdleStrategy idle;
     private final Thread thread;
     /** Held by whichever thread runs a cycle: the runner's own, or a caller driving cycles while it waits. */
@@ -68,6 +68,11 @@ final class CycleRunner {
     /** The runner's own thread (memory confined to another thread cannot be handed to the engine). */
     Thread thread() {
         return thread;
+    }
+
+    /** The autotuner's choice of cycle time. */
+    void setCycleTime(long nanos) {
+        this.cycleNanos = Math.max(0, nanos);
     }
 
     /** Whether the calling thread is running a cycle now. */

@@ -29,11 +29,14 @@ import java.util.Map;
  *                             travels with the negotiation that finds it ready everywhere (one round of messages
  *                             instead of two); 0 disables
  * @param dynamicProcessSets   {@code KOLO_DYNAMIC_PROCESS_SETS}: process sets may be added and removed after start
+ * @param autotune             {@code KOLO_AUTOTUNE} and its companions: rank 0 tunes the fusion threshold and cycle time
+ *                             while the job runs; null when off
  */
 public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int cacheCapacity, Path timeline,
                              boolean markCycles, Duration stallCheckTime, Duration stallShutdownTime, Duration timeout,
                              long smallMessageBytes, AlgorithmSettings algorithms,
-                             Compression compression, long eagerAllreduceBytes, boolean dynamicProcessSets) {
+                             Compression compression, long eagerAllreduceBytes, boolean dynamicProcessSets,
+                             AutotuneSettings autotune) {
 
     public static final long DEFAULT_FUSION_THRESHOLD = KoloSettings.FUSION_THRESHOLD.defaultValue();
     /** A stall check time that never comes (what {@code toNanos()} can still express). */
@@ -58,6 +61,6 @@ public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int 
                 Duration.ofSeconds(KoloSettings.TIMEOUT_SECONDS.from(env)), KoloSettings.SMALL_ALLREDUCE_BYTES.from(env),
                 AlgorithmSettings.fromEnvironment(env), Compression.fromEnvironment(env),
                 KoloSettings.EAGER_ALLREDUCE_BYTES.from(env),
-                KoloSettings.DYNAMIC_PROCESS_SETS.from(env).equals("on"));
+                KoloSettings.DYNAMIC_PROCESS_SETS.from(env).equals("on"), AutotuneSettings.fromEnvironment(env));
     }
 }

@@ -7,8 +7,13 @@ import java.util.List;
  * ({@code KOLO_FUSION_THRESHOLD}); members of one group (a grouped allreduce) always fuse, whatever their size.
  */
 final class FusionPlanner {
-    private final long thresholdBytes;
+    private long thresholdBytes;
     private final PendingOps pending;
+
+    /** The autotuner's choice, applied by every rank at the end of the same cycle. */
+    void setThreshold(long bytes) {
+        this.thresholdBytes = bytes;
+    }
 
     FusionPlanner(long thresholdBytes, PendingOps pending) {
         this.thresholdBytes = thresholdBytes;

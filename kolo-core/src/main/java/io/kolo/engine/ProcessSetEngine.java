@@ -75,6 +75,13 @@ final class ProcessSetEngine implements CycleAgent {
     private volatile long cachedOps;
     private volatile long fusedBuffers;
     private volatile long eagerOps;
+    /** Rank 0 of the global set with KOLO_AUTOTUNE=1: chooses the settings; null elsewhere. */
+    private final Autotuner tuner;
+    /** The autotuner's choice received in this cycle's coordinator round, applied at its end; then null. */
+    private Autotuner.Tuning tuning;
+    private final java.util.function.Consumer<Autotuner.Tuning> tuned = t -> tuning = t;
+    /** Bytes the ops of this cycle moved (the autotuner's score). */
+    private long ranBytes;
 
     /**
      * @param id      the set's id (0: every rank of the job)
@@ -102,6 +109,10 @@ final class ProcessSetEngine implements CycleAgent {
         this.trace = OpTrace.open(settings, rank, id);
         this.execution = new Execution(ops, pending, fusion, scratch, trace, outcomes);
         executors.putAll(execution.executors());
+        AutotuneSettings autotune = settings.autotune();
+        this.tuner = id == 0 && rank == 0 && autotune != null && autotune.tunesAnything()
+                ? new Autotuner(autotune, new Autotuner.Tuning(settings.fusionThresholdBytes(),
+                settings.cycleTime().toNanos())) : null;
         executors.put(OpKind.JOIN, (r, negotiated) -> {
             if (joinOp != null) {
                 Op op = joinOp;
@@ -269,7 +280,7 @@ final class ProcessSetEngine implements CycleAgent {
         admission.expire(now);
         long flags = (toSend.isEmpty() ? CycleVote.NOTHING_NEW : 0) | (shutdownRequested ? 0 : CycleVote.NO_SHUTDOWN)
                 | (joinOp == null ? CycleVote.NOT_JOINED : 0) | (vote.anyInvalidHere() ? 0 : CycleVote.ALL_VALID)
-                | (coordinator.tableBusy() ? 0 : CycleVote.TABLE_EMPTY);
+                | (coordinator.tableBusy() || (tuner != null && tuner.hasPending()) ? 0 : CycleVote.TABLE_EMPTY);
         vote.fill(flags, high, parked);
         // The eager op depends only on state every rank shares, and the cache drops the mark when the entry changes,
         // so the payload always fits the space reserved for it after the bit vector.
@@ -296,7 +307,7 @@ final class ProcessSetEngine implements CycleAgent {
         cachedOps += admission.takeReady(anyJoined, fromCache);
         fusionPlanner.fuse(fromCache, toExecute);
         if (anyNew || anyInvalid || anyJoined || tableBusy) {
-            toExecute.addAll(coordinator.run(toSend, rank));
+            toExecute.addAll(coordinator.run(toSend, rank, tuner == null ? null : tuner.takePending(), tuned));
         }
         if (!toExecute.isEmpty()) {
             trace.cycleStart();
@@ -305,6 +316,19 @@ final class ProcessSetEngine implements CycleAgent {
             execute(toExecute.get(i));
         }
         admission.revalidate();
+        if (tuner != null && ranBytes > 0) {
+            tuner.step(ranBytes, System.nanoTime());
+        }
+        ranBytes = 0;
+        if (tuning != null) {
+            // Every rank received it in this cycle's coordinator round, so every rank fuses alike from the next one.
+            fusionPlanner.setThreshold(tuning.fusionThresholdBytes());
+            runner.setCycleTime(tuning.cycleNanos());
+            tuning = null;
+            if (tuner != null) {
+                tuner.applied(System.nanoTime());
+            }
+        }
         return anyShutdown;
     }
 
@@ -318,6 +342,7 @@ final class ProcessSetEngine implements CycleAgent {
         MemorySegment.copy(bits, payloadAt, op.input, 0, r.totalBytes());
         long done = trace.clock();
         execution.done(r, negotiated, negotiated, negotiated, done, true);
+        ranBytes += r.totalBytes();
         cache.put(r);
     }
 
@@ -354,6 +379,7 @@ final class ProcessSetEngine implements CycleAgent {
             fusedBuffers++;
         }
         executors.get(r.kind()).execute(r, negotiated);
+        ranBytes += r.totalBytes();
         for (int i = 0; i < r.names().size(); i++) {
             cache.put(r.part(i));
         }

@@ -55,6 +55,13 @@ final class HorovodrunOptions {
     @Option(names = "--no-stall-check", description = "No stall warnings or shutdown (KOLO_STALL_CHECK_DISABLE=1).")
     boolean noStallCheck;
 
+    @Option(names = "--autotune", description = "Tune the fusion threshold and cycle time while the job runs (KOLO_AUTOTUNE=1).")
+    boolean autotune;
+
+    @Option(names = "--autotune-log-file", paramLabel = "FILE",
+            description = "Rank 0 writes every autotune sample here, as CSV (KOLO_AUTOTUNE_LOG).")
+    String autotuneLogFile;
+
     @Option(names = "--log-level", paramLabel = "LEVEL",
             description = "TRACE, DEBUG, INFO, WARNING, ERROR or FATAL (KOLO_LOG_LEVEL).")
     String logLevel;
@@ -102,6 +109,10 @@ final class HorovodrunOptions {
         if (noStallCheck) {
             kolo.put(KoloSettings.STALL_CHECK_DISABLE.name(), "1");
         }
+        if (autotune) {
+            kolo.put(KoloSettings.AUTOTUNE.name(), "1");
+        }
+        put(kolo, "--autotune-log-file", autotuneLogFile, KoloSettings.AUTOTUNE_LOG, autotuneLogFile);
         put(kolo, "--log-level", logLevel, KoloSettings.LOG_LEVEL, logLevel);
         return kolo;
     }

@@ -272,13 +272,15 @@ class RunCommandTest {
                 "--cache-capacity", "100", "--hierarchical-allreduce", "--no-hierarchical-allgather",
                 "--timeline-filename", "/tmp/t.json", "--timeline-mark-cycles", "--stall-check-warning-time-seconds",
                 "30", "--stall-check-shutdown-time-seconds", "90", "--no-stall-check", "--log-level", "DEBUG",
-                "--network-interfaces", "eth1,eth2", "--mpi", "--", "true");
+                "--network-interfaces", "eth1,eth2", "--mpi", "--autotune", "--autotune-log-file", "/tmp/a.csv", "--",
+                "true");
         assertEquals(Map.ofEntries(Map.entry("KOLO_FUSION_THRESHOLD", "67108864"), Map.entry("KOLO_CYCLE_TIME", "2.5"),
                 Map.entry("KOLO_CACHE_CAPACITY", "100"), Map.entry("KOLO_HIERARCHICAL_ALLREDUCE", "1"),
                 Map.entry("KOLO_HIERARCHICAL_ALLGATHER", "0"), Map.entry("KOLO_TIMELINE", "/tmp/t.json"),
                 Map.entry("KOLO_TIMELINE_MARK_CYCLES", "1"), Map.entry("KOLO_STALL_CHECK_TIME_SECONDS", "30"),
                 Map.entry("KOLO_STALL_SHUTDOWN_TIME_SECONDS", "90"), Map.entry("KOLO_STALL_CHECK_DISABLE", "1"),
-                Map.entry("KOLO_LOG_LEVEL", "DEBUG")), p.exports());
+                Map.entry("KOLO_LOG_LEVEL", "DEBUG"), Map.entry("KOLO_AUTOTUNE", "1"),
+                Map.entry("KOLO_AUTOTUNE_LOG", "/tmp/a.csv")), p.exports());
         assertEquals("eth1", p.networkInterface());
         assertEquals(List.of("kolo: --mpi ignored: Kolo has one runtime, its own",
                 "kolo: --network-interfaces eth1,eth2: Kolo uses one interface, eth1"), p.display().ignored());

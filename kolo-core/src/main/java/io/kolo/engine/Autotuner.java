@@ -1,0 +1,160 @@
+package io.kolo.engine;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.StandardOpenOption;
+import java.util.Locale;
+
+/**
+ * Horovod's parameter manager, on the global set's rank 0 ({@code KOLO_AUTOTUNE=1}): measures the bytes the job
+ * reduces per second over samples of {@code KOLO_AUTOTUNE_STEPS_PER_SAMPLE} cycles that ran ops, discards the first
+ * {@code KOLO_AUTOTUNE_WARMUP_SAMPLES}, and lets {@link BayesianOptimizer} pick the fusion threshold and cycle time of
+ * each next sample until {@code KOLO_AUTOTUNE_BAYES_OPT_MAX_SAMPLES}; then it settles on the best and stops. Each new
+ * choice travels to every rank with the next coordinator round ({@link ControlMessages}) and applies at the end of that
+ * cycle everywhere, so the ranks always fuse alike. Settings the user fixed keep their value.
+ */
+final class Autotuner {
+    private static final System.Logger LOG = System.getLogger(Autotuner.class.getName());
+    /** Fusion threshold: off below this point of its axis, else 64 KiB .. 256 MiB on a log scale. */
+    private static final double FUSION_OFF_BELOW = 0.05;
+    private static final double MIN_FUSION_LOG2 = 16;
+    private static final double MAX_FUSION_LOG2 = 28;
+    /** Cycle time: 0.1 ms .. 25 ms on a log scale. */
+    private static final double MIN_CYCLE_LOG10_MS = -1;
+    private static final double MAX_CYCLE_LOG10_MS = Math.log10(25);
+
+    /** One choice of the tuned settings. */
+    record Tuning(long fusionThresholdBytes, long cycleNanos) {
+    }
+
+    private final AutotuneSettings settings;
+    private final Tuning fixed;
+    private final BayesianOptimizer optimizer = new BayesianOptimizer(2, 0x6b6f6c6fL);
+    private double[] current;
+    private Tuning pending;
+    private int warmupLeft;
+    private int sample;
+    private int steps;
+    private long bytes;
+    private long sampleStart;
+    private boolean done;
+
+    /** @param initial the settings the job started with (the user's or the defaults) */
+    Autotuner(AutotuneSettings settings, Tuning initial) {
+        this.settings = settings;
+        this.fixed = initial;
+        this.current = encode(initial);
+        this.warmupLeft = settings.warmupSamples();
+        this.sampleStart = System.nanoTime();
+        log("sample,phase,fusion_threshold_bytes,cycle_time_ms,score_bytes_per_second");
+    }
+
+    /** Whether a new choice waits for the next coordinator round. */
+    boolean hasPending() {
+        return pending != null;
+    }
+
+    Tuning takePending() {
+        Tuning t = pending;
+        pending = null;
+        return t;
+    }
+
+    /** A cycle that ran ops moving {@code ranBytes} ended at {@code now}. */
+    void step(long ranBytes, long now) {
+        if (done || pending != null) {
+            return;
+        }
+        bytes += ranBytes;
+        if (++steps < settings.stepsPerSample()) {
+            return;
+        }
+        double seconds = Math.max(1e-9, (now - sampleStart) / 1e9);
+        double score = bytes / seconds;
+        Tuning measured = decode(current);
+        sample++;
+        if (warmupLeft > 0) {
+            warmupLeft--;
+            log(row("warmup", measured, score));
+            restart(now);
+            return;
+        }
+        optimizer.observe(current, score);
+        log(row("sample", measured, score));
+        if (optimizer.samples() >= settings.maxSamples()) {
+            done = true;
+            current = optimizer.best();
+            Tuning best = decode(current);
+            String chosen = "Kolo autotune chose fusion threshold " + best.fusionThresholdBytes() + " bytes, cycle time "
+                    + String.format(Locale.ROOT, "%.3f", best.cycleNanos() / 1e6) + " ms after " + sample + " samples";
+            LOG.log(System.Logger.Level.INFO, chosen);
+            System.err.println("kolo: " + chosen.substring("Kolo ".length()));
+            log("# " + chosen);
+            pending = best;
+            return;
+        }
+        current = optimizer.suggest();
+        pending = decode(current);
+        restart(now);
+    }
+
+    /** The choice took effect at {@code now}: the next sample measures it from here. */
+    void applied(long now) {
+        restart(now);
+    }
+
+    private void restart(long now) {
+        steps = 0;
+        bytes = 0;
+        sampleStart = now;
+    }
+
+    private String row(String phase, Tuning t, double score) {
+        return sample + "," + phase + "," + t.fusionThresholdBytes() + ","
+                + String.format(Locale.ROOT, "%.3f", t.cycleNanos() / 1e6) + "," + String.format(Locale.ROOT, "%.0f", score);
+    }
+
+    private double[] encode(Tuning t) {
+        double f = t.fusionThresholdBytes() <= 0 ? 0
+                : FUSION_OFF_BELOW + (1 - FUSION_OFF_BELOW) * clamp((log2(t.fusionThresholdBytes()) - MIN_FUSION_LOG2)
+                / (MAX_FUSION_LOG2 - MIN_FUSION_LOG2));
+        double c = clamp((Math.log10(Math.max(1, t.cycleNanos()) / 1e6) - MIN_CYCLE_LOG10_MS)
+                / (MAX_CYCLE_LOG10_MS - MIN_CYCLE_LOG10_MS));
+        return new double[]{f, c};
+    }
+
+    private Tuning decode(double[] x) {
+        long fusion = fixed.fusionThresholdBytes();
+        if (settings.tuneFusionThreshold()) {
+            fusion = x[0] < FUSION_OFF_BELOW ? 0 : Math.round(Math.pow(2, MIN_FUSION_LOG2
+                    + (x[0] - FUSION_OFF_BELOW) / (1 - FUSION_OFF_BELOW) * (MAX_FUSION_LOG2 - MIN_FUSION_LOG2)));
+        }
+        long cycle = fixed.cycleNanos();
+        if (settings.tuneCycleTime()) {
+            cycle = Math.round(Math.pow(10, MIN_CYCLE_LOG10_MS + x[1] * (MAX_CYCLE_LOG10_MS - MIN_CYCLE_LOG10_MS)) * 1e6);
+        }
+        return new Tuning(fusion, cycle);
+    }
+
+    private static double log2(long v) {
+        return Math.log(v) / Math.log(2);
+    }
+
+    private static double clamp(double v) {
+        return Math.max(0, Math.min(1, v));
+    }
+
+    private void log(String line) {
+        if (settings.log() == null) {
+            return;
+        }
+        try {
+            Files.writeString(settings.log(), line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                    StandardOpenOption.WRITE, line.startsWith("sample,phase") ? StandardOpenOption.TRUNCATE_EXISTING
+                            : StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "KOLO_AUTOTUNE_LOG: cannot write " + settings.log() + ": " + e.getMessage());
+        }
+    }
+}

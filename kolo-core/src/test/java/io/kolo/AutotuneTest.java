@@ -1,0 +1,85 @@
+package io.kolo;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** KOLO_AUTOTUNE with ranks as threads: settings change under a running job, every result stays exact, the log says what was tried. */
+class AutotuneTest {
+
+    private static List<String> train(Path log, Map<String, String> extra) {
+        Map<String, String> settings = new HashMap<>(Map.of("KOLO_AUTOTUNE", "1", "KOLO_AUTOTUNE_LOG", log.toString(),
+                "KOLO_AUTOTUNE_WARMUP_SAMPLES", "1", "KOLO_AUTOTUNE_STEPS_PER_SAMPLE", "4",
+                "KOLO_AUTOTUNE_BAYES_OPT_MAX_SAMPLES", "5"));
+        settings.putAll(extra);
+        Ranks.run(3, settings, comm -> {
+            // A "model" of 6 tensors of mixed sizes, reduced asynchronously together each step, as a trainer does.
+            int[] sizes = {10, 1000, 70_000, 3, 20_000, 300_000};
+            for (int step = 0; step < 60; step++) {
+                List<Handle<Tensor>> hs = new ArrayList<>();
+                List<float[]> data = new ArrayList<>();
+                for (int t = 0; t < sizes.length; t++) {
+                    float[] x = new float[sizes[t]];
+                    java.util.Arrays.fill(x, comm.rank() + step + t);
+                    data.add(x);
+                    hs.add(comm.allreduceAsync("layer" + t, Tensor.of(x), ReduceOp.SUM));
+                }
+                for (int t = 0; t < sizes.length; t++) {
+                    hs.get(t).await();
+                    float expected = 3 + 3 * (step + t);
+                    for (float v : data.get(t)) {
+                        assertEquals(expected, v, "step " + step + " tensor " + t);
+                    }
+                }
+            }
+            return null;
+        });
+        try {
+            return Files.readAllLines(log);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    @Test
+    void triesSettingsUnderARunningJobAndSettlesOnTheBest(@TempDir Path dir) {
+        List<String> lines = train(dir.resolve("autotune.csv"), Map.of());
+        assertEquals("sample,phase,fusion_threshold_bytes,cycle_time_ms,score_bytes_per_second", lines.getFirst());
+        List<String> rows = lines.stream().filter(l -> l.contains(",sample,")).toList();
+        assertEquals(5, rows.size(), String.join("\n", lines));
+        assertEquals(1, lines.stream().filter(l -> l.contains(",warmup,")).count(), String.join("\n", lines));
+        // The first measured sample runs the defaults; the optimiser then moves both settings.
+        assertTrue(rows.getFirst().contains("," + (128L << 20) + ",1.000,"), rows.getFirst());
+        assertTrue(rows.stream().map(r -> r.split(",")[2]).distinct().count() >= 3, String.join("\n", rows));
+        assertTrue(rows.stream().map(r -> r.split(",")[3]).distinct().count() >= 3, String.join("\n", rows));
+        assertTrue(lines.getLast().startsWith("# Kolo autotune chose fusion threshold "), lines.getLast());
+    }
+
+    @Test
+    void aSettingTheUserFixedIsNotTuned(@TempDir Path dir) {
+        List<String> lines = train(dir.resolve("autotune.csv"), Map.of("KOLO_FUSION_THRESHOLD", "1048576"));
+        List<String> rows = lines.stream().filter(l -> l.contains(",sample,") || l.contains(",warmup,")).toList();
+        assertTrue(rows.stream().allMatch(r -> r.split(",")[2].equals("1048576")), String.join("\n", rows));
+        assertTrue(rows.stream().map(r -> r.split(",")[3]).distinct().count() >= 3, String.join("\n", rows));
+    }
+
+    @Test
+    void anUnknownValueIsOneLineNamingTheVariable() {
+        BadSettingException e = assertThrows(BadSettingException.class,
+                () -> Communicator.local(2, Map.of("KOLO_AUTOTUNE", "maybe")));
+        assertEquals("KOLO_AUTOTUNE='maybe' is invalid: expected 0 or 1", e.getMessage());
+        BadSettingException steps = assertThrows(BadSettingException.class,
+                () -> Communicator.local(2, Map.of("KOLO_AUTOTUNE", "1", "KOLO_AUTOTUNE_STEPS_PER_SAMPLE", "0")));
+        assertTrue(steps.getMessage().startsWith("KOLO_AUTOTUNE_STEPS_PER_SAMPLE='0' is invalid"), steps.getMessage());
+    }
+}
