@@ -4,6 +4,7 @@ import io.kolo.Communicator;
 import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KoloSettings;
 import io.kolo.bootstrap.RendezvousServer;
+import io.kolo.transport.ShmSegments;
 import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.BarrierTaskInfo;
 
@@ -39,6 +40,11 @@ final class JoinedRank implements AutoCloseable {
             hosts.add(Placement.hostOf(info.address()));
         }
         Placement at = Placement.of(hosts, ctx.partitionId());
+        if (at.localRank() == 0) {
+            // An executor killed while its ranks set up shared memory leaves segments no rank unlinked; the launcher
+            // removes those of dead processes before a job, and so does the first rank on each host here.
+            ShmSegments.removeStale();
+        }
         JobSecret secret = spec.secretFor(ctx.stageId(), ctx.stageAttemptNumber());
         RendezvousServer server = at.rank() == 0 ? RendezvousServer.start(address(at.host()), 0, secret) : null;
         try {

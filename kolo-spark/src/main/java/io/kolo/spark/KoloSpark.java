@@ -88,7 +88,8 @@ public final class KoloSpark {
         RDD<R> ranks = rdd.barrier().mapPartitions(new BarrierRank<>(spec, work), false, any);
         try {
             return ranks.toJavaRDD().collect();
-        } catch (RuntimeException e) {
+        } catch (Exception e) {
+            // Spark's SparkException is a checked exception that Scala throws undeclared.
             throw StageFailure.explain(numProc, e);
         }
     }

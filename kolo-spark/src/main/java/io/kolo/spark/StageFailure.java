@@ -8,7 +8,7 @@ final class StageFailure {
     private StageFailure() {
     }
 
-    static KoloSparkException explain(int numProc, RuntimeException sparkError) {
+    static KoloSparkException explain(int numProc, Exception sparkError) {
         for (Throwable t = sparkError; t != null; t = t.getCause()) {
             if (t instanceof RankFailure) {
                 return new KoloSparkException("Kolo job of " + numProc + " ranks on Spark failed: " + t.getMessage(),
