@@ -6,7 +6,7 @@ import scala.jdk.javaapi.CollectionConverters;
 import scala.runtime.AbstractFunction1;
 
 import java.io.Serializable;
-import java.util.Collections;
+import java.util.List;
 import java.util.Iterator;
 
 /**
@@ -17,7 +17,7 @@ import java.util.Iterator;
  * @param <T> the partition's element type
  * @param <R> what the rank returns
  */
-final class BarrierRank<T, R> extends AbstractFunction1<scala.collection.Iterator<T>, scala.collection.Iterator<R>>
+final class BarrierRank<T, R> extends AbstractFunction1<scala.collection.Iterator<T>, scala.collection.Iterator<RankResult<R>>>
         implements Serializable {
     private static final long serialVersionUID = 1L;
 
@@ -35,7 +35,7 @@ final class BarrierRank<T, R> extends AbstractFunction1<scala.collection.Iterato
     }
 
     @Override
-    public scala.collection.Iterator<R> apply(scala.collection.Iterator<T> rows) {
+    public scala.collection.Iterator<RankResult<R>> apply(scala.collection.Iterator<T> rows) {
         BarrierTaskContext ctx = BarrierTaskContext.get();
         int rank = ctx.partitionId();
         int size = ctx.numPartitions();
@@ -55,6 +55,6 @@ final class BarrierRank<T, R> extends AbstractFunction1<scala.collection.Iterato
             }
             ctx.barrier();
         }
-        return CollectionConverters.asScala(Collections.singletonList(result).iterator());
+        return CollectionConverters.asScala(List.of(new RankResult<>(rank, result)).iterator());
     }
 }

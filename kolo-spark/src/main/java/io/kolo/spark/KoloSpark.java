@@ -1,6 +1,7 @@
 package io.kolo.spark;
 
 import org.apache.spark.SparkContext;
+import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Dataset;
@@ -10,6 +11,7 @@ import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.stream.IntStream;
 
@@ -84,13 +86,22 @@ public final class KoloSpark {
         JobSpec spec = JobSpec.forRun(sc.conf(), System.getenv());
         TaskSlots.require(sc, numProc, spec.startTimeout());
         @SuppressWarnings("unchecked")
-        ClassTag<R> any = (ClassTag<R>) ClassTag$.MODULE$.AnyRef();
-        RDD<R> ranks = rdd.barrier().mapPartitions(new BarrierRank<>(spec, work), false, any);
+        ClassTag<RankResult<R>> tag = (ClassTag<RankResult<R>>) (ClassTag<?>) ClassTag$.MODULE$.apply(RankResult.class);
+        RDD<RankResult<R>> ranks = rdd.barrier().mapPartitions(new BarrierRank<>(spec, work), false, tag);
+        List<RankResult<R>> results;
         try {
-            return ranks.toJavaRDD().collect();
+            // Through a shuffle rather than collected from the barrier stage itself: Spark never retries a failed
+            // barrier result stage (it may have committed output), but it retries a failed barrier map stage as a
+            // whole, and that retry is a new Kolo job.
+            results = JavaRDD.fromRDD(ranks, tag).repartition(1).collect();
         } catch (Exception e) {
             // Spark's SparkException is a checked exception that Scala throws undeclared.
             throw StageFailure.explain(numProc, e);
         }
+        List<R> inRankOrder = new ArrayList<>(Collections.nCopies(numProc, null));
+        for (RankResult<R> r : results) {
+            inRankOrder.set(r.rank(), r.value());
+        }
+        return inRankOrder;
     }
 }

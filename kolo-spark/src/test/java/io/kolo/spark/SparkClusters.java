@@ -66,4 +66,21 @@ final class SparkClusters {
                 .config("spark.scheduler.barrier.maxConcurrentTasksCheck.interval", "1s")
                 .config("spark.scheduler.barrier.maxConcurrentTasksCheck.maxFailures", "3");
     }
+
+    /** Waits for the executors of a fresh local-cluster to register, so that tests may use a short start timeout. */
+    static void awaitSlots(SparkSession spark, int slots) {
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        while (TaskSlots.slots(spark.sparkContext()) < slots) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("local-cluster's executors did not register within 120 s: "
+                        + TaskSlots.slots(spark.sparkContext()) + " of " + slots + " task slots");
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+    }
 }
