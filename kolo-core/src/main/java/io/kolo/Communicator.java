@@ -482,6 +482,28 @@ public final class Communicator implements ObjectCollectives, AutoCloseable {
         transport.close();
     }
 
+    /**
+     * Leaves the job because this rank's own work failed, and closes this communicator: the other ranks' pending and
+     * later operations fail at once with a {@link RankFailedException} naming this rank and {@code cause}, as they do
+     * when a process started by {@code kolo run} dies of an uncaught exception. For ranks that are not processes of
+     * their own (Spark tasks, threads), whose JVM goes on after the failure.
+     *
+     * <pre>{@code
+     * try {
+     *     train(comm);
+     * } catch (Exception e) {
+     *     comm.abort(e);        // the others fail with "rank 1 failed: IllegalStateException: ..."
+     *     throw e;
+     * }
+     * }</pre>
+     */
+    public void abort(Throwable cause) {
+        if (!closed) {
+            diagnosis.explain(new KoloException(LastWords.describe(cause), cause));
+        }
+        close();
+    }
+
     /** Stops this rank's engine (the other ranks stop at their next cycle) and releases its connections. */
     @Override
     public void close() {

@@ -50,6 +50,31 @@ class FailureTest {
         }
     }
 
+    /** A rank whose own work threw (a Spark task, a thread) leaves with abort: the others name it and the cause. */
+    @Test
+    void anAbortingRankIsNamedWithItsCauseOnEveryOtherRank() {
+        int n = 3;
+        var outcomes = Ranks.<Object>outcomes(n, Map.of(), comm -> {
+            float[] x = new float[1 << 10];
+            comm.allreduceAsync("grad", Tensor.of(x), ReduceOp.SUM).await();
+            if (comm.rank() == 1) {
+                comm.abort(new IllegalStateException("bad batch 7"));
+                return "aborted";
+            }
+            for (int step = 0; step < 100; step++) {
+                comm.allreduceAsync("grad", Tensor.of(x), ReduceOp.SUM).await();
+            }
+            return "no failure";
+        });
+        for (int r : new int[]{0, 2}) {
+            Throwable e = outcomes.get(r).error();
+            assertNotNull(e, "rank " + r + " should fail, got " + outcomes.get(r).value());
+            RankFailedException rf = assertInstanceOf(RankFailedException.class, e, "rank " + r);
+            assertEquals(1, rf.failedRank(), "rank " + r + ": " + e.getMessage());
+            assertTrue(e.getMessage().contains("rank 1 failed: IllegalStateException: bad batch 7"), e.getMessage());
+        }
+    }
+
     /**
      * The ranks next to a vanished rank abort, and their other neighbours see those aborts before anyone has
      * recorded the failure; they must still name the vanished rank, not the messenger next to them.

@@ -1,0 +1,16 @@
+package io.kolo.spark;
+
+import java.io.Serializable;
+
+/**
+ * One epoch of a {@link DjlEstimator#fit}, averaged over the ranks: the training loss, and on the validation rows
+ * the loss and the accuracy (the share of rows whose highest output is the label; NaN without validation rows).
+ */
+public record EpochMetrics(int epoch, double trainLoss, double validationLoss, double validationAccuracy,
+                           double seconds) implements Serializable {
+    @Override
+    public String toString() {
+        return String.format(java.util.Locale.ROOT, "epoch %d: loss %.4f, validation loss %.4f, validation accuracy"
+                + " %.2f%% (%.1f s)", epoch, trainLoss, validationLoss, 100 * validationAccuracy, seconds);
+    }
+}

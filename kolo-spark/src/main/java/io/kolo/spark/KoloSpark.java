@@ -1,0 +1,107 @@
+package io.kolo.spark;
+
+import org.apache.spark.SparkContext;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.rdd.RDD;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import scala.reflect.ClassTag;
+import scala.reflect.ClassTag$;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.stream.IntStream;
+
+/**
+ * Runs a Kolo job on a Spark cluster, in the spirit of {@code horovod.spark.run}: {@code numProc} ranks as the tasks of
+ * one barrier stage, each with its own {@link io.kolo.Communicator}. Several tasks in one executor are several ranks
+ * in one JVM; ranks on one host talk through shared memory, ranks on different hosts over TCP. Nothing to install on
+ * the cluster beyond the application's jars, no {@code mpirun}, no SSH.
+ *
+ * <pre>{@code
+ * SparkSession spark = SparkSession.builder().getOrCreate();
+ * List<float[]> sums = KoloSpark.run(spark, 4, comm -> {
+ *     float[] x = {comm.rank(), 1};
+ *     return comm.allreduce(x, ReduceOp.SUM);     // {6, 4} on every rank
+ * });                                              // results in rank order
+ * }</pre>
+ *
+ * <p>Each run makes a new job with its own secret, sent to the executors with the tasks: turn on
+ * {@code spark.authenticate} and {@code spark.network.crypto.enabled} to keep it from the network. When a rank fails
+ * (its task throws, its executor dies) every other rank fails at once, naming it; Spark then retries the whole stage as
+ * it retries any barrier stage ({@code spark.task.maxFailures}, {@code spark.stage.maxConsecutiveAttempts}), and each
+ * attempt is a new job. {@code KOLO_*} settings come from the driver's environment and
+ * {@code spark.executorEnv.KOLO_*}. See docs/spark.md.
+ */
+public final class KoloSpark {
+    private KoloSpark() {
+    }
+
+    /**
+     * Runs {@code task} on {@code numProc} ranks and returns what each returned, in rank order.
+     *
+     * @throws KoloSparkException when the cluster has fewer than {@code numProc} task slots after the start timeout,
+     *                            when dynamic allocation is on, or when a rank failed (naming it and its exception)
+     */
+    public static <R> List<R> run(SparkSession spark, int numProc, KoloTask<R> task) {
+        if (numProc < 1) {
+            throw new IllegalArgumentException("numProc must be at least 1, not " + numProc);
+        }
+        SparkContext sc = spark.sparkContext();
+        List<Integer> ranks = IntStream.range(0, numProc).boxed().toList();
+        RDD<Integer> rdd = JavaSparkContext.fromSparkContext(sc).parallelize(new ArrayList<>(ranks), numProc).rdd();
+        return runStage(sc, rdd, numProc, (comm, ignored) -> task.call(comm));
+    }
+
+    /**
+     * Runs {@code task} on {@code numProc} ranks over {@code data}, repartitioned to {@code numProc} partitions: rank
+     * {@code r} reads partition {@code r}'s rows where they lie. Returns what each rank returned, in rank order.
+     *
+     * <pre>{@code
+     * List<Double> means = KoloSpark.run(spark, df, 2, (comm, rows) -> {
+     *     double[] sumAndCount = new double[2];
+     *     rows.forEachRemaining(r -> { sumAndCount[0] += r.getDouble(0); sumAndCount[1]++; });
+     *     comm.allreduce(sumAndCount, ReduceOp.SUM);
+     *     return sumAndCount[0] / sumAndCount[1];     // the column's mean, on every rank
+     * });
+     * }</pre>
+     */
+    public static <R> List<R> run(SparkSession spark, Dataset<Row> data, int numProc, KoloPartitionTask<R> task) {
+        if (numProc < 1) {
+            throw new IllegalArgumentException("numProc must be at least 1, not " + numProc);
+        }
+        return runStage(spark.sparkContext(), data.repartition(numProc).rdd(), numProc, task::call);
+    }
+
+    /** As {@link #run(SparkSession, Dataset, int, KoloPartitionTask)}, one rank per partition {@code data} has now. */
+    public static <R> List<R> run(SparkSession spark, Dataset<Row> data, KoloPartitionTask<R> task) {
+        RDD<Row> rdd = data.rdd();
+        return runStage(spark.sparkContext(), rdd, rdd.getNumPartitions(), task::call);
+    }
+
+    private static <T, R> List<R> runStage(SparkContext sc, RDD<T> rdd, int numProc, BarrierRank.Work<T, R> work) {
+        JobSpec spec = JobSpec.forRun(sc.conf(), System.getenv());
+        TaskSlots.require(sc, numProc, spec.startTimeout());
+        @SuppressWarnings("unchecked")
+        ClassTag<RankResult<R>> tag = (ClassTag<RankResult<R>>) (ClassTag<?>) ClassTag$.MODULE$.apply(RankResult.class);
+        RDD<RankResult<R>> ranks = rdd.barrier().mapPartitions(new BarrierRank<>(spec, work), false, tag);
+        List<RankResult<R>> results;
+        try {
+            // Through a shuffle rather than collected from the barrier stage itself: Spark never retries a failed
+            // barrier result stage (it may have committed output), but it retries a failed barrier map stage as a
+            // whole, and that retry is a new Kolo job.
+            results = JavaRDD.fromRDD(ranks, tag).repartition(1).collect();
+        } catch (Exception e) {
+            // Spark's SparkException is a checked exception that Scala throws undeclared.
+            throw StageFailure.explain(numProc, e);
+        }
+        List<R> inRankOrder = new ArrayList<>(Collections.nCopies(numProc, null));
+        for (RankResult<R> r : results) {
+            inRankOrder.set(r.rank(), r.value());
+        }
+        return inRankOrder;
+    }
+}

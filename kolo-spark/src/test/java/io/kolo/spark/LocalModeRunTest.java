@@ -1,0 +1,111 @@
+package io.kolo.spark;
+
+import io.kolo.ReduceOp;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** KoloSpark.run on local[3]: every rank a task thread of this JVM, each with its own Communicator. */
+class LocalModeRunTest {
+    private static SparkSession spark;
+
+    @BeforeAll
+    static void start() {
+        spark = SparkClusters.local(3, Map.of("spark.executorEnv.KOLO_START_TIMEOUT_SECONDS", "2"));
+    }
+
+    @AfterAll
+    static void stop() {
+        if (spark != null) {
+            spark.stop();
+        }
+    }
+
+    @Test
+    void twoAndThreeRanksAllreduceExactlyAndReturnInRankOrder() {
+        for (int np : new int[]{2, 3}) {
+            List<long[]> out = KoloSpark.run(spark, np, comm -> {
+                long[] x = {comm.rank() + 1, 1L << 40};
+                comm.allreduce(x, ReduceOp.SUM);
+                return new long[]{comm.rank(), comm.size(), comm.localRank(), comm.localSize(), comm.crossSize(),
+                        x[0], x[1]};
+            });
+            assertEquals(np, out.size());
+            for (int r = 0; r < np; r++) {
+                long[] o = out.get(r);
+                assertEquals(List.of((long) r, (long) np, (long) r, (long) np, 1L, (long) np * (np + 1) / 2,
+                        np * (1L << 40)), java.util.Arrays.stream(o).boxed().toList(), "rank " + r + " of " + np);
+            }
+        }
+    }
+
+    @Test
+    void eachRankReadsItsOwnPartitionOfADataFrame() {
+        Dataset<Row> df = spark.range(1000).toDF("v");
+        List<long[]> out = KoloSpark.run(spark, df, 3, (comm, rows) -> {
+            long[] sumAndCount = new long[2];
+            rows.forEachRemaining(r -> {
+                sumAndCount[0] += r.getLong(0);
+                sumAndCount[1]++;
+            });
+            long mine = sumAndCount[1];
+            comm.allreduce(sumAndCount, ReduceOp.SUM);
+            return new long[]{mine, sumAndCount[0], sumAndCount[1]};
+        });
+        long rows = 0;
+        for (long[] o : out) {
+            assertTrue(o[0] > 0, "every rank has rows: " + o[0]);
+            assertEquals(999L * 1000 / 2, o[1]);
+            assertEquals(1000, o[2]);
+            rows += o[0];
+        }
+        assertEquals(1000, rows);
+    }
+
+    @Test
+    void aThrowingRankFailsTheJobNamingItsRankAndException() {
+        long start = System.nanoTime();
+        KoloSparkException e = assertThrows(KoloSparkException.class, () -> KoloSpark.run(spark, 3, comm -> {
+            float[] x = new float[1024];
+            comm.allreduce(x, ReduceOp.SUM);
+            if (comm.rank() == 1) {
+                throw new IllegalStateException("bad batch 7");
+            }
+            for (int i = 0; i < 1000; i++) {
+                comm.allreduce(x, ReduceOp.SUM);
+            }
+            return "done";
+        }));
+        assertTrue(e.getMessage().startsWith("Kolo job of 3 ranks on Spark failed: rank 1 of 3 failed:"
+                + " IllegalStateException: bad batch 7"), e.getMessage());
+        assertTrue(System.nanoTime() - start < 30_000_000_000L, "fails fast");
+    }
+
+    @Test
+    void moreRanksThanTaskSlotsFailWithinTheStartTimeoutNamingBothNumbers() {
+        long start = System.nanoTime();
+        KoloSparkException e = assertThrows(KoloSparkException.class, () -> KoloSpark.run(spark, 4, comm -> 0));
+        assertTrue(e.getMessage().startsWith("numProc=4 needs 4 task slots at once"), e.getMessage());
+        assertTrue(e.getMessage().contains("the cluster has 3 after 2 s (KOLO_START_TIMEOUT_SECONDS)"), e.getMessage());
+        assertTrue(e.getMessage().contains("spark.executor.cores"), e.getMessage());
+        assertTrue(System.nanoTime() - start < 10_000_000_000L, "within the start timeout");
+    }
+
+    @Test
+    void theSessionStillWorksAfterAFailedJob() {
+        assertThrows(KoloSparkException.class, () -> KoloSpark.run(spark, 2, comm -> {
+            throw new java.io.IOException("disk full");
+        }));
+        assertEquals(List.of(2, 2), KoloSpark.run(spark, 2, comm -> comm.size()));
+    }
+}
