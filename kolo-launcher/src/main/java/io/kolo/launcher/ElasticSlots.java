@@ -9,7 +9,8 @@ import java.util.Map;
  * Where each worker of an elastic job's next generation runs, and with which rank. Stable, as Horovod's: hosts that
  * already have workers come first, in the order of their workers' ranks, then new hosts in the order discovered;
  * on a host its present workers keep their order and new ones take the free slots; ranks are packed host by host.
- * So ranks on hosts that stay keep the lowest ranks, and a restarted rank on a fixed host gets its old rank back.
+ * So ranks on hosts that stay keep the lowest ranks, in their order; a worker started again in a failed rank's slot
+ * comes after its host's survivors.
  */
 final class ElasticSlots {
     /** One place of the next generation; {@code worker} is null for a slot a new worker is to fill. */

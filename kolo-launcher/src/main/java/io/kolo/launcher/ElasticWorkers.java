@@ -78,7 +78,17 @@ final class ElasticWorkers {
         stdin.flush();
         List<Thread> pumps = List.of(pump(rank, p.getInputStream(), out), pump(rank, p.getErrorStream(), err));
         workers.put(id, new Running(id, host, remote, p, pumps));
-        p.onExit().thenRun(() -> exits.add(new Exit(id, p.exitValue())));
+        // A thread of its own rather than onExit(), whose callbacks need a free thread of the common pool.
+        Thread.ofPlatform().daemon().name("kolo-wait-" + id).start(() -> {
+            while (true) {
+                try {
+                    exits.add(new Exit(id, p.waitFor()));
+                    return;
+                } catch (InterruptedException e) {
+                    // Only the process's end ends this wait.
+                }
+            }
+        });
     }
 
     /** The next exit, or null after {@code timeout}. */
