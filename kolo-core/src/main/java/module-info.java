@@ -15,6 +15,7 @@ module io.kolo.core {
     requires static jdk.incubator.vector;
 
     exports io.kolo;
+    exports io.kolo.elastic;
     exports io.kolo.bootstrap to io.kolo.launcher;
     exports io.kolo.transport to io.kolo.launcher;
     exports io.kolo.collective to io.kolo.bench;

@@ -57,6 +57,24 @@ public final class Kolo {
         }
     }
 
+    /**
+     * Joins the job {@code env} describes instead of this process's environment; nothing happens when already
+     * initialised. {@code io.kolo.elastic} re-joins with it after a reset, with the placement the launcher published
+     * for the new job:
+     *
+     * <pre>{@code
+     * Kolo.shutdown();
+     * Kolo.init(newPlacement);     // KOLO_RANK, KOLO_SIZE, ... of the launcher's next job
+     * }</pre>
+     *
+     * @throws BadSettingException naming the variable when a setting is malformed
+     */
+    public static synchronized void init(java.util.Map<String, String> env) {
+        if (current == null) {
+            current = Communicator.fromEnvironment(env);
+        }
+    }
+
     public static boolean isInitialized() {
         return current != null;
     }

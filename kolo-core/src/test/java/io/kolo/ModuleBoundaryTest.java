@@ -22,7 +22,7 @@ import java.util.stream.Stream;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** What kolo-core shows the world: {@code io.kolo} to everyone, an internal package only to the module that needs it. */
+/** What kolo-core shows the world: {@code io.kolo} and {@code io.kolo.elastic} to everyone, an internal package only to the module that needs it. */
 class ModuleBoundaryTest {
 
     @Test
@@ -35,7 +35,7 @@ class ModuleBoundaryTest {
         for (ModuleDescriptor.Exports e : module.exports()) {
             exports.put(e.source(), e.isQualified() ? e.targets() : Set.of("*"));
         }
-        assertEquals(Map.of("io.kolo", Set.of("*"), "io.kolo.bootstrap", Set.of("io.kolo.launcher"),
+        assertEquals(Map.of("io.kolo", Set.of("*"), "io.kolo.elastic", Set.of("*"), "io.kolo.bootstrap", Set.of("io.kolo.launcher"),
                 "io.kolo.transport", Set.of("io.kolo.launcher"), "io.kolo.collective", Set.of("io.kolo.bench")),
                 exports);
         assertTrue(module.requires().stream().allMatch(r -> r.name().startsWith("java.") || r.name().startsWith("jdk.")),

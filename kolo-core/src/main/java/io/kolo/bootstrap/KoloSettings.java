@@ -123,6 +123,14 @@ public final class KoloSettings {
     public static final Setting<Integer> START_TIMEOUT_SECONDS = integer("KOLO_START_TIMEOUT_SECONDS", 60, 1,
             Integer.MAX_VALUE);
     public static final Setting<Integer> TIMEOUT_SECONDS = integer("KOLO_TIMEOUT_SECONDS", 300, 1, Integer.MAX_VALUE);
+    // Elastic jobs (kolo run --min-np): which worker this process is, which of the launcher's jobs it starts in, and how
+    // long it waits for the launcher's next job after a reset.
+    public static final Setting<String> ELASTIC_WORKER = text("KOLO_ELASTIC_WORKER", null,
+            "the worker id the launcher assigned");
+    public static final Setting<Integer> ELASTIC_GENERATION = integer("KOLO_ELASTIC_GENERATION", null, 0,
+            Integer.MAX_VALUE);
+    public static final Setting<Integer> ELASTIC_TIMEOUT_SECONDS = integer("KOLO_ELASTIC_TIMEOUT_SECONDS", 600, 1,
+            Integer.MAX_VALUE);
     public static final Setting<String> BIND_TO = choice("KOLO_BIND_TO", "none", "core, socket or none",
             choices("none", "none", "core", "core", "socket", "socket"));
     public static final Setting<String> REPORT_BINDINGS = choice("KOLO_REPORT_BINDINGS", "off", "0 or 1", ON_OFF);

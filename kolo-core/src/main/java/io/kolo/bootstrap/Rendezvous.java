@@ -120,7 +120,14 @@ public final class Rendezvous implements AutoCloseable {
             throw new IllegalArgumentException("KOLO_RENDEZVOUS_ADDR=" + job.rendezvousHost() + " does not resolve", e);
         }
         if (job.rank() != 0 || job.rendezvousServer() != JobEnvironment.RendezvousServer.RANK0) {
-            return new Rendezvous(RendezvousClient.connect(at, secret, job.startTimeout()), secret, at, null);
+            KeyValueStore client = RendezvousClient.connect(at, secret, job.startTimeout());
+            Optional<Integer> generation = ElasticGeneration.of(job.env());
+            if (generation.isPresent()) {
+                // One of an elastic launcher's successive jobs: its own keys, its own data-plane secret.
+                return new Rendezvous(ElasticGeneration.scope(client, generation.get()),
+                        ElasticGeneration.secret(secret, generation.get()), at, null);
+            }
+            return new Rendezvous(client, secret, at, null);
         }
         if (at.getAddress().isLoopbackAddress() && job.crossSize() > 1) {
             // A warning, not an error: hosts simulated on one machine (tests, network namespaces sharing

@@ -358,6 +358,10 @@ public final class ShmTransport implements Transport {
 
     @Override
     public void close() {
+        if (!arena.scope().isAlive()) {
+            // Closed already (a rank that dropped its connections, then left its job): nothing is mapped any more.
+            return;
+        }
         failure.compareAndSet(null, new KoloException("rank " + rank + ": the shared-memory transport is closed"));
         own.setState(ShmFile.CLOSED);
         doorbell.wakeEveryone();

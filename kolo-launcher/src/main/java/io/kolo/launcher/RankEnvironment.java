@@ -14,7 +14,8 @@ final class RankEnvironment {
     static final String SECRET = "KOLO_SECRET";
     static final Set<String> LAUNCHER_VARS = Set.of("KOLO_RANK", "KOLO_SIZE", "KOLO_LOCAL_RANK", "KOLO_LOCAL_SIZE",
             "KOLO_CROSS_RANK", "KOLO_CROSS_SIZE", "KOLO_HOSTNAME", "KOLO_RENDEZVOUS_ADDR", "KOLO_RENDEZVOUS_PORT",
-            "KOLO_RENDEZVOUS_SERVER", SECRET, "KOLO_START_TIMEOUT_SECONDS");
+            "KOLO_RENDEZVOUS_SERVER", SECRET, "KOLO_START_TIMEOUT_SECONDS", "KOLO_ELASTIC_WORKER",
+            "KOLO_ELASTIC_GENERATION", "KOLO_ELASTIC_TIMEOUT_SECONDS");
     private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
     private RankEnvironment() {

@@ -47,6 +47,9 @@ final class RunCommand implements Subcommand {
     @Mixin
     NodeOptions node = new NodeOptions();
 
+    @Mixin
+    ElasticOptions elastic = new ElasticOptions();
+
     @Option(names = {"-H", "--hosts", "--host", "-host"}, paramLabel = "HOSTS",
             description = "Hosts and slots, host:N[,host:N...] (default: the MPI default hostfile when one is"
                     + " set, else localhost:N). Other hosts are reached over ssh.")
@@ -151,7 +154,21 @@ final class RunCommand implements Subcommand {
         if (node.given()) {
             return NodeRun.execute(nodePlan(System.getenv()), out, err, installShutdownHook);
         }
+        if (elastic.given()) {
+            return ElasticRun.execute(elasticPlan(System.getenv(), Hosts.localNames()), out, err, installShutdownHook);
+        }
         return JobStart.execute(plan(System.getenv(), Hosts.localNames()), out, err, installShutdownHook);
+    }
+
+    /** The elastic job's plan (--min-np, --max-np or --host-discovery-script). */
+    ElasticPlan elasticPlan(Map<String, String> launcherEnv, Predicate<String> isLocal) {
+        Integer given = np;
+        if (np == null && elastic.discoveryScript != null) {
+            np = elastic.minNp != null ? elastic.minNp : 1;   // the base plan's -np, for its checks alone
+        }
+        Plan base = plan(launcherEnv, isLocal);
+        return elastic.plan(given, hosts != null ? hosts : hostfile != null ? hostfile.toString() : null, base,
+                hostList(launcherEnv), isLocal);
     }
 
     /** The per-node launcher's plan (--nnodes): this node's ranks only, no hosts to reach. */
@@ -212,7 +229,7 @@ final class RunCommand implements Subcommand {
     }
 
     /** -H, --hostfile, the MPI default hostfile, or this host with -np slots. */
-    private List<Hosts.Host> hostList(Map<String, String> launcherEnv) {
+    List<Hosts.Host> hostList(Map<String, String> launcherEnv) {
         if (hosts != null) {
             return Hosts.parseList(hosts);
         }

@@ -1,0 +1,91 @@
+package io.kolo.bootstrap;
+
+import java.nio.charset.StandardCharsets;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * How the launcher of an elastic job ({@code kolo run --min-np}) and its workers agree on each of its successive jobs
+ * (generations) through the one rendezvous store the launcher serves for its whole life:
+ * <ul>
+ *   <li>{@value #LATEST}: the newest generation, written last, once its assignments are all in place;</li>
+ *   <li>{@code elastic/<g>/worker/<id>}: worker {@code id}'s place in generation {@code g} (an {@link Assignment});
+ *       a worker without one is no longer part of the job;</li>
+ *   <li>{@code elastic/<g>/why}: what started generation {@code g} (a failure, hosts added or removed);</li>
+ *   <li>every key a job of ranks uses ({@code addr/<rank>}, {@code failure}, ...) under {@code g<g>/}
+ *       ({@link #scope}), and each generation's data connections prove a secret derived for it ({@link #secret}),
+ *       so that one generation's leftovers (a half-built mesh, a dead rank's segment) never meet the next.</li>
+ * </ul>
+ */
+public final class ElasticGeneration {
+    /** The newest generation's number. */
+    public static final String LATEST = "elastic/generation";
+
+    private ElasticGeneration() {
+    }
+
+    /** Where worker {@code worker}'s place in generation {@code generation} is published. */
+    public static String assignmentKey(int generation, String worker) {
+        return "elastic/" + generation + "/worker/" + worker;
+    }
+
+    /** Where the reason for generation {@code generation} is published. */
+    public static String reasonKey(int generation) {
+        return "elastic/" + generation + "/why";
+    }
+
+    /** The generation the environment names ({@code KOLO_ELASTIC_GENERATION}), if any. */
+    public static Optional<Integer> of(Map<String, String> env) {
+        return KoloSettings.ELASTIC_GENERATION.ifSet(env);
+    }
+
+    /** Generation {@code generation}'s view of {@code store}: its keys, nobody else's. */
+    public static KeyValueStore scope(KeyValueStore store, int generation) {
+        return new PrefixedStore(store, "g" + generation + "/");
+    }
+
+    /** The secret generation {@code generation}'s data connections (and shared-memory segment names) use. */
+    public static JobSecret secret(JobSecret jobSecret, int generation) {
+        byte[] derived = jobSecret.mac(("kolo elastic generation " + generation).getBytes(StandardCharsets.UTF_8));
+        return JobSecret.fromHex(HexFormat.of().formatHex(derived));
+    }
+
+    /**
+     * One worker's place in one generation, the values of the {@code KOLO_*} placement variables.
+     *
+     * @param host the host name the launcher knows the worker's host by
+     */
+    public record Assignment(int rank, int size, int localRank, int localSize, int crossRank, int crossSize,
+                             String host) {
+        /** As stored: the seven fields separated by spaces. */
+        public String encode() {
+            return rank + " " + size + " " + localRank + " " + localSize + " " + crossRank + " " + crossSize + " "
+                    + host;
+        }
+
+        /** @throws IllegalArgumentException naming the value when it is not seven fields */
+        public static Assignment parse(String value) {
+            String[] f = value.strip().split(" ");
+            if (f.length != 7) {
+                throw new IllegalArgumentException("malformed elastic assignment '" + value + "'");
+            }
+            return new Assignment(Integer.parseInt(f[0]), Integer.parseInt(f[1]), Integer.parseInt(f[2]),
+                    Integer.parseInt(f[3]), Integer.parseInt(f[4]), Integer.parseInt(f[5]), f[6]);
+        }
+
+        /** {@code env} with this assignment's placement variables and {@code generation}. */
+        public Map<String, String> applyTo(Map<String, String> env, int generation) {
+            Map<String, String> out = new java.util.HashMap<>(env);
+            out.put(KoloSettings.RANK.name(), Integer.toString(rank));
+            out.put(KoloSettings.SIZE.name(), Integer.toString(size));
+            out.put(KoloSettings.LOCAL_RANK.name(), Integer.toString(localRank));
+            out.put(KoloSettings.LOCAL_SIZE.name(), Integer.toString(localSize));
+            out.put(KoloSettings.CROSS_RANK.name(), Integer.toString(crossRank));
+            out.put(KoloSettings.CROSS_SIZE.name(), Integer.toString(crossSize));
+            out.put(KoloSettings.HOSTNAME.name(), host);
+            out.put(KoloSettings.ELASTIC_GENERATION.name(), Integer.toString(generation));
+            return out;
+        }
+    }
+}

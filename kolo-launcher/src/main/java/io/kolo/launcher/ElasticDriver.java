@@ -1,0 +1,316 @@
+package io.kolo.launcher;
+
+import io.kolo.bootstrap.AdvertisedAddress;
+import io.kolo.bootstrap.ElasticGeneration;
+import io.kolo.bootstrap.JobSecret;
+import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.bootstrap.KoloSettings;
+import io.kolo.bootstrap.RendezvousServer;
+import io.kolo.transport.ShmSegments;
+import io.kolo.transport.Transports;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Runs an elastic job ({@code kolo run --min-np}): starts the workers, and whenever one fails or the hosts change,
+ * publishes the next generation (each worker's new rank, in the store it serves for the job's whole life) for the
+ * survivors to re-join and starts workers for the new slots. One line per reset says why, the new size and the count.
+ * Ends with 0 when the workers finish, or with the failure's code once the reset limit, the elastic timeout or the
+ * blacklist leaves no way on.
+ */
+final class ElasticDriver {
+    private static final Duration POLL = Duration.ofSeconds(1);
+    // How long a removed worker has to leave by itself at its next commit before it is stopped.
+    private static final Duration REMOVED_GRACE = Duration.ofSeconds(10);
+
+    private final ElasticPlan plan;
+    private final PrintStream err;
+    private final ElasticWorkers workers;
+    private final HostBlacklist blacklist;
+    private final JobSecret secret = JobSecret.generate();
+    private RendezvousServer server;
+    private boolean loopbackOnly;
+    private List<Hosts.Host> hosts = List.of();
+    /** The workers of the current generation and their ranks. */
+    private Map<String, Integer> ranks = new LinkedHashMap<>();
+    private final Map<String, String> hostOf = new LinkedHashMap<>();
+    private int generation = -1;
+    private int resets;
+    private int nextWorker;
+    private boolean finishing;
+    private int finishCode;
+
+    ElasticDriver(ElasticPlan plan, PrintStream out, PrintStream err) {
+        this.plan = plan;
+        this.err = err;
+        this.workers = new ElasticWorkers(plan.command(), plan.workingDirectory(), plan.ssh(), plan.isLocal(), out, err);
+        this.blacklist = new HostBlacklist(plan.hostFailures(), plan.cooldownMin(), plan.cooldownMax());
+    }
+
+    /** Runs the job to its end; the launcher's exit code. */
+    int run() throws InterruptedException {
+        try {
+            hosts = plan.discovery().find();
+        } catch (HostDiscovery.Failed e) {
+            message("kolo: " + e.getMessage() + "; no worker was started");
+            return Main.USAGE;
+        }
+        loopbackOnly = !plan.discovery().changes() && hosts.stream().allMatch(h -> plan.isLocal().test(h.name()));
+        InetAddress bind = loopbackOnly ? InetAddress.getLoopbackAddress() : plan.networkInterface() != null
+                ? AdvertisedAddress.ofInterface(plan.networkInterface()) : InetAddress.ofLiteral("0.0.0.0");
+        try {
+            server = RendezvousServer.start(bind, 0, secret);
+        } catch (RuntimeException e) {
+            message("kolo: " + e.getMessage());
+            return 1;
+        }
+        ShmSegments.removeStale();
+        try (RendezvousServer serving = server) {
+            Integer failed = nextGeneration("start", plan.np());
+            return failed != null ? failed : watch();
+        } finally {
+            workers.stopAll();
+            for (int g = 0; g <= generation; g++) {
+                ShmSegments.removeJob(Transports.jobTag(ElasticGeneration.secret(secret, g)));
+            }
+        }
+    }
+
+    /** Ctrl-C or SIGTERM: stop every worker. */
+    void stop() {
+        workers.stopAll();
+    }
+
+    private int watch() throws InterruptedException {
+        long nextPoll = System.nanoTime() + POLL.toNanos();
+        while (true) {
+            ElasticWorkers.Exit exit = workers.nextExit(Duration.ofNanos(Math.max(0, nextPoll - System.nanoTime())));
+            if (exit != null) {
+                Integer code = exited(exit);
+                if (code != null) {
+                    return code;
+                }
+                continue;
+            }
+            nextPoll = System.nanoTime() + POLL.toNanos();
+            if (plan.discovery().changes() && !finishing) {
+                Integer code = pollHosts();
+                if (code != null) {
+                    return code;
+                }
+            }
+        }
+    }
+
+    /** A worker exited: the job's exit code when that ends the job, else null. */
+    private Integer exited(ElasticWorkers.Exit exit) throws InterruptedException {
+        Integer rank = ranks.remove(exit.worker());
+        if (rank == null) {
+            return null;                      // removed from the job earlier: expected to go
+        }
+        String host = hostOf.get(exit.worker());
+        if (exit.code() == 0 || finishing) {
+            // One worker done means training is done: the others finish too, no more resets.
+            finishing = true;
+            if (exit.code() != 0 && finishCode == 0) {
+                finishCode = exit.code();
+                message("kolo: rank " + rank + " on host " + host + " exited with code " + exit.code()
+                        + " while the job was finishing");
+            }
+            return ranks.isEmpty() ? finishCode : null;
+        }
+        KeyValueStore store = ElasticGeneration.scope(server, generation);
+        Job.RankLaunch launch = new Job.RankLaunch(rank, plan.command(), List.of(), Map.of(), host, null);
+        String cause = FailureRecord.inStore(store, err).record(launch, exit.code()).cause();
+        String excluded = blacklist.failed(host, System.nanoTime());
+        String why = cause + (excluded != null ? "; " + excluded : "");
+        if (plan.resetLimit() != null && resets >= plan.resetLimit()) {
+            message("kolo: " + why + "; reset limit " + plan.resetLimit() + " reached (--reset-limit), stopping the job");
+            return exit.code();
+        }
+        Integer failed = nextGeneration(why, plan.maxNp());
+        return failed == null ? null : failed != 0 ? failed : exit.code();
+    }
+
+    /** Polls the discovery script; resets when the workers' places would change. */
+    private Integer pollHosts() throws InterruptedException {
+        List<Hosts.Host> found;
+        try {
+            found = plan.discovery().find();
+        } catch (HostDiscovery.Failed e) {
+            message("kolo: warning: " + e.getMessage() + "; keeping the hosts found before");
+            return null;
+        }
+        List<Hosts.Host> before = hosts;
+        hosts = found;
+        List<ElasticSlots.Place> places = places(plan.maxNp());
+        boolean same = places.size() == ranks.size() && places.stream().allMatch(p -> p.worker() != null
+                && ranks.get(p.worker()) == p.slot().rank());
+        if (same) {
+            return null;
+        }
+        if (plan.resetLimit() != null && resets >= plan.resetLimit()) {
+            message("kolo: " + hostChange(before, found) + "; reset limit " + plan.resetLimit()
+                    + " reached (--reset-limit), stopping the job");
+            return 1;
+        }
+        return nextGeneration(hostChange(before, found), plan.maxNp());
+    }
+
+    private static String hostChange(List<Hosts.Host> before, List<Hosts.Host> after) {
+        Set<String> old = before.stream().map(Hosts.Host::name).collect(Collectors.toSet());
+        Set<String> now = after.stream().map(Hosts.Host::name).collect(Collectors.toSet());
+        List<String> parts = new ArrayList<>();
+        after.stream().filter(h -> !old.contains(h.name())).forEach(h -> parts.add("host " + h.name() + " added"));
+        before.stream().filter(h -> !now.contains(h.name())).forEach(h -> parts.add("host " + h.name() + " removed"));
+        return parts.isEmpty() ? "hosts' slots changed" : String.join(", ", parts);
+    }
+
+    /**
+     * Publishes the next generation with up to {@code size} ranks (waiting up to the elastic timeout for min-np slots)
+     * and starts its new workers; null on success, else the exit code the job fails with (0: use the caller's).
+     */
+    private Integer nextGeneration(String why, int size) throws InterruptedException {
+        long deadline = System.nanoTime() + plan.elasticTimeout().toNanos();
+        int available;
+        while ((available = usableSlots()) < plan.minNp()) {
+            long now = System.nanoTime();
+            if (!plan.discovery().changes() && !blacklist.coolingDown(now) && !blacklist.describe(now).isEmpty()) {
+                message("kolo: " + why + "; every usable host is blacklisted (" + blacklist.describe(now)
+                        + "): " + available + " slots left, --min-np " + plan.minNp() + ", stopping the job");
+                return 1;
+            }
+            if (now - deadline > 0) {
+                message("kolo: " + why + "; only " + available + " slots available, fewer than --min-np "
+                        + plan.minNp() + ", for longer than --elastic-timeout " + plan.elasticTimeout().toSeconds()
+                        + " s; stopping the job");
+                return 1;
+            }
+            Thread.sleep(POLL);
+            try {
+                hosts = plan.discovery().find();
+            } catch (HostDiscovery.Failed e) {
+                message("kolo: warning: " + e.getMessage() + "; keeping the hosts found before");
+            }
+        }
+        List<ElasticSlots.Place> places = places(size);
+        generation++;
+        if (generation > 0) {
+            resets++;
+        }
+        Set<String> staying = places.stream().map(ElasticSlots.Place::worker).filter(w -> w != null)
+                .collect(Collectors.toSet());
+        Map<String, Integer> next = new LinkedHashMap<>();
+        List<ElasticSlots.Place> fresh = new ArrayList<>();
+        for (ElasticSlots.Place p : places) {
+            String id = p.worker() != null ? p.worker() : "w" + nextWorker++;
+            if (p.worker() == null) {
+                fresh.add(new ElasticSlots.Place(id, p.slot()));
+            }
+            next.put(id, p.slot().rank());
+            hostOf.put(id, p.slot().host());
+            server.put(ElasticGeneration.assignmentKey(generation, id), assignment(p.slot()).encode());
+        }
+        server.put(ElasticGeneration.reasonKey(generation), why);
+        server.put(ElasticGeneration.LATEST, Integer.toString(generation));
+        for (String gone : ranks.keySet()) {
+            if (!staying.contains(gone)) {
+                workers.stopLater(gone, REMOVED_GRACE);
+            }
+        }
+        ranks = next;
+        if (generation > 0) {
+            message("kolo: reset " + resets + (plan.resetLimit() != null ? " of at most " + plan.resetLimit() : "")
+                    + ": " + why + "; job " + generation + " has " + places.size() + " ranks ("
+                    + describe(places) + ")");
+        }
+        for (ElasticSlots.Place p : fresh) {
+            try {
+                workers.start(p.worker(), p.slot().host(), p.slot().rank(), env(p.worker(), p.slot()));
+            } catch (IOException e) {
+                message("kolo: cannot start worker " + p.worker() + " on " + p.slot().host() + ": " + e.getMessage());
+                return Job.START_FAILED;
+            }
+        }
+        return null;
+    }
+
+    private List<ElasticSlots.Place> places(int size) {
+        List<ElasticSlots.Current> current = new ArrayList<>();
+        ranks.forEach((id, rank) -> current.add(new ElasticSlots.Current(id, hostOf.get(id), rank)));
+        List<Hosts.Host> usable = usableHosts();
+        int slots = Hosts.totalSlots(usable);
+        return ElasticSlots.assign(current, usable, Math.min(Math.min(size, plan.maxNp()), slots));
+    }
+
+    private List<Hosts.Host> usableHosts() {
+        long now = System.nanoTime();
+        return hosts.stream().filter(h -> !blacklist.excluded(h.name(), now)).toList();
+    }
+
+    private int usableSlots() {
+        return Hosts.totalSlots(usableHosts());
+    }
+
+    private static ElasticGeneration.Assignment assignment(Topology.Slot s) {
+        return new ElasticGeneration.Assignment(s.rank(), s.size(), s.localRank(), s.localSize(), s.crossRank(),
+                s.crossSize(), s.host());
+    }
+
+    private static String describe(List<ElasticSlots.Place> places) {
+        Map<String, Integer> perHost = new LinkedHashMap<>();
+        places.forEach(p -> perHost.merge(p.slot().host(), 1, Integer::sum));
+        return perHost.entrySet().stream().map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(","));
+    }
+
+    /** A new worker's variables: the generation's placement, its id, and the launcher's store. */
+    private Map<String, String> env(String id, Topology.Slot slot) {
+        InetAddress dial = dialAddress(slot.host());
+        Map<String, String> env = new LinkedHashMap<>(plan.exports());
+        env.putAll(RankEnvironment.koloVars(slot, new InetSocketAddress(dial, server.address().getPort()), secret,
+                plan.startTimeoutSeconds()));
+        if (plan.networkInterface() != null) {
+            env.put(KoloSettings.IFACE.name(), plan.networkInterface());
+        }
+        env.put(KoloSettings.ELASTIC_WORKER.name(), id);
+        env.put(KoloSettings.ELASTIC_GENERATION.name(), Integer.toString(generation));
+        // Survivors wait for the next generation while the launcher waits up to the elastic timeout for slots.
+        env.put(KoloSettings.ELASTIC_TIMEOUT_SECONDS.name(),
+                Long.toString(plan.elasticTimeout().toSeconds() + plan.startTimeoutSeconds()));
+        return env;
+    }
+
+    private InetAddress dialAddress(String host) {
+        if (loopbackOnly || plan.isLocal().test(host)) {
+            return loopbackOnly || plan.networkInterface() == null ? InetAddress.getLoopbackAddress()
+                    : server.address().getAddress();
+        }
+        if (plan.networkInterface() != null) {
+            return server.address().getAddress();
+        }
+        try {
+            InetAddress route = AdvertisedAddress.routeTo(InetAddress.getByName(host));
+            return route != null ? route : InetAddress.getLoopbackAddress();
+        } catch (UnknownHostException e) {
+            return InetAddress.getLoopbackAddress();
+        }
+    }
+
+    private void message(String line) {
+        synchronized (err) {
+            err.println(line);
+            err.flush();
+        }
+    }
+}

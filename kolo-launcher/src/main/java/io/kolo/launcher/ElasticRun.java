@@ -1,0 +1,29 @@
+package io.kolo.launcher;
+
+import java.io.PrintStream;
+
+/** Starts a planned elastic job and waits for it, stopping its workers on Ctrl-C or SIGTERM. */
+final class ElasticRun {
+    private ElasticRun() {
+    }
+
+    static int execute(ElasticPlan plan, PrintStream out, PrintStream err, boolean installShutdownHook)
+            throws InterruptedException {
+        ElasticDriver driver = new ElasticDriver(plan, out, err);
+        Thread hook = installShutdownHook ? new Thread(driver::stop, "kolo-shutdown") : null;
+        if (hook != null) {
+            Runtime.getRuntime().addShutdownHook(hook);
+        }
+        try {
+            return driver.run();
+        } finally {
+            if (hook != null) {
+                try {
+                    Runtime.getRuntime().removeShutdownHook(hook);
+                } catch (IllegalStateException shuttingDown) {
+                    // The hook is already running and stops the workers.
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,70 @@
+package io.kolo.launcher;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The elastic flags' meaning and their bad values, the discovery script's format, and stable rank assignment. */
+class ElasticPlanTest {
+
+    private static ElasticPlan plan(String... args) {
+        return RunCommandTest.parse(args).elasticPlan(Map.of("HOME", "/home/me"),
+                h -> h.equals("localhost") || h.startsWith("127."));
+    }
+
+    private static void assertUsage(String expected, String... args) {
+        UsageException e = assertThrows(UsageException.class, () -> plan(args));
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+    }
+
+    @Test
+    void flagsAndTheirDefaults() {
+        ElasticPlan fixed = plan("-np", "3", "--min-np", "2", "-H", "localhost:4", "--reset-limit", "5", "--", "true");
+        assertEquals(List.of(3, 2, 4, 5, 600), List.of(fixed.np(), fixed.minNp(), fixed.maxNp(), fixed.resetLimit(),
+                (int) fixed.elasticTimeout().toSeconds()));
+        assertEquals(ElasticOptions.FIXED_HOST_FAILURES, fixed.hostFailures());
+        ElasticPlan script = plan("--min-np", "2", "--host-discovery-script", "./d.sh", "--elastic-timeout", "30",
+                "--blacklist-cooldown-range", "10", "100", "--", "true");
+        assertEquals(List.of(2, 2, Integer.MAX_VALUE, 1, 30, 10, 100), List.of(script.np(), script.minNp(),
+                script.maxNp(), script.hostFailures(), (int) script.elasticTimeout().toSeconds(),
+                (int) script.cooldownMin().toSeconds(), (int) script.cooldownMax().toSeconds()));
+    }
+
+    @Test
+    void badValuesAreOneLineNamingTheFlag() {
+        assertUsage("-np 1 must lie between --min-np 2 and --max-np 4", "-np", "1", "--min-np", "2", "--max-np", "4",
+                "--", "true");
+        assertUsage("--elastic-timeout must be at least 1 second, got 0", "--min-np", "1", "--elastic-timeout", "0",
+                "--", "true");
+        assertUsage("--blacklist-cooldown-range 9 3: give MIN MAX seconds with 1 <= MIN <= MAX", "--min-np", "1",
+                "--blacklist-cooldown-range", "9", "3", "--", "true");
+        assertUsage("use either --host-discovery-script or -H/--hostfile, not both", "--min-np", "1", "-H", "a:2",
+                "--host-discovery-script", "x", "--", "true");
+        assertUsage("--reset-limit must be 0 or more, got -1", "--min-np", "1", "--reset-limit", "-1", "--", "true");
+    }
+
+    @Test
+    void discoveryOutputIsHostOrHostColonSlots() throws Exception {
+        assertEquals(List.of(new Hosts.Host("a", 2), new Hosts.Host("b", 4), new Hosts.Host("c", 2)),
+                HostDiscovery.parse("a\nb:3\n\n# comment\nc\nb\n", 2, "s"));
+        assertEquals(List.of(), HostDiscovery.parse("", 1, "s"));
+        HostDiscovery.Failed bad = assertThrows(HostDiscovery.Failed.class, () -> HostDiscovery.parse("a:x\n", 1, "s"));
+        assertTrue(bad.getMessage().startsWith("--host-discovery-script s printed 'a:x': "), bad.getMessage());
+    }
+
+    @Test
+    void ranksOnHostsThatStayKeepTheLowestRanks() {
+        // Rank 1 (w1 on h1) is gone and h1 is blacklisted; h3 is new.
+        List<ElasticSlots.Place> places = ElasticSlots.assign(List.of(new ElasticSlots.Current("w0", "h0", 0),
+                new ElasticSlots.Current("w2", "h2", 2), new ElasticSlots.Current("w3", "h2", 3)),
+                List.of(new Hosts.Host("h3", 1), new Hosts.Host("h2", 2), new Hosts.Host("h0", 1)), 4);
+        assertEquals(List.of("w0@h0:0/4", "w2@h2:1/4", "w3@h2:2/4", "null@h3:3/4"), places.stream()
+                .map(p -> p.worker() + "@" + p.slot().host() + ":" + p.slot().rank() + "/" + p.slot().size()).toList());
+        assertEquals(1, places.get(2).slot().localRank());
+    }
+}

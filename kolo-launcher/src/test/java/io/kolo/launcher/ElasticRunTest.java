@@ -1,0 +1,179 @@
+package io.kolo.launcher;
+
+import io.kolo.launcher.workers.ElasticCounter;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Elastic jobs with real worker processes on this machine ({@link ElasticCounter}): a rank SIGKILLed mid-allreduce,
+ * the reset limit, too few slots for longer than the elastic timeout, hosts added by the discovery script. Each
+ * checks every worker's log: the committed step never goes back, sizes and ranks after each reset, nothing left.
+ */
+@Timeout(120)
+class ElasticRunTest {
+    private static final String CP = System.getProperty("java.class.path");
+
+    private static CompletableFuture<LauncherProcessTest.Result> start(Path dir, int steps, int millis,
+                                                                      String... flags) {
+        List<String> args = new ArrayList<>(List.of("run"));
+        args.addAll(List.of(flags));
+        args.addAll(List.of("--start-timeout", "20", "-cp", CP, ElasticCounter.class.getName(),
+                dir.toString(), Integer.toString(steps), Integer.toString(millis)));
+        CompletableFuture<LauncherProcessTest.Result> job = new CompletableFuture<>();
+        Thread.ofPlatform().daemon().start(() -> job.complete(LauncherProcessTest.kolo(args.toArray(String[]::new))));
+        return job;
+    }
+
+    @Test
+    void aRankKilledMidAllreduceIsStartedAgainOnItsHostAndTheCommittedStepNeverGoesBack(@TempDir Path dir)
+            throws Exception {
+        var job = start(dir, 60, 30, "-np", "3", "--min-np", "2", "-H", "localhost:3", "--reset-limit", "3");
+        awaitCommit(job, dir, "w1", 10);
+        kill(dir, "w1");
+        LauncherProcessTest.Result r = finish(job, dir);
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertTrue(r.err().lines().anyMatch(l -> l.startsWith("kolo: reset 1 of at most 3: rank 1 on host localhost"
+                + " exited with code 137 (killed by SIGKILL")
+                && l.endsWith("; job 1 has 3 ranks (localhost:3)")), r.err());
+        // The survivors keep the lowest ranks in their order; the slot's new worker comes after them.
+        List<String> done = r.out().lines().filter(l -> l.contains(" done at ")).map(l -> l.substring(l.indexOf(':') + 1))
+                .sorted().toList();
+        assertEquals(List.of("worker w0 done at 60 as rank 0 of 3", "worker w2 done at 60 as rank 1 of 3",
+                "worker w3 done at 60 as rank 2 of 3"), done, r.err());
+        assertCommitsNeverGoBack(dir);
+        assertTrue(Files.readString(dir.resolve("log.w0")).contains("reset rank 0 size 3"));
+        assertNothingLeft(dir);
+    }
+
+    @Test
+    void theResetLimitEndsTheJobWithThatMessage(@TempDir Path dir) throws Exception {
+        var job = start(dir, 1000, 30, "-np", "2", "--min-np", "1", "-H", "localhost:2", "--reset-limit", "0");
+        awaitCommit(job, dir, "w1", 3);
+        kill(dir, "w1");
+        LauncherProcessTest.Result r = finish(job, dir);
+        assertEquals(137, r.code(), r.err());
+        assertTrue(r.err().lines().anyMatch(l -> l.startsWith("kolo: rank 1 on host localhost exited with code 137")
+                && l.endsWith("; reset limit 0 reached (--reset-limit), stopping the job")), r.err());
+        assertNothingLeft(dir);
+    }
+
+    @Test
+    void fewerThanMinNpSlotsForLongerThanTheElasticTimeoutFailsNamingBothNumbers(@TempDir Path dir) throws Exception {
+        Path hosts = dir.resolve("hosts");
+        Files.writeString(hosts, "localhost:2\n");
+        Path logs = Files.createDirectory(dir.resolve("logs"));
+        var job = start(logs, 1000, 30, "-np", "2", "--min-np", "2", "--host-discovery-script", "cat " + hosts,
+                "--elastic-timeout", "3");
+        awaitCommit(job, logs, "w1", 3);
+        kill(logs, "w1");   // with a discovery script the failing host is blacklisted: no slot left
+        LauncherProcessTest.Result r = finish(job, dir);
+        assertEquals(1, r.code(), r.err());
+        assertTrue(r.err().lines().anyMatch(l -> l.contains("host localhost blacklisted; only 0 slots available,"
+                + " fewer than --min-np 2, for longer than --elastic-timeout 3 s; stopping the job")), r.err());
+        assertNothingLeft(logs);
+    }
+
+    @Test
+    void hostsAddedByTheDiscoveryScriptJoinAtTheNextCommit(@TempDir Path dir) throws Exception {
+        Path hosts = dir.resolve("hosts");
+        Files.writeString(hosts, "127.0.0.1:2\n");
+        Path logs = Files.createDirectory(dir.resolve("logs"));
+        var job = start(logs, 80, 30, "-np", "2", "--min-np", "2", "--max-np", "3", "--host-discovery-script",
+                "cat " + hosts);
+        awaitCommit(job, logs, "w1", 5);
+        Files.writeString(hosts, "127.0.0.1:2\n127.0.0.2\n");
+        LauncherProcessTest.Result r = finish(job, dir);
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertTrue(r.err().lines().anyMatch(l -> l.equals(
+                "kolo: reset 1: host 127.0.0.2 added; job 1 has 3 ranks (127.0.0.1:2,127.0.0.2:1)")), r.err());
+        assertEquals(List.of("[0]<stdout>:worker w0 done at 80 as rank 0 of 3",
+                "[1]<stdout>:worker w1 done at 80 as rank 1 of 3", "[2]<stdout>:worker w2 done at 80 as rank 2 of 3"),
+                r.out().lines().filter(l -> l.contains(" done at ")).sorted().toList(), r.err());
+        assertCommitsNeverGoBack(logs);
+        assertNothingLeft(logs);
+    }
+
+    /** The job's result; on a hang, every worker's log in the failure message. */
+    private static LauncherProcessTest.Result finish(CompletableFuture<LauncherProcessTest.Result> job, Path dir)
+            throws Exception {
+        try {
+            return job.get(90, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            StringBuilder logs = new StringBuilder();
+            try (Stream<Path> files = Files.list(dir)) {
+                for (Path f : files.sorted().toList()) {
+                    logs.append(f.getFileName()).append(":\n").append(Files.readString(f)).append('\n');
+                }
+            }
+            throw new AssertionError("the job did not end within 90 s; " + logs);
+        }
+    }
+
+    private static void awaitCommit(CompletableFuture<LauncherProcessTest.Result> job, Path dir, String worker,
+                                    int step) throws Exception {
+        Path log = dir.resolve("log." + worker);
+        for (int i = 0; i < 1200; i++) {
+            if (job.isDone()) {
+                throw new AssertionError("the job ended before " + worker + " committed step " + step + ": "
+                        + job.get());
+            }
+            if (Files.exists(log) && Files.readAllLines(log).stream().anyMatch(l -> l.startsWith("commit " + step + " "))) {
+                return;
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError(worker + " never committed step " + step);
+    }
+
+    private static void kill(Path dir, String worker) throws IOException {
+        long pid = Long.parseLong(Files.readString(dir.resolve("pid." + worker)).trim());
+        ProcessHandle.of(pid).orElseThrow().destroyForcibly();   // SIGKILL: no shutdown hook, no last words
+    }
+
+    /** In every worker's log the committed step never decreases, and within one job it rises by one. */
+    private static void assertCommitsNeverGoBack(Path dir) throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path f : files.filter(p -> p.getFileName().toString().startsWith("log.")).toList()) {
+                long last = -1;
+                boolean reset = true;
+                for (String line : Files.readAllLines(f)) {
+                    if (line.startsWith("reset ")) {
+                        reset = true;
+                        continue;
+                    }
+                    long step = Long.parseLong(line.split(" ")[1]);
+                    assertTrue(reset ? step >= last : step == last + 1, f.getFileName() + ": " + step + " after "
+                            + last);
+                    last = step;
+                    reset = false;
+                }
+            }
+        }
+    }
+
+    private static void assertNothingLeft(Path dir) throws Exception {
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path f : files.filter(p -> p.getFileName().toString().startsWith("pid.")).toList()) {
+                long pid = Long.parseLong(Files.readString(f).trim());
+                for (int i = 0; i < 100 && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false); i++) {
+                    Thread.sleep(50);
+                }
+                assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
+                        f.getFileName() + " (pid " + pid + ") is still running");
+            }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package io.kolo.launcher.workers;
+
+import io.kolo.Kolo;
+import io.kolo.ReduceOp;
+import io.kolo.elastic.Elastic;
+import io.kolo.elastic.ObjectState;
+import io.kolo.elastic.WorkerRemovedException;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Map;
+
+/**
+ * An elastic program for the launcher's tests. {@code ElasticCounter DIR STEPS MILLIS}: counts STEPS steps, each an
+ * allreduce (checking that every rank is at the same step) and a commit, MILLIS apart. Writes its PID to
+ * DIR/pid.WORKER and one line per commit, "commit STEP rank R size S", to DIR/log.WORKER; "reset rank R size S"
+ * after every re-join; prints "worker W done at STEP as rank R of S" at the end.
+ */
+public final class ElasticCounter {
+    private ElasticCounter() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path dir = Path.of(args[0]);
+        long steps = Long.parseLong(args[1]);
+        long millis = Long.parseLong(args[2]);
+        String id = System.getenv("KOLO_ELASTIC_WORKER");
+        Files.writeString(dir.resolve("pid." + id), Long.toString(ProcessHandle.current().pid()));
+        Path log = dir.resolve("log." + id);
+        ObjectState state = new ObjectState(Map.of("step", 0L));
+        state.registerResetCallback(() -> append(log, "reset rank " + Kolo.rank() + " size " + Kolo.size()));
+        try {
+            long done = Elastic.run(state, s -> {
+                for (long step = s.<Long>get("step"); step < steps; step++) {
+                    long[] lowest = {step};
+                    long[] highest = {step};
+                    Kolo.allreduce(lowest, ReduceOp.MIN);
+                    Kolo.allreduce(highest, ReduceOp.MAX);
+                    if (lowest[0] != highest[0]) {
+                        throw new IllegalStateException("ranks disagree on the step: " + lowest[0] + " to "
+                                + highest[0]);
+                    }
+                    s.set("step", step + 1);
+                    s.commit();
+                    append(log, "commit " + (step + 1) + " rank " + Kolo.rank() + " size " + Kolo.size());
+                    Thread.sleep(millis);
+                }
+                return s.<Long>get("step");
+            });
+            System.out.println("worker " + id + " done at " + done + " as rank " + Kolo.rank() + " of " + Kolo.size());
+        } catch (WorkerRemovedException e) {
+            System.out.println("worker " + id + " removed: " + e.getMessage());
+        } finally {
+            Kolo.shutdown();
+        }
+    }
+
+    private static void append(Path log, String line) {
+        try {
+            Files.writeString(log, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
