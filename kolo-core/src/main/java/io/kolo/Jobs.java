@@ -112,7 +112,7 @@ final class Jobs {
         try {
             all = everyRank != null ? everyRank
                     : topology.size() == 1 ? List.of(topology) : Hierarchy.agree(flat, topology, settings.algorithms());
-            ops = Hierarchy.select(flat, transport, all, settings.algorithms());
+            ops = Hierarchy.select(flat, transport, all, settings.algorithms(), settings.autotune() != null);
         } catch (RuntimeException e) {
             flat.close();
             transport.close();

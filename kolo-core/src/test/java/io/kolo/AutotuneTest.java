@@ -18,11 +18,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class AutotuneTest {
 
     private static List<String> train(Path log, Map<String, String> extra) {
+        return train(log, extra, 5);
+    }
+
+    /** Three ranks on one host, or {@code samples} > 5: two hosts of two ranks, so that the hierarchy is tuned too. */
+    private static List<String> train(Path log, Map<String, String> extra, int samples) {
         Map<String, String> settings = new HashMap<>(Map.of("KOLO_AUTOTUNE", "1", "KOLO_AUTOTUNE_LOG", log.toString(),
                 "KOLO_AUTOTUNE_WARMUP_SAMPLES", "1", "KOLO_AUTOTUNE_STEPS_PER_SAMPLE", "4",
-                "KOLO_AUTOTUNE_BAYES_OPT_MAX_SAMPLES", "5"));
+                "KOLO_AUTOTUNE_BAYES_OPT_MAX_SAMPLES", Integer.toString(samples)));
         settings.putAll(extra);
-        Ranks.run(3, settings, comm -> {
+        Ranks.Body<Object> body = comm -> {
             // A "model" of 6 tensors of mixed sizes, reduced asynchronously together each step, as a trainer does.
             int[] sizes = {10, 1000, 70_000, 3, 20_000, 300_000};
             for (int step = 0; step < 60; step++) {
@@ -36,14 +41,20 @@ class AutotuneTest {
                 }
                 for (int t = 0; t < sizes.length; t++) {
                     hs.get(t).await();
-                    float expected = 3 + 3 * (step + t);
+                    int n = comm.size();
+                    float expected = n * (n - 1) / 2f + n * (step + t);
                     for (float v : data.get(t)) {
                         assertEquals(expected, v, "step " + step + " tensor " + t);
                     }
                 }
             }
             return null;
-        });
+        };
+        if (samples > 5) {
+            Ranks.runHosts(2, 2, settings, body);
+        } else {
+            Ranks.run(3, settings, body);
+        }
         try {
             return Files.readAllLines(log);
         } catch (java.io.IOException e) {
@@ -54,22 +65,42 @@ class AutotuneTest {
     @Test
     void triesSettingsUnderARunningJobAndSettlesOnTheBest(@TempDir Path dir) {
         List<String> lines = train(dir.resolve("autotune.csv"), Map.of());
-        assertEquals("sample,phase,fusion_threshold_bytes,cycle_time_ms,score_bytes_per_second", lines.getFirst());
+        assertEquals("sample,phase,fusion_threshold_bytes,cycle_time_ms,cache,hierarchical_allreduce,"
+                + "hierarchical_allgather,score_bytes_per_second", lines.getFirst());
         List<String> rows = lines.stream().filter(l -> l.contains(",sample,")).toList();
         assertEquals(5, rows.size(), String.join("\n", lines));
         assertEquals(1, lines.stream().filter(l -> l.contains(",warmup,")).count(), String.join("\n", lines));
         // The first measured sample runs the defaults; the optimiser then moves both settings.
-        assertTrue(rows.getFirst().contains("," + (128L << 20) + ",1.000,"), rows.getFirst());
+        assertTrue(rows.getFirst().contains("," + (128L << 20) + ",1.000,on,off,off,"), rows.getFirst());
         assertTrue(rows.stream().map(r -> r.split(",")[2]).distinct().count() >= 3, String.join("\n", rows));
         assertTrue(rows.stream().map(r -> r.split(",")[3]).distinct().count() >= 3, String.join("\n", rows));
         assertTrue(lines.getLast().startsWith("# Kolo autotune chose fusion threshold "), lines.getLast());
     }
 
     @Test
+    void turnsTheCacheAndTheHierarchyOnAndOffUnderARunningJob(@TempDir Path dir) {
+        // Every result is checked inside train(): a switch that reached the ranks at different cycles would fuse or
+        // route differently on different ranks and fail or hang there.
+        List<String> lines = train(dir.resolve("autotune.csv"), Map.of(), 8);
+        List<String> rows = lines.stream().filter(l -> l.contains(",sample,")).toList();
+        assertEquals(8, rows.size(), String.join("\n", lines));
+        assertTrue(rows.getFirst().contains(",on,on,off,"), rows.getFirst());   // defaults: cache, auto, off
+        // After the defaults, the optimiser's first two samples are a random point and its mirror image: every on/off
+        // setting takes both values among the first three samples.
+        for (int column = 4; column <= 6; column++) {
+            int c = column;
+            assertEquals(2, rows.stream().limit(3).map(r -> r.split(",")[c]).distinct().count(),
+                    "column " + c + " should take both values:\n" + String.join("\n", rows));
+        }
+    }
+
+    @Test
     void aSettingTheUserFixedIsNotTuned(@TempDir Path dir) {
-        List<String> lines = train(dir.resolve("autotune.csv"), Map.of("KOLO_FUSION_THRESHOLD", "1048576"));
+        List<String> lines = train(dir.resolve("autotune.csv"), Map.of("KOLO_FUSION_THRESHOLD", "1048576",
+                "KOLO_CACHE_CAPACITY", "1024"));
         List<String> rows = lines.stream().filter(l -> l.contains(",sample,") || l.contains(",warmup,")).toList();
-        assertTrue(rows.stream().allMatch(r -> r.split(",")[2].equals("1048576")), String.join("\n", rows));
+        assertTrue(rows.stream().allMatch(r -> r.split(",")[2].equals("1048576") && r.split(",")[4].equals("on")),
+                String.join("\n", rows));
         assertTrue(rows.stream().map(r -> r.split(",")[3]).distinct().count() >= 3, String.join("\n", rows));
     }
 

@@ -75,6 +75,18 @@ public interface CollectiveOps extends AutoCloseable {
     /** Control plane: {@code root}'s array is returned on every rank ({@code data} is ignored elsewhere). */
     byte[] broadcast(byte[] data, int root);
 
+    /** Whether {@link #hierarchical} can change anything: the ranks are spread evenly over several hosts. */
+    default boolean hierarchyAvailable() {
+        return false;
+    }
+
+    /**
+     * Turns the hierarchical allreduce and allgather on or off from the next call (the autotuner's choice); every
+     * rank must switch between the same two calls. Does nothing where {@link #hierarchyAvailable()} is false.
+     */
+    default void hierarchical(boolean allreduce, boolean allgather) {
+    }
+
     /** Releases scratch memory (the transport is owned and closed by the caller). */
     @Override
     void close();

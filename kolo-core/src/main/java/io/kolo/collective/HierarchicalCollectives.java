@@ -38,8 +38,9 @@ final class HierarchicalCollectives implements CollectiveOps {
     private final int localSize;
     private final int crossRank;
     private final int crossSize;
-    private final boolean allreduce;
-    private final boolean allgather;
+    /** Changed only between collectives, by the engine's thread (the autotuner), at the same cycle on every rank. */
+    private boolean allreduce;
+    private boolean allgather;
     /** Reused per call: block layouts cost no allocation. */
     private final long[] localCounts;
     private final long[] localBytes;
@@ -48,6 +49,17 @@ final class HierarchicalCollectives implements CollectiveOps {
     private final long[] crossBytes;
     private final long[] globalOffsets;
     private boolean closed;
+
+    @Override
+    public boolean hierarchyAvailable() {
+        return true;
+    }
+
+    @Override
+    public void hierarchical(boolean allreduce, boolean allgather) {
+        this.allreduce = allreduce;
+        this.allgather = allgather;
+    }
 
     HierarchicalCollectives(Collectives flat, Transport transport, int localSize, int crossSize, boolean allreduce,
                             boolean allgather) {

@@ -67,9 +67,19 @@ public final class Hierarchy {
      */
     public static CollectiveOps select(Collectives flat, Transport transport, List<Topology> everyRank,
                                        AlgorithmSettings settings) {
+        return select(flat, transport, everyRank, settings, false);
+    }
+
+    /**
+     * As {@link #select(Collectives, Transport, List, AlgorithmSettings)}; with {@code switchable}, the hierarchical
+     * collectives are built whenever the topology allows them, even with both settings off, so that the autotuner can
+     * turn them on and off while the job runs ({@link CollectiveOps#hierarchical}).
+     */
+    public static CollectiveOps select(Collectives flat, Transport transport, List<Topology> everyRank,
+                                       AlgorithmSettings settings, boolean switchable) {
         boolean allreduce = settings.hierarchicalAllreduce() != AlgorithmSettings.Mode.OFF;
         boolean allgather = settings.hierarchicalAllgather() != AlgorithmSettings.Mode.OFF;
-        if (!allreduce && !allgather) {
+        if (!allreduce && !allgather && !(switchable && obstacle(everyRank).isEmpty())) {
             return flat;
         }
         Optional<String> obstacle = obstacle(everyRank);

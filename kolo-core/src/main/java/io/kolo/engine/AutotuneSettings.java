@@ -11,7 +11,8 @@ import java.util.Map;
  * and which settings the user fixed (those are not tuned).
  */
 public record AutotuneSettings(int warmupSamples, int stepsPerSample, int maxSamples, Path log,
-                               boolean tuneFusionThreshold, boolean tuneCycleTime) {
+                               boolean tuneFusionThreshold, boolean tuneCycleTime, boolean tuneCache,
+                               boolean tuneHierarchicalAllreduce, boolean tuneHierarchicalAllgather) {
 
     /** Null when {@code KOLO_AUTOTUNE} is off. */
     static AutotuneSettings fromEnvironment(Map<String, String> env) {
@@ -22,11 +23,23 @@ public record AutotuneSettings(int warmupSamples, int stepsPerSample, int maxSam
         return new AutotuneSettings(KoloSettings.AUTOTUNE_WARMUP_SAMPLES.from(env).intValue(),
                 KoloSettings.AUTOTUNE_STEPS_PER_SAMPLE.from(env).intValue(),
                 KoloSettings.AUTOTUNE_BAYES_OPT_MAX_SAMPLES.from(env).intValue(), log == null ? null : Path.of(log),
-                KoloSettings.FUSION_THRESHOLD.ifSet(env).isEmpty(), KoloSettings.CYCLE_TIME.ifSet(env).isEmpty());
+                KoloSettings.FUSION_THRESHOLD.ifSet(env).isEmpty(), KoloSettings.CYCLE_TIME.ifSet(env).isEmpty(),
+                KoloSettings.CACHE_CAPACITY.ifSet(env).isEmpty(), KoloSettings.HIERARCHICAL_ALLREDUCE.ifSet(env).isEmpty(),
+                KoloSettings.HIERARCHICAL_ALLGATHER.ifSet(env).isEmpty());
+    }
+
+    /**
+     * What this job can tune: the cache only when it has capacity, the hierarchy only where the ranks are spread evenly
+     * over several hosts.
+     */
+    AutotuneSettings forJob(boolean cacheExists, boolean hierarchyAvailable) {
+        return new AutotuneSettings(warmupSamples, stepsPerSample, maxSamples, log, tuneFusionThreshold, tuneCycleTime,
+                tuneCache && cacheExists, tuneHierarchicalAllreduce && hierarchyAvailable,
+                tuneHierarchicalAllgather && hierarchyAvailable);
     }
 
     /** Whether anything is left to tune. */
     boolean tunesAnything() {
-        return tuneFusionThreshold || tuneCycleTime;
+        return tuneFusionThreshold || tuneCycleTime || tuneCache || tuneHierarchicalAllreduce || tuneHierarchicalAllgather;
     }
 }

@@ -25,12 +25,13 @@ final class Autotuner {
     private static final double MAX_CYCLE_LOG10_MS = Math.log10(25);
 
     /** One choice of the tuned settings. */
-    record Tuning(long fusionThresholdBytes, long cycleNanos) {
+    record Tuning(long fusionThresholdBytes, long cycleNanos, boolean cache, boolean hierarchicalAllreduce,
+                  boolean hierarchicalAllgather) {
     }
 
     private final AutotuneSettings settings;
     private final Tuning fixed;
-    private final BayesianOptimizer optimizer = new BayesianOptimizer(2, 0x6b6f6c6fL);
+    private final BayesianOptimizer optimizer = new BayesianOptimizer(5, 0x6b6f6c6fL);
     private double[] current;
     private Tuning pending;
     private int warmupLeft;
@@ -47,7 +48,8 @@ final class Autotuner {
         this.current = encode(initial);
         this.warmupLeft = settings.warmupSamples();
         this.sampleStart = System.nanoTime();
-        log("sample,phase,fusion_threshold_bytes,cycle_time_ms,score_bytes_per_second");
+        log("sample,phase,fusion_threshold_bytes,cycle_time_ms,cache,hierarchical_allreduce,hierarchical_allgather,"
+                + "score_bytes_per_second");
     }
 
     /** Whether a new choice waits for the next coordinator round. */
@@ -87,7 +89,10 @@ final class Autotuner {
             current = optimizer.best();
             Tuning best = decode(current);
             String chosen = "Kolo autotune chose fusion threshold " + best.fusionThresholdBytes() + " bytes, cycle time "
-                    + String.format(Locale.ROOT, "%.3f", best.cycleNanos() / 1e6) + " ms after " + sample + " samples";
+                    + String.format(Locale.ROOT, "%.3f", best.cycleNanos() / 1e6) + " ms, response cache "
+                    + (best.cache() ? "on" : "off") + ", hierarchical allreduce " + (best.hierarchicalAllreduce() ? "on"
+                    : "off") + ", hierarchical allgather " + (best.hierarchicalAllgather() ? "on" : "off") + " after "
+                    + sample + " samples";
             LOG.log(System.Logger.Level.INFO, chosen);
             System.err.println("kolo: " + chosen.substring("Kolo ".length()));
             log("# " + chosen);
@@ -112,7 +117,13 @@ final class Autotuner {
 
     private String row(String phase, Tuning t, double score) {
         return sample + "," + phase + "," + t.fusionThresholdBytes() + ","
-                + String.format(Locale.ROOT, "%.3f", t.cycleNanos() / 1e6) + "," + String.format(Locale.ROOT, "%.0f", score);
+                + String.format(Locale.ROOT, "%.3f", t.cycleNanos() / 1e6) + "," + onOff(t.cache()) + ","
+                + onOff(t.hierarchicalAllreduce()) + "," + onOff(t.hierarchicalAllgather()) + ","
+                + String.format(Locale.ROOT, "%.0f", score);
+    }
+
+    private static String onOff(boolean b) {
+        return b ? "on" : "off";
     }
 
     private double[] encode(Tuning t) {
@@ -121,7 +132,8 @@ final class Autotuner {
                 / (MAX_FUSION_LOG2 - MIN_FUSION_LOG2));
         double c = clamp((Math.log10(Math.max(1, t.cycleNanos()) / 1e6) - MIN_CYCLE_LOG10_MS)
                 / (MAX_CYCLE_LOG10_MS - MIN_CYCLE_LOG10_MS));
-        return new double[]{f, c};
+        return new double[]{f, c, t.cache() ? 0.75 : 0.25, t.hierarchicalAllreduce() ? 0.75 : 0.25,
+                t.hierarchicalAllgather() ? 0.75 : 0.25};
     }
 
     private Tuning decode(double[] x) {
@@ -134,7 +146,10 @@ final class Autotuner {
         if (settings.tuneCycleTime()) {
             cycle = Math.round(Math.pow(10, MIN_CYCLE_LOG10_MS + x[1] * (MAX_CYCLE_LOG10_MS - MIN_CYCLE_LOG10_MS)) * 1e6);
         }
-        return new Tuning(fusion, cycle);
+        boolean cache = settings.tuneCache() ? x[2] >= 0.5 : fixed.cache();
+        boolean hierAllreduce = settings.tuneHierarchicalAllreduce() ? x[3] >= 0.5 : fixed.hierarchicalAllreduce();
+        boolean hierAllgather = settings.tuneHierarchicalAllgather() ? x[4] >= 0.5 : fixed.hierarchicalAllgather();
+        return new Tuning(fusion, cycle, cache, hierAllreduce, hierAllgather);
     }
 
     private static double log2(long v) {

@@ -17,7 +17,11 @@ final class BayesianOptimizer {
     /** Exploration margin of expected improvement (in normalised score units). */
     private static final double XI = 0.01;
 
+    /** Samples before the Gaussian process guides the search. */
+    private static final int INITIAL = 3;
+
     private final int dims;
+    private double[] mirrorNext;
     private final SplittableRandom random;
     private final List<double[]> xs = new ArrayList<>();
     private final List<Double> ys = new ArrayList<>();
@@ -47,10 +51,24 @@ final class BayesianOptimizer {
         return b < 0 ? null : xs.get(b).clone();
     }
 
-    /** The next point to try: random until two samples exist, then the largest expected improvement. */
+    /**
+     * The next point to try: a random one and then its mirror image ({@code 1 - x}, so that the first samples cover
+     * both halves of every axis, both values of an on/off setting) until {@link #INITIAL} samples exist, then the one
+     * with the largest expected improvement.
+     */
     double[] suggest() {
-        if (xs.size() < 2) {
-            return randomPoint();
+        if (xs.size() < INITIAL) {
+            if (mirrorNext != null) {
+                double[] m = mirrorNext;
+                mirrorNext = null;
+                return m;
+            }
+            double[] x = randomPoint();
+            mirrorNext = new double[dims];
+            for (int d = 0; d < dims; d++) {
+                mirrorNext[d] = 1 - x[d];
+            }
+            return x;
         }
         int n = xs.size();
         double mean = 0;

@@ -74,6 +74,9 @@ final class ControlMessages {
             if (tuning != null) {
                 out.writeLong(tuning.fusionThresholdBytes());
                 out.writeLong(tuning.cycleNanos());
+                out.writeBoolean(tuning.cache());
+                out.writeBoolean(tuning.hierarchicalAllreduce());
+                out.writeBoolean(tuning.hierarchicalAllgather());
             }
             out.flush();
             return bytes.toByteArray();
@@ -104,7 +107,8 @@ final class ControlMessages {
                 waitingFor.accept(w);
             }
             if (in.readBoolean()) {
-                tuning.accept(new Autotuner.Tuning(in.readLong(), in.readLong()));
+                tuning.accept(new Autotuner.Tuning(in.readLong(), in.readLong(), in.readBoolean(), in.readBoolean(),
+                        in.readBoolean()));
             }
             return responses;
         } catch (IOException e) {

@@ -109,10 +109,14 @@ final class ProcessSetEngine implements CycleAgent {
         this.trace = OpTrace.open(settings, rank, id);
         this.execution = new Execution(ops, pending, fusion, scratch, trace, outcomes);
         executors.putAll(execution.executors());
-        AutotuneSettings autotune = settings.autotune();
+        AutotuneSettings autotune = settings.autotune() == null ? null
+                : settings.autotune().forJob(settings.cacheCapacity() > 0, ops.hierarchyAvailable());
         this.tuner = id == 0 && rank == 0 && autotune != null && autotune.tunesAnything()
                 ? new Autotuner(autotune, new Autotuner.Tuning(settings.fusionThresholdBytes(),
-                settings.cycleTime().toNanos())) : null;
+                settings.cycleTime().toNanos(), settings.cacheCapacity() > 0,
+                ops.hierarchyAvailable() && settings.algorithms().hierarchicalAllreduce() != io.kolo.collective.AlgorithmSettings.Mode.OFF,
+                ops.hierarchyAvailable() && settings.algorithms().hierarchicalAllgather() != io.kolo.collective.AlgorithmSettings.Mode.OFF))
+                : null;
         executors.put(OpKind.JOIN, (r, negotiated) -> {
             if (joinOp != null) {
                 Op op = joinOp;
@@ -322,14 +326,28 @@ final class ProcessSetEngine implements CycleAgent {
         ranBytes = 0;
         if (tuning != null) {
             // Every rank received it in this cycle's coordinator round, so every rank fuses alike from the next one.
-            fusionPlanner.setThreshold(tuning.fusionThresholdBytes());
-            runner.setCycleTime(tuning.cycleNanos());
+            applyTuning(tuning);
             tuning = null;
             if (tuner != null) {
                 tuner.applied(System.nanoTime());
             }
         }
         return anyShutdown;
+    }
+
+    private void applyTuning(Autotuner.Tuning t) {
+        fusionPlanner.setThreshold(t.fusionThresholdBytes());
+        runner.setCycleTime(t.cycleNanos());
+        if (cache.enabled() != t.cache() && cache.capacity() > 0) {
+            if (!t.cache()) {
+                // What waits at a cache position goes the slow way, on every rank alike.
+                for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {
+                    toSend.add(parked.remove(p));
+                }
+            }
+            cache.setEnabled(t.cache());
+        }
+        ops.hierarchical(t.hierarchicalAllreduce(), t.hierarchicalAllgather());
     }
 
     /** The eager op's payload was reduced with the bit vector and every rank's was real: finish it from there. */

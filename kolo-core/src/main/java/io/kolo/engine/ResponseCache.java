@@ -20,11 +20,30 @@ final class ResponseCache {
     private long clock;
     /** One past the highest position ever filled; positions are filled lowest-free-first, so this stays compact. */
     private int highWater;
+    private boolean enabled = true;
 
     ResponseCache(int capacity, long repeatedMaxBytes) {
         entries = new Response[capacity];
         lastUsed = new long[capacity];
         this.repeatedMaxBytes = repeatedMaxBytes;
+    }
+
+    /**
+     * The autotuner turns the cache off and on, at the same cycle on every rank. Off, it holds nothing and answers
+     * nothing, so every op goes through the coordinator; positions and the high-water mark stay as they were, the same
+     * on every rank.
+     */
+    void setEnabled(boolean on) {
+        if (!on) {
+            for (int p = 0; p < highWater; p++) {
+                erase(p);
+            }
+        }
+        enabled = on;
+    }
+
+    boolean enabled() {
+        return enabled;
     }
 
     int capacity() {
@@ -48,7 +67,7 @@ final class ResponseCache {
 
     /** Records an executed single-name response, or refreshes it. */
     void put(Response response) {
-        if (entries.length == 0 || response.isError() || response.names().size() != 1 || !cacheable(response)) {
+        if (!enabled || entries.length == 0 || response.isError() || response.names().size() != 1 || !cacheable(response)) {
             return;
         }
         String name = response.names().getFirst();
