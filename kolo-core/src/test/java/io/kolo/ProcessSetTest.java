@@ -150,6 +150,37 @@ class ProcessSetTest {
     }
 
     @Test
+    void aSetIsUsableTheMomentAddProcessSetReturnsOnEveryThread() {
+        // The registration completes inside an engine cycle; the caller may submit to the new set before that cycle
+        // ends, from its own thread while the engine's thread ran the cycle, or the other way round.
+        // A virtual thread never drives the cycles itself, so the engine's thread runs them while the caller waits.
+        List<Integer> out = Ranks.run(3, DYNAMIC, comm -> {
+            int[] sum = {0};
+            Throwable[] failed = {null};
+            Thread t = Thread.ofVirtual().start(() -> {
+                try {
+                    for (int i = 0; i < 25; i++) {
+                        ProcessSet s = comm.addProcessSet(i % 2 == 0 ? new int[]{0, 2} : new int[]{i % 3, (i + 1) % 3});
+                        if (s.included()) {
+                            sum[0] += comm.allreduce(new int[]{1}, ReduceOp.SUM, s)[0];
+                        }
+                        comm.removeProcessSet(s);
+                    }
+                } catch (Throwable e) {
+                    failed[0] = e;
+                }
+            });
+            t.join();
+            if (failed[0] != null) {
+                throw new AssertionError(failed[0]);
+            }
+            return sum[0];
+        });
+        // Even rounds: 13 sets {0, 2}; odd rounds: 12 sets of two ranks, each rank in 8 of them.
+        assertEquals(List.of(13 * 2 + 8 * 2, 8 * 2, 13 * 2 + 8 * 2), out);
+    }
+
+    @Test
     void badRegistrationsFailOnEveryRankWithOneMessage() {
         for (int[][] asks : new int[][][]{
                 {{}, {}, {}},

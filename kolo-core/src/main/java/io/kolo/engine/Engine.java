@@ -103,11 +103,11 @@ public final class Engine implements AutoCloseable {
      */
     public void addProcessSet(int id, int[] members, CollectiveOps ops) {
         requireCycleThread();
-        betweenCycles.add(() -> {
-            ProcessSetEngine set = new ProcessSetEngine(id, members.clone(), ops, settings, explainer, runner);
-            byId.put(id, set);
-            cycling.add(set);
-        });
+        ProcessSetEngine set = new ProcessSetEngine(id, members.clone(), ops, settings, explainer, runner);
+        // Submissions are accepted at once (the caller may submit before this cycle ends: they wait in the set's
+        // queue); the set's cycles start with the next one.
+        byId.put(id, set);
+        betweenCycles.add(() -> cycling.add(set));
     }
 
     /**

@@ -35,7 +35,7 @@ import java.util.Locale;
  * {@code ./kolo run -np 2 --example synthetic -- --model resnet18 --baseline}.
  */
 public final class SyntheticExample {
-    private static final String USAGE = "usage: synthetic [--model mlp|resnet18|resnet34] [--batch-size N]"
+    private static final String USAGE = "usage: synthetic [--model mlp|mlp-deep|resnet18|resnet34] [--batch-size N]"
             + " [--image-size N] [--num-warmup-batches N] [--num-batches-per-iter N] [--num-iters N]"
             + " [--threads N] [--compression none|fp16|bf16] [--baseline] [--ceiling]";
 
@@ -323,6 +323,14 @@ public final class SyntheticExample {
                     .add(Linear.builder().setUnits(2048).build())
                     .add(Activation::relu)
                     .add(Linear.builder().setUnits(1000).build());
+            // 1024 -> 32 x 256 -> 1000: 64 small tensors (about 2.5 M parameters), where fusion and cycle time matter.
+            case "mlp-deep" -> {
+                SequentialBlock b = new SequentialBlock();
+                for (int i = 0; i < 32; i++) {
+                    b.add(Linear.builder().setUnits(256).build()).add(Activation::relu);
+                }
+                yield b.add(Linear.builder().setUnits(1000).build());
+            }
             case "resnet18", "resnet34" -> ResNet.build(Integer.parseInt(s.model().substring("resnet".length())),
                     s.imageSize(), 1000);
             default -> throw new IllegalArgumentException("unknown model " + s.model());
@@ -391,8 +399,8 @@ public final class SyntheticExample {
                 default -> throw new IllegalArgumentException("unknown argument '" + args[i] + "'");
             }
         }
-        if (!java.util.List.of("mlp", "resnet18", "resnet34").contains(model)) {
-            throw new IllegalArgumentException("--model must be mlp, resnet18 or resnet34, not '" + model + "'");
+        if (!java.util.List.of("mlp", "mlp-deep", "resnet18", "resnet34").contains(model)) {
+            throw new IllegalArgumentException("--model must be mlp, mlp-deep, resnet18 or resnet34, not '" + model + "'");
         }
         return new Settings(model, batch, imageSize, warmup, perIter, iters, threads, compression, baseline, ceiling);
     }

@@ -57,7 +57,7 @@ class SyntheticExampleTest {
         List<ProcessJob.Rank> ranks = ProcessJob.run(2, dir, 120, SyntheticExample.class.getName(), "--model", "vgg99");
         for (ProcessJob.Rank r : ranks) {
             assertEquals(2, r.exitCode(), ProcessJob.report(dir, 2));
-            assertTrue(r.err().contains("--model must be mlp, resnet18 or resnet34, not 'vgg99'"), r.err());
+            assertTrue(r.err().contains("--model must be mlp, mlp-deep, resnet18 or resnet34, not 'vgg99'"), r.err());
         }
     }
 }
