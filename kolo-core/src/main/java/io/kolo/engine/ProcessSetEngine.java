@@ -75,13 +75,7 @@ final class ProcessSetEngine implements CycleAgent {
     private volatile long cachedOps;
     private volatile long fusedBuffers;
     private volatile long eagerOps;
-    /** Rank 0 of the global set with KOLO_AUTOTUNE=1: chooses the settings; null elsewhere. */
-    private final Autotuner tuner;
-    /** The autotuner's choice received in this cycle's coordinator round, applied at its end; then null. */
-    private Autotuner.Tuning tuning;
-    private final java.util.function.Consumer<Autotuner.Tuning> tuned = t -> tuning = t;
-    /** Bytes the ops of this cycle moved (the autotuner's score). */
-    private long ranBytes;
+    private final EngineTuning tuning;
 
     /**
      * @param id      the set's id (0: every rank of the job)
@@ -109,14 +103,7 @@ final class ProcessSetEngine implements CycleAgent {
         this.trace = OpTrace.open(settings, rank, id);
         this.execution = new Execution(ops, pending, fusion, scratch, trace, outcomes);
         executors.putAll(execution.executors());
-        AutotuneSettings autotune = settings.autotune() == null ? null
-                : settings.autotune().forJob(settings.cacheCapacity() > 0, ops.hierarchyAvailable());
-        this.tuner = id == 0 && rank == 0 && autotune != null && autotune.tunesAnything()
-                ? new Autotuner(autotune, new Autotuner.Tuning(settings.fusionThresholdBytes(),
-                settings.cycleTime().toNanos(), settings.cacheCapacity() > 0,
-                ops.hierarchyAvailable() && settings.algorithms().hierarchicalAllreduce() != io.kolo.collective.AlgorithmSettings.Mode.OFF,
-                ops.hierarchyAvailable() && settings.algorithms().hierarchicalAllgather() != io.kolo.collective.AlgorithmSettings.Mode.OFF))
-                : null;
+        this.tuning = new EngineTuning(id, rank, settings, ops, fusionPlanner, runner, cache, parked, toSend);
         executors.put(OpKind.JOIN, (r, negotiated) -> {
             if (joinOp != null) {
                 Op op = joinOp;
@@ -284,7 +271,7 @@ final class ProcessSetEngine implements CycleAgent {
         admission.expire(now);
         long flags = (toSend.isEmpty() ? CycleVote.NOTHING_NEW : 0) | (shutdownRequested ? 0 : CycleVote.NO_SHUTDOWN)
                 | (joinOp == null ? CycleVote.NOT_JOINED : 0) | (vote.anyInvalidHere() ? 0 : CycleVote.ALL_VALID)
-                | (coordinator.tableBusy() || (tuner != null && tuner.hasPending()) ? 0 : CycleVote.TABLE_EMPTY);
+                | (coordinator.tableBusy() || tuning.hasPending() ? 0 : CycleVote.TABLE_EMPTY);
         vote.fill(flags, high, parked);
         // The eager op depends only on state every rank shares, and the cache drops the mark when the entry changes,
         // so the payload always fits the space reserved for it after the bit vector.
@@ -311,7 +298,7 @@ final class ProcessSetEngine implements CycleAgent {
         cachedOps += admission.takeReady(anyJoined, fromCache);
         fusionPlanner.fuse(fromCache, toExecute);
         if (anyNew || anyInvalid || anyJoined || tableBusy) {
-            toExecute.addAll(coordinator.run(toSend, rank, tuner == null ? null : tuner.takePending(), tuned));
+            toExecute.addAll(coordinator.run(toSend, rank, tuning.takePending(), tuning.receiver()));
         }
         if (!toExecute.isEmpty()) {
             trace.cycleStart();
@@ -320,34 +307,8 @@ final class ProcessSetEngine implements CycleAgent {
             execute(toExecute.get(i));
         }
         admission.revalidate();
-        if (tuner != null && ranBytes > 0) {
-            tuner.step(ranBytes, System.nanoTime());
-        }
-        ranBytes = 0;
-        if (tuning != null) {
-            // Every rank received it in this cycle's coordinator round, so every rank fuses alike from the next one.
-            applyTuning(tuning);
-            tuning = null;
-            if (tuner != null) {
-                tuner.applied(System.nanoTime());
-            }
-        }
+        tuning.endOfCycle();
         return anyShutdown;
-    }
-
-    private void applyTuning(Autotuner.Tuning t) {
-        fusionPlanner.setThreshold(t.fusionThresholdBytes());
-        runner.setCycleTime(t.cycleNanos());
-        if (cache.enabled() != t.cache() && cache.capacity() > 0) {
-            if (!t.cache()) {
-                // What waits at a cache position goes the slow way, on every rank alike.
-                for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {
-                    toSend.add(parked.remove(p));
-                }
-            }
-            cache.setEnabled(t.cache());
-        }
-        ops.hierarchical(t.hierarchicalAllreduce(), t.hierarchicalAllgather());
     }
 
     /** The eager op's payload was reduced with the bit vector and every rank's was real: finish it from there. */
@@ -360,7 +321,7 @@ final class ProcessSetEngine implements CycleAgent {
         MemorySegment.copy(bits, payloadAt, op.input, 0, r.totalBytes());
         long done = trace.clock();
         execution.done(r, negotiated, negotiated, negotiated, done, true);
-        ranBytes += r.totalBytes();
+        tuning.ran(r.totalBytes());
         cache.put(r);
     }
 
@@ -397,7 +358,7 @@ final class ProcessSetEngine implements CycleAgent {
             fusedBuffers++;
         }
         executors.get(r.kind()).execute(r, negotiated);
-        ranBytes += r.totalBytes();
+        tuning.ran(r.totalBytes());
         for (int i = 0; i < r.names().size(); i++) {
             cache.put(r.part(i));
         }
