@@ -85,7 +85,9 @@ class RejoinTest {
             }
         }
         assertInstanceOf(RankFailedException.class, failure, "rank " + rank);
-        assertEquals(2, ((RankFailedException) failure).failedRank());
+        // Which rank is named depends on who saw it first: without a launcher to record the exit, a survivor that
+        // aborted on seeing it can be named instead (kolo-launcher's ElasticRunTest checks the cause named there).
+        assertTrue(((RankFailedException) failure).failedRank() != rank, failure.getMessage());
         long start = System.nanoTime();
         first.close();
         long closeMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);

@@ -14,8 +14,10 @@ final class RankEnvironment {
     static final String SECRET = "KOLO_SECRET";
     static final Set<String> LAUNCHER_VARS = Set.of("KOLO_RANK", "KOLO_SIZE", "KOLO_LOCAL_RANK", "KOLO_LOCAL_SIZE",
             "KOLO_CROSS_RANK", "KOLO_CROSS_SIZE", "KOLO_HOSTNAME", "KOLO_RENDEZVOUS_ADDR", "KOLO_RENDEZVOUS_PORT",
-            "KOLO_RENDEZVOUS_SERVER", SECRET, "KOLO_START_TIMEOUT_SECONDS", "KOLO_ELASTIC_WORKER",
-            "KOLO_ELASTIC_GENERATION", "KOLO_ELASTIC_TIMEOUT_SECONDS");
+            "KOLO_RENDEZVOUS_SERVER", SECRET, "KOLO_START_TIMEOUT_SECONDS");
+    /** Set by an elastic kolo run for each worker, on top of {@link #LAUNCHER_VARS}. */
+    static final Set<String> ELASTIC_VARS = Set.of("KOLO_ELASTIC_WORKER", "KOLO_ELASTIC_GENERATION",
+            "KOLO_ELASTIC_TIMEOUT_SECONDS");
     private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
     private RankEnvironment() {
@@ -52,7 +54,7 @@ final class RankEnvironment {
             if (!NAME.matcher(name).matches()) {
                 throw new UsageException("-x " + spec + ": '" + name + "' is not a valid environment variable name");
             }
-            if (LAUNCHER_VARS.contains(name)) {
+            if (LAUNCHER_VARS.contains(name) || ELASTIC_VARS.contains(name)) {
                 throw new UsageException("-x " + spec + ": " + name + " is set by kolo run for each rank");
             }
             if (eq >= 0) {

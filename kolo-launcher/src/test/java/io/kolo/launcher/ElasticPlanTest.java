@@ -50,7 +50,7 @@ class ElasticPlanTest {
 
     @Test
     void discoveryOutputIsHostOrHostColonSlots() throws Exception {
-        assertEquals(List.of(new Hosts.Host("a", 2), new Hosts.Host("b", 4), new Hosts.Host("c", 2)),
+        assertEquals(List.of(new Hosts.Host("a", 2), new Hosts.Host("b", 5), new Hosts.Host("c", 2)),
                 HostDiscovery.parse("a\nb:3\n\n# comment\nc\nb\n", 2, "s"));
         assertEquals(List.of(), HostDiscovery.parse("", 1, "s"));
         HostDiscovery.Failed bad = assertThrows(HostDiscovery.Failed.class, () -> HostDiscovery.parse("a:x\n", 1, "s"));
