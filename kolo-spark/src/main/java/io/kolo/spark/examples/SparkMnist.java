@@ -15,6 +15,7 @@ import ai.djl.training.tracker.Tracker;
 import io.kolo.spark.DjlEstimator;
 import io.kolo.spark.DjlModel;
 import io.kolo.spark.EpochMetrics;
+import io.kolo.spark.KoloSpark;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
@@ -99,6 +100,14 @@ public final class SparkMnist {
         }
         SparkSession spark = builder.getOrCreate();
         try {
+            // What a barrier stage and a Kolo job cost before any data or model: an empty job, twice (the first
+            // also warms the executors up).
+            for (int i = 1; i <= 2; i++) {
+                long t = System.nanoTime();
+                KoloSpark.run(spark, np, comm -> comm.rank());
+                System.out.printf(Locale.ROOT, "SparkMnist: empty job of %d ranks #%d: %.2f s%n", np, i,
+                        (System.nanoTime() - t) / 1e9);
+            }
             Dataset<Row> train = frame(spark, images, labels, 0, 8000);
             Dataset<Row> test = frame(spark, images, labels, 8000, images.length);
             long start = System.nanoTime();
