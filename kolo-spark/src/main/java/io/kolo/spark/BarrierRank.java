@@ -43,7 +43,7 @@ final class BarrierRank<T, R> extends AbstractFunction1<scala.collection.Iterato
         try {
             joined = JoinedRank.join(ctx, spec);
         } catch (RuntimeException e) {
-            throw new RankFailure(rank, size, e);
+            throw new RankTaskFailure(rank, size, e);
         }
         R result;
         try (joined) {
@@ -51,7 +51,7 @@ final class BarrierRank<T, R> extends AbstractFunction1<scala.collection.Iterato
                 result = work.run(joined.comm(), CollectionConverters.asJava(rows));
             } catch (Throwable e) {
                 joined.comm().abort(e);
-                throw new RankFailure(rank, size, e);
+                throw new RankTaskFailure(rank, size, e);
             }
             ctx.barrier();
         }

@@ -149,12 +149,14 @@ public final class DjlEstimator {
         long[] shape = inputShape != null ? inputShape : new long[]{featureLength(data)};
         TrainingPlan plan = new TrainingPlan(block, config, shape, batchSize, epochs, learningRate, scaleLearningRate,
                 warmupSteps, seed, checkpointDir);
+        long fitStart = System.currentTimeMillis();
         List<RankOutcome> ranks = KoloSpark.run(data.sparkSession(), rows, numProc, new EstimatorRank(plan));
         List<EpochMetrics> history = ranks.getFirst().epochs();
         for (EpochMetrics m : history) {
             LOG.log(System.Logger.Level.INFO, "DjlEstimator, " + numProc + " ranks: " + m);
         }
-        return new DjlModel(block, ranks.getFirst().parameters(), shape, featureCol, history);
+        java.time.Duration toFirstStep = java.time.Duration.ofMillis(ranks.getFirst().firstStepMillis() - fitStart);
+        return new DjlModel(block, ranks.getFirst().parameters(), shape, featureCol, history, toFirstStep);
     }
 
     private Dataset<Row> columns(Dataset<Row> d, Column held) {

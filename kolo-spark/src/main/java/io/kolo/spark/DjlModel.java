@@ -32,9 +32,12 @@ public final class DjlModel implements Serializable {
     private final long[] inputShape;
     private final String featureCol;
     private final List<EpochMetrics> history;
+    private final java.time.Duration toFirstStep;
     private String predictionCol = "prediction";
 
-    DjlModel(BlockFactory block, byte[] parameters, long[] inputShape, String featureCol, List<EpochMetrics> history) {
+    DjlModel(BlockFactory block, byte[] parameters, long[] inputShape, String featureCol, List<EpochMetrics> history,
+             java.time.Duration toFirstStep) {
+        this.toFirstStep = toFirstStep;
         this.block = block;
         this.parameters = parameters;
         this.inputShape = inputShape;
@@ -50,6 +53,14 @@ public final class DjlModel implements Serializable {
     /** Each epoch's loss and validation metrics, averaged over the ranks. */
     public List<EpochMetrics> history() {
         return history;
+    }
+
+    /**
+     * From the driver's call to {@code fit} to the end of rank 0's first training step: Spark's barrier stage start,
+     * the data read, the Kolo job's start and one step (the driver's and rank 0's wall clocks: exact on one host).
+     */
+    public java.time.Duration timeToFirstStep() {
+        return toFirstStep;
     }
 
     /** The trained parameters in DJL's format ({@code Block.loadParameters} reads them). */

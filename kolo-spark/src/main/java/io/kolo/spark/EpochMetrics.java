@@ -10,7 +10,9 @@ public record EpochMetrics(int epoch, double trainLoss, double validationLoss, d
                            double seconds) implements Serializable {
     @Override
     public String toString() {
-        return String.format(java.util.Locale.ROOT, "epoch %d: loss %.4f, validation loss %.4f, validation accuracy"
-                + " %.2f%% (%.1f s)", epoch, trainLoss, validationLoss, 100 * validationAccuracy, seconds);
+        String validation = Double.isNaN(validationLoss) ? "" : String.format(java.util.Locale.ROOT,
+                ", validation loss %.4f, validation accuracy %.2f%%", validationLoss, 100 * validationAccuracy);
+        return String.format(java.util.Locale.ROOT, "epoch %d: loss %.4f%s (%.1f s)", epoch, trainLoss, validation,
+                seconds);
     }
 }

@@ -73,6 +73,7 @@ final class EstimatorRank implements KoloPartitionTask<RankOutcome> {
             model.setBlock(plan.block().create());
             try (DistributedTrainer trainer = new DistributedTrainer(model, config, comm, DistributedOptions.defaults())) {
                 trainer.initialize(new Shape(1).addAll(sample));
+                long firstStep = 0;
                 List<Integer> order = new ArrayList<>();
                 for (int i = 0; i < trainX.size(); i++) {
                     order.add(i);
@@ -84,6 +85,9 @@ final class EstimatorRank implements KoloPartitionTask<RankOutcome> {
                     for (int s = 0; s < steps; s++) {
                         List<Integer> idx = order.subList(s * plan.batchSize(), (s + 1) * plan.batchSize());
                         lossSum += step(trainer, model.getNDManager(), trainX, trainY, idx, sample);
+                        if (firstStep == 0) {
+                            firstStep = System.currentTimeMillis();
+                        }
                     }
                     double trainLoss = trainer.averageAcrossRanks("kolo-spark.loss", lossSum / steps)[0];
                     double[] val = validate(trainer, model.getNDManager(), valX, valY, sample);
@@ -97,7 +101,7 @@ final class EstimatorRank implements KoloPartitionTask<RankOutcome> {
                         checkpoint(model, epoch);
                     }
                 }
-                return new RankOutcome(epochs, comm.rank() == 0 ? Parameters.save(model.getBlock()) : null);
+                return new RankOutcome(epochs, comm.rank() == 0 ? Parameters.save(model.getBlock()) : null, firstStep);
             }
         }
     }

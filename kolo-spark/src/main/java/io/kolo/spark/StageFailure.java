@@ -10,7 +10,7 @@ import java.util.List;
  */
 final class StageFailure {
     private static final String ABORTED = "Job aborted due to stage failure: ";
-    private static final String RANK_FAILURE = RankFailure.class.getName() + ": ";
+    private static final String RANK_FAILURE = RankTaskFailure.class.getName() + ": ";
 
     private StageFailure() {
     }
@@ -22,7 +22,7 @@ final class StageFailure {
 
     private static String line(Exception sparkError) {
         for (Throwable t = sparkError; t != null; t = t.getCause()) {
-            if (t instanceof RankFailure) {
+            if (t instanceof RankTaskFailure) {
                 return t.getMessage();
             }
         }

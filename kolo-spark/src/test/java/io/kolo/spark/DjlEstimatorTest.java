@@ -1,16 +1,7 @@
 package io.kolo.spark;
 
-import ai.djl.ndarray.types.Shape;
-import ai.djl.nn.Activation;
-import ai.djl.nn.Block;
-import ai.djl.nn.Blocks;
-import ai.djl.nn.SequentialBlock;
-import ai.djl.nn.convolutional.Conv2d;
-import ai.djl.nn.core.Linear;
-import ai.djl.nn.pooling.Pool;
-import ai.djl.training.DefaultTrainingConfig;
-import ai.djl.training.loss.Loss;
-import ai.djl.training.optimizer.Optimizer;
+import io.kolo.spark.examples.MnistFiles;
+import io.kolo.spark.examples.SparkMnist;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
@@ -21,15 +12,12 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.zip.GZIPInputStream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -56,42 +44,24 @@ class DjlEstimatorTest {
         }
     }
 
-    static Block cnn() {
-        return new SequentialBlock()
-                .add(Conv2d.builder().setKernelShape(new Shape(5, 5)).setFilters(8).build())
-                .add(Activation::relu)
-                .add(Pool.maxPool2dBlock(new Shape(2, 2), new Shape(2, 2)))
-                .add(Conv2d.builder().setKernelShape(new Shape(5, 5)).setFilters(16).build())
-                .add(Activation::relu)
-                .add(Pool.maxPool2dBlock(new Shape(2, 2), new Shape(2, 2)))
-                .add(Blocks.batchFlattenBlock())
-                .add(Linear.builder().setUnits(64).build())
-                .add(Activation::relu)
-                .add(Linear.builder().setUnits(10).build());
-    }
-
-    static DefaultTrainingConfig adam(ai.djl.training.tracker.Tracker lr) {
-        return new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
-                .optOptimizer(Optimizer.adam().optLearningRateTracker(lr).build());
-    }
-
     @Test
     void fitsMnistOnTwoRanksAbove95PercentAndTransformPredictsAsTheModelDoes() throws IOException {
         Path dir = mnistDir();
         assumeTrue(Files.exists(dir.resolve("t10k-images-idx3-ubyte.gz")),
                 "skipped: no MNIST t10k files in " + dir + " (set -Dkolo.mnist=DIR)");
-        float[][] images = images(dir.resolve("t10k-images-idx3-ubyte.gz"));
-        int[] labels = labels(dir.resolve("t10k-labels-idx1-ubyte.gz"));
+        float[][] images = MnistFiles.images(dir.resolve(MnistFiles.TEST_IMAGES));
+        int[] labels = MnistFiles.labels(dir.resolve(MnistFiles.TEST_LABELS));
         Dataset<Row> train = frame(images, labels, 0, 8000);
         Dataset<Row> test = frame(images, labels, 8000, 10000);
 
-        DjlModel model = new DjlEstimator(DjlEstimatorTest::cnn, DjlEstimatorTest::adam)
+        DjlModel model = new DjlEstimator(SparkMnist::cnn, SparkMnist::adam)
                 .featureCol("pixels").inputShape(1, 28, 28).labelCol("digit")
                 .numProc(2).batchSize(32).epochs(3).learningRate(0.001f).validationFraction(0.05)
                 .fit(train);
         assertEquals(3, model.history().size());
         System.out.println(model.history());
         assertTrue(model.history().getLast().validationAccuracy() > 0.9, model.history().toString());
+        assertTrue(model.timeToFirstStep().toMillis() > 0, "fit to first step: " + model.timeToFirstStep());
 
         List<Row> scored = model.transform(test).select("id", "digit", "prediction").orderBy("id").collectAsList();
         assertEquals(2000, scored.size());
@@ -115,7 +85,7 @@ class DjlEstimatorTest {
         Dataset<Row> df = spark.createDataFrame(List.of(RowFactory.create("seven", new float[]{1, 2}, 7)),
                 new StructType().add("name", DataTypes.StringType)
                         .add("pixels", DataTypes.createArrayType(DataTypes.FloatType)).add("digit", DataTypes.IntegerType));
-        DjlEstimator e = new DjlEstimator(DjlEstimatorTest::cnn, DjlEstimatorTest::adam).numProc(2);
+        DjlEstimator e = new DjlEstimator(SparkMnist::cnn, SparkMnist::adam).numProc(2);
         assertEquals("no column 'image' in the DataFrame (its columns: name, pixels, digit)",
                 assertThrows(IllegalArgumentException.class, () -> e.featureCol("image").fit(df)).getMessage());
         assertEquals("feature column 'name' is string: expected " + FeatureColumns.FEATURES_EXPECTED,
@@ -146,38 +116,5 @@ class DjlEstimatorTest {
             }
         }
         return Path.of("../shared/data/mnist");
-    }
-
-    private static float[][] images(Path gz) throws IOException {
-        try (DataInputStream in = new DataInputStream(gunzip(gz))) {
-            in.readInt();
-            int n = in.readInt();
-            int pixels = in.readInt() * in.readInt();
-            float[][] out = new float[n][pixels];
-            byte[] raw = new byte[pixels];
-            for (int i = 0; i < n; i++) {
-                in.readFully(raw);
-                for (int p = 0; p < pixels; p++) {
-                    out[i][p] = (raw[p] & 0xff) / 255f;
-                }
-            }
-            return out;
-        }
-    }
-
-    private static int[] labels(Path gz) throws IOException {
-        try (DataInputStream in = new DataInputStream(gunzip(gz))) {
-            in.readInt();
-            int n = in.readInt();
-            int[] out = new int[n];
-            for (int i = 0; i < n; i++) {
-                out[i] = in.readUnsignedByte();
-            }
-            return out;
-        }
-    }
-
-    private static InputStream gunzip(Path gz) throws IOException {
-        return new GZIPInputStream(new java.io.BufferedInputStream(Files.newInputStream(gz)));
     }
 }

@@ -37,11 +37,26 @@ class LocalClusterRunTest {
         SparkClusters.awaitSlots(spark, 4);
     }
 
+    /** Stopping the application ends every executor JVM, the one that replaced the killed executor too. */
     @AfterAll
-    static void stop() {
-        if (spark != null) {
-            spark.stop();
+    static void stop() throws InterruptedException {
+        if (spark == null) {
+            return;
         }
+        spark.stop();
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        List<ProcessHandle> left = executors();
+        while (!left.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(200);
+            left = executors();
+        }
+        assertEquals(List.of(), left.stream().map(p -> p.pid() + " " + p.info().commandLine().orElse("?")).toList(),
+                "executor processes left after the application stopped");
+    }
+
+    private static List<ProcessHandle> executors() {
+        return ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)
+                .filter(p -> p.info().commandLine().orElse("").contains("CoarseGrainedExecutorBackend")).toList();
     }
 
     /** "rank/size sum pid": the pid says which executor JVM ran the rank. */

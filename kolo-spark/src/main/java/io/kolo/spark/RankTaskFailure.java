@@ -8,10 +8,10 @@ import io.kolo.RankFailedException;
  * whichever task failed first, which may be a rank that only saw another fail; such a rank names the rank that failed
  * and its cause, so the driver's line is the same whichever task Spark reports.
  */
-final class RankFailure extends RuntimeException {
+final class RankTaskFailure extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    RankFailure(int rank, int size, Throwable cause) {
+    RankTaskFailure(int rank, int size, Throwable cause) {
         super(describe(rank, size, cause), cause);
     }
 

@@ -1,0 +1,48 @@
+package io.kolo.spark;
+
+import io.kolo.BadSettingException;
+import org.apache.spark.SparkConf;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** What the driver hands the ranks: settings from its environment and spark.executorEnv, a secret per attempt. */
+class JobSpecTest {
+
+    @Test
+    void executorEnvOverridesTheDriversEnvironmentAndPlacementIsNeverTaken() {
+        SparkConf conf = new SparkConf(false)
+                .set("spark.executorEnv.KOLO_START_TIMEOUT_SECONDS", "7")
+                .set("spark.executorEnv.KOLO_RANK", "3")
+                .set("spark.executorEnv.OTHER", "x");
+        JobSpec spec = JobSpec.forRun(conf, Map.of("KOLO_START_TIMEOUT_SECONDS", "90", "KOLO_CYCLE_TIME", "2",
+                "KOLO_SECRET", "00112233445566778899aabbccddeeff", "KOLO_RENDEZVOUS_PORT", "29500", "PATH", "/bin"));
+        assertEquals(Map.of("KOLO_START_TIMEOUT_SECONDS", "7", "KOLO_CYCLE_TIME", "2"), spec.settings());
+        assertEquals(Duration.ofSeconds(7), spec.startTimeout());
+        assertFalse(spec.toString().contains(spec.runSecretHex()), "the secret is not shown");
+    }
+
+    @Test
+    void aBadSettingFailsOnTheDriverNamingIt() {
+        SparkConf conf = new SparkConf(false).set("spark.executorEnv.KOLO_TIMEOUT_SECONDS", "soon");
+        BadSettingException e = assertThrows(BadSettingException.class, () -> JobSpec.forRun(conf, Map.of()));
+        assertTrue(e.getMessage().startsWith("KOLO_TIMEOUT_SECONDS='soon' is invalid"), e.getMessage());
+    }
+
+    @Test
+    void everyRunAndEveryStageAttemptHasItsOwnSecret() {
+        JobSpec a = JobSpec.forRun(new SparkConf(false), Map.of());
+        JobSpec b = JobSpec.forRun(new SparkConf(false), Map.of());
+        assertNotEquals(a.runSecretHex(), b.runSecretHex());
+        assertEquals(a.secretFor(3, 0).toHex(), a.secretFor(3, 0).toHex());
+        assertNotEquals(a.secretFor(3, 0).toHex(), a.secretFor(3, 1).toHex());
+        assertNotEquals(a.secretFor(3, 0).toHex(), a.secretFor(4, 0).toHex());
+    }
+}
