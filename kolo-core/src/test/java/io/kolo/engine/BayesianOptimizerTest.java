@@ -22,6 +22,20 @@ class BayesianOptimizerTest {
     }
 
     @Test
+    void aLuckyOutlierDoesNotWinOverAConsistentRegion() {
+        BayesianOptimizer bo = new BayesianOptimizer(1, 7);
+        // Around 0.3 the scores are consistently high; one sample at 0.9 is the highest of all, its neighbours low.
+        for (double x : new double[]{0.25, 0.3, 0.35}) {
+            bo.observe(new double[]{x}, 100);
+        }
+        bo.observe(new double[]{0.85}, 20);
+        bo.observe(new double[]{0.9}, 110);
+        bo.observe(new double[]{0.95}, 20);
+        double best = bo.best()[0];
+        assertTrue(best >= 0.25 && best <= 0.35, "best " + best);
+    }
+
+    @Test
     void beatsRandomSearchOnTheSameBudget() {
         // The same 12 samples, chosen at random: Bayesian optimisation must get closer to the top on most seeds.
         int wins = 0;
