@@ -53,7 +53,9 @@ final class BarrierRank<T, R> extends AbstractFunction1<scala.collection.Iterato
                 joined.comm().abort(e);
                 throw new RankTaskFailure(rank, size, e);
             }
-            ctx.barrier();
+            // Kolo's barrier, not Spark's: Spark's barrier() answers on a one-second poll, so it would cost every job
+            // about a second; Kolo's is one small collective among ranks already connected.
+            joined.comm().barrier();
         }
         return CollectionConverters.asScala(List.of(new RankResult<>(rank, result)).iterator());
     }

@@ -125,6 +125,7 @@ public final class DjlEstimator {
         return this;
     }
 
+    /** Seeds the initial parameters, the shuffling of each epoch and the validation split (default 42). */
     public DjlEstimator seed(long value) {
         this.seed = value;
         return this;

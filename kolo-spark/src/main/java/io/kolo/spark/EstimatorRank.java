@@ -70,6 +70,9 @@ final class EstimatorRank implements KoloPartitionTask<RankOutcome> {
                 .optDevices(new Device[]{KoloDjl.device(comm.localRank())});
         List<EpochMetrics> epochs = new ArrayList<>();
         try (Model model = Model.newInstance("kolo-spark-estimator")) {
+            // Every rank starts from rank 0's parameters (the trainer broadcasts them); seeding makes those, and so a
+            // fit, repeatable.
+            ai.djl.engine.Engine.getInstance().setRandomSeed((int) plan.seed());
             model.setBlock(plan.block().create());
             try (DistributedTrainer trainer = new DistributedTrainer(model, config, comm, DistributedOptions.defaults())) {
                 trainer.initialize(new Shape(1).addAll(sample));

@@ -49,6 +49,7 @@ final class JoinedRank implements AutoCloseable {
         RendezvousServer server = at.rank() == 0 ? RendezvousServer.start(address(at.host()), 0, secret) : null;
         try {
             String mine = ctx.stageAttemptNumber() + " " + (server == null ? "" : server.address().getPort());
+            // The one Spark sync a job needs (it answers on a one-second poll): where rank 0 serves the store.
             String[] all = ctx.allGather(mine);
             String[] rank0 = all[0].split(" ");
             for (String other : all) {
