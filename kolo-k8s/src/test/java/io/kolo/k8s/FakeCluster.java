@@ -55,7 +55,13 @@ final class FakeCluster implements AutoCloseable {
         server.init();
         server.expectCustomResource(new CustomResourceDefinitionContext.Builder().withGroup("kubeflow.org")
                 .withVersion("v2beta1").withKind("MPIJob").withPlural("mpijobs").withScope("Namespaced").withStatusSubresource(true).build());
-        client = server.createClient().inNamespace(NS);
+        // The test's own client waits longer than the CLI's 15 s: on a loaded 2-core CI machine the mock server
+        // has answered discovery requests late, and the test, not the server, should decide what is too slow.
+        io.fabric8.kubernetes.client.Config config = new io.fabric8.kubernetes.client.ConfigBuilder(
+                server.createClient().getConfiguration()).withRequestTimeout(120_000).withConnectionTimeout(30_000)
+                .build();
+        client = new io.fabric8.kubernetes.client.KubernetesClientBuilder().withConfig(config).build()
+                .adapt(NamespacedKubernetesClient.class).inNamespace(NS);
     }
 
     KubernetesJobs jobs() {
