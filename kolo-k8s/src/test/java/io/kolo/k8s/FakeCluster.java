@@ -62,6 +62,9 @@ final class FakeCluster implements AutoCloseable {
                 .build();
         client = new io.fabric8.kubernetes.client.KubernetesClientBuilder().withConfig(config).build()
                 .adapt(NamespacedKubernetesClient.class).inNamespace(NS);
+        // Resolve the MPIJob kind once, before any test or CLI thread does: the client caches it, and the CLI and
+        // the test asking for it at the same moment (both waiting on one discovery request) hung CI.
+        client.genericKubernetesResources("kubeflow.org/v2beta1", "MPIJob").list();
     }
 
     KubernetesJobs jobs() {
