@@ -7,11 +7,7 @@ import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.DataType;
 import ai.djl.ndarray.types.Shape;
-import ai.djl.nn.Activation;
-import ai.djl.nn.Block;
 import ai.djl.nn.Parameter;
-import ai.djl.nn.SequentialBlock;
-import ai.djl.nn.core.Linear;
 import ai.djl.training.DefaultTrainingConfig;
 import ai.djl.training.GradientCollector;
 import ai.djl.training.loss.Loss;
@@ -72,7 +68,7 @@ public final class SyntheticExample {
         boolean image = s.model().startsWith("resnet");
         Shape input = image ? new Shape(s.batchSize(), 3, s.imageSize(), s.imageSize()) : new Shape(s.batchSize(), 1024);
         try (Model model = Model.newInstance("synthetic-" + s.model())) {
-            model.setBlock(block(s));
+            model.setBlock(SyntheticModels.block(s.model(), s.imageSize()));
             DefaultTrainingConfig config = new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
                     .optOptimizer(Optimizer.sgd().setLearningRateTracker(Tracker.fixed(0.01f)).build())
                     .optDevices(new Device[]{KoloDjl.device()});
@@ -228,7 +224,7 @@ public final class SyntheticExample {
             // A model of its own: a second trainer on the measured model would re-initialise parameters that the
             // first one still references, and slows every later step of that model down several times.
             Model model = Model.newInstance(kind.name().toLowerCase(Locale.ROOT) + "-" + s.model());
-            model.setBlock(block(s));
+            model.setBlock(SyntheticModels.block(s.model(), s.imageSize()));
             Communicator alone = Communicator.local(1).getFirst();
             DistributedTrainer trainer = new DistributedTrainer(model, config, alone, options);
             trainer.initialize(sample);
@@ -312,29 +308,6 @@ public final class SyntheticExample {
             collector.backward(loss);
         }
         trainer.step();
-    }
-
-    private static Block block(Settings s) {
-        return switch (s.model()) {
-            // 1024 -> 4096 -> 2048 -> 1000: 12.7 M parameters, little compute per byte of gradient.
-            case "mlp" -> new SequentialBlock()
-                    .add(Linear.builder().setUnits(4096).build())
-                    .add(Activation::relu)
-                    .add(Linear.builder().setUnits(2048).build())
-                    .add(Activation::relu)
-                    .add(Linear.builder().setUnits(1000).build());
-            // 1024 -> 32 x 256 -> 1000: 64 small tensors (about 2.5 M parameters), where fusion and cycle time matter.
-            case "mlp-deep" -> {
-                SequentialBlock b = new SequentialBlock();
-                for (int i = 0; i < 32; i++) {
-                    b.add(Linear.builder().setUnits(256).build()).add(Activation::relu);
-                }
-                yield b.add(Linear.builder().setUnits(1000).build());
-            }
-            case "resnet18", "resnet34" -> ResNet.build(Integer.parseInt(s.model().substring("resnet".length())),
-                    s.imageSize(), 1000);
-            default -> throw new IllegalArgumentException("unknown model " + s.model());
-        };
     }
 
     private static long parameters(Model model) {

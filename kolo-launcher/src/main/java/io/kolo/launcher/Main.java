@@ -52,7 +52,7 @@ public final class Main {
         }
         if (!argv.isEmpty() && argv.getFirst().equals("run")) {
             argv = new ArrayList<>(argv.subList(0, 1));
-            argv.addAll(RunCommand.normalize(Arrays.asList(args).subList(1, args.length)));
+            argv.addAll(ProgramBoundary.normalize(Arrays.asList(args).subList(1, args.length)));
         }
         CommandLine cli = new CommandLine(new Kolo());
         // Arguments reach programs as given, as with mpirun: never replace "@FILE" by the file's contents.

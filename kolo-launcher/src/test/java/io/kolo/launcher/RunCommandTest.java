@@ -22,7 +22,7 @@ class RunCommandTest {
 
     static RunCommand parse(String... args) {
         RunCommand run = new RunCommand();
-        new CommandLine(run).parseArgs(RunCommand.normalize(List.of(args)).toArray(String[]::new));
+        new CommandLine(run).parseArgs(ProgramBoundary.normalize(List.of(args)).toArray(String[]::new));
         return run;
     }
 
@@ -44,15 +44,15 @@ class RunCommandTest {
     @Test
     void normalizeEndsKoloOptionsWhereMpirunWould() {
         assertEquals(List.of("-np", "2", "--", "python", "-x", "1"),
-                RunCommand.normalize(List.of("-np", "2", "python", "-x", "1")));
+                ProgramBoundary.normalize(List.of("-np", "2", "python", "-x", "1")));
         assertEquals(List.of("-np", "2", "-jar", "app.jar", "--", "-np", "5", "--verbose"),
-                RunCommand.normalize(List.of("-np", "2", "-jar", "app.jar", "-np", "5", "--verbose")));
+                ProgramBoundary.normalize(List.of("-np", "2", "-jar", "app.jar", "-np", "5", "--verbose")));
         assertEquals(List.of("-cp", "a:b", "--", "Main", "-x"),
-                RunCommand.normalize(List.of("-cp", "a:b", "Main", "-x")));
+                ProgramBoundary.normalize(List.of("-cp", "a:b", "Main", "-x")));
         assertEquals(List.of("-np", "2", "-x", "A=1", "--verbose", "--", "sh", "-c", "x"),
-                RunCommand.normalize(List.of("-np", "2", "-x", "A=1", "--verbose", "--", "sh", "-c", "x")));
+                ProgramBoundary.normalize(List.of("-np", "2", "-x", "A=1", "--verbose", "--", "sh", "-c", "x")));
         assertEquals(List.of("--example", "allreduce", "--", "--size", "10"),
-                RunCommand.normalize(List.of("--example", "allreduce", "--", "--size", "10")));
+                ProgramBoundary.normalize(List.of("--example", "allreduce", "--", "--size", "10")));
     }
 
     @Test
@@ -315,7 +315,7 @@ class RunCommandTest {
                     args.add("v" + i);
                 }
                 args.addAll(List.of("prog", "arg"));
-                List<String> normalized = RunCommand.normalize(args);
+                List<String> normalized = ProgramBoundary.normalize(args);
                 assertEquals(List.of("--", "prog", "arg"), normalized.subList(normalized.size() - 3, normalized.size()),
                         o.longestName() + "'s value was taken for the program: " + normalized);
             }

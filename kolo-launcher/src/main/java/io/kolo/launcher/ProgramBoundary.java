@@ -1,0 +1,75 @@
+package io.kolo.launcher;
+
+import picocli.CommandLine;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Where {@code kolo run}'s own options end and the program begins, as mpirun decides it: at the first word that is
+ * not one of ours, or after {@code -jar APP} / {@code -cp CP MAIN}. Rewrites the arguments so that picocli sees the
+ * program behind an explicit {@code --}.
+ */
+final class ProgramBoundary {
+    private ProgramBoundary() {
+    }
+
+    /**
+     * How many words follow each option of {@code kolo run} (its value, or two for {@code -mca KEY VALUE}), read from
+     * the options picocli knows, so that a new option can never be mistaken for the start of the program.
+     */
+    static final Map<String, Integer> OPTION_ARITY = optionArity();
+
+    private static Map<String, Integer> optionArity() {
+        Map<String, Integer> arity = new java.util.HashMap<>();
+        for (CommandLine.Model.OptionSpec o : new CommandLine(new RunCommand()).getCommandSpec().options()) {
+            for (String name : o.names()) {
+                arity.put(name, o.arity().max());
+            }
+        }
+        return Map.copyOf(arity);
+    }
+
+    /**
+     * Rewrites mpirun-style arguments so picocli sees the program behind an explicit "--": like mpirun, the
+     * launcher's own options end at the first word that is not one, and after -jar APP or -cp CP MAIN,
+     * so the program's own options (even ones named like ours) always reach the program.
+     */
+    static List<String> normalize(List<String> args) {
+        List<String> result = new ArrayList<>();
+        int i = 0;
+        while (i < args.size()) {
+            String a = args.get(i);
+            if (a.equals("--")) {
+                result.addAll(args.subList(i, args.size()));
+                return result;
+            }
+            if (a.equals("-jar") || a.equals("-cp") || a.equals("-classpath") || a.equals("--class-path")) {
+                result.add(a);
+                if (i + 1 < args.size()) {
+                    result.add(args.get(i + 1));
+                    result.add("--");
+                    result.addAll(args.subList(i + 2, args.size()));
+                }
+                return result;
+            }
+            int values = OPTION_ARITY.getOrDefault(a, 0);
+            if (values > 0) {
+                int end = Math.min(args.size(), i + 1 + values);
+                result.addAll(args.subList(i, end));
+                i = end;
+                continue;
+            }
+            if (a.startsWith("-")) {
+                result.add(a);
+                i++;
+                continue;
+            }
+            result.add("--");
+            result.addAll(args.subList(i, args.size()));
+            return result;
+        }
+        return result;
+    }
+}
