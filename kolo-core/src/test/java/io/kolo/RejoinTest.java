@@ -11,9 +11,11 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -59,8 +61,20 @@ class RejoinTest {
             List<Future<float[]>> survivors = Stream.of(0, 1).map(r -> pool.submit(() -> survive(store, transport, r)))
                     .toList();
             lost.get(60, TimeUnit.SECONDS);
+            // Both outcomes first: one survivor failing makes the other time out, and the first failure is the cause.
+            List<Object> outcomes = new ArrayList<>();
+            for (Future<float[]> survivor : survivors) {
+                try {
+                    outcomes.add(survivor.get(90, TimeUnit.SECONDS));
+                } catch (ExecutionException e) {
+                    outcomes.add(e.getCause());
+                }
+            }
             for (int r = 0; r < 2; r++) {
-                assertArrayEquals(new float[]{2, 2, 2}, survivors.get(r).get(90, TimeUnit.SECONDS), "rank " + r);
+                if (!(outcomes.get(r) instanceof float[] result)) {
+                    throw new AssertionError(transport + ": survivors ended with " + outcomes, (Throwable) outcomes.get(r));
+                }
+                assertArrayEquals(new float[]{2, 2, 2}, result, "rank " + r);
             }
         } finally {
             pool.shutdownNow();

@@ -30,8 +30,8 @@ public final class BenchSuite {
          * @return the measurements, one per step
          * @throws BenchFailure when the job failed (its ranks already said why)
          */
-        List<Measurement> run(String transport, Collective collective, ElementType type, List<Step> steps,
-                              SliceGate gate) throws InterruptedException;
+        List<Measurement> run(String transport, Collective collective, ElementType type, Memory memory,
+                              List<Step> steps, SliceGate gate) throws InterruptedException;
     }
 
     /** A Kolo run that failed; the message says how. */
@@ -44,8 +44,9 @@ public final class BenchSuite {
     /**
      * @param slices with {@code compare}: Kolo over shared memory and Open MPI over shared memory take turns at every
      *               size, this many times each ({@link SliceGate})
+     * @param memory where Kolo's tensors live; the peers always use their own native buffers
      */
-    public record Config(Collective collective, int ranks, long[] sizes, ElementType type, int iterations,
+    public record Config(Collective collective, int ranks, long[] sizes, ElementType type, Memory memory, int iterations,
                          int warmup, List<String> transports, boolean compare, int slices, Duration peerTimeout,
                          String commandLine) {
     }
@@ -79,7 +80,7 @@ public final class BenchSuite {
         // Peer series measured while taking turns with Kolo, by peer name.
         Map<String, Series> measured = new LinkedHashMap<>();
         for (String transport : config.transports()) {
-            String name = "Kolo " + transport;
+            String name = config.memory().seriesName(transport);
             if (config.compare() && transport.equals("shm")) {
                 Peer partner = peers.getFirst();   // Open MPI over shared memory, the series Kolo shm is compared with
                 progress.printf(Locale.ROOT, "kolo bench: %s and %s taking turns, %d slices each per size, %s on %d"
@@ -91,7 +92,8 @@ public final class BenchSuite {
             }
             progress.printf(Locale.ROOT, "kolo bench: %s, %s on %d ranks, %d sizes...%n", name,
                     config.collective().id(), config.ranks(), steps.size());
-            series.add(Series.ok(name, kolo.run(transport, config.collective(), config.type(), steps, null)));
+            series.add(Series.ok(name, kolo.run(transport, config.collective(), config.type(), config.memory(), steps,
+                    null)));
         }
         List<Comparison> comparisons = new ArrayList<>();
         for (Peer peer : peers) {
@@ -105,7 +107,8 @@ public final class BenchSuite {
                         s.status() == Series.Status.SKIPPED ? "skipped" : "FAILED", s.reason());
             }
             series.add(s);
-            comparisons.add(new Comparison(counterpart(peer.name(), config.transports()), peer.name()));
+            comparisons.add(new Comparison(counterpart(peer.name(), config.transports(), config.memory()),
+                    peer.name()));
         }
         Map<String, String> machine = describeMachine();
         // Timings on a busy machine are not comparable with a quiet one's: record how busy it was.
@@ -119,12 +122,12 @@ public final class BenchSuite {
      * The Kolo series a peer is compared with: shared memory with shared memory, TCP with TCP (Gloo talks
      * TCP), else whatever Kolo ran.
      */
-    static String counterpart(String peer, List<String> transports) {
+    static String counterpart(String peer, List<String> transports, Memory memory) {
         String wanted = peer.endsWith("shm") ? "shm" : "tcp";
         if (transports.contains(wanted)) {
-            return "Kolo " + wanted;
+            return memory.seriesName(wanted);
         }
-        return "Kolo " + (transports.contains("auto") ? "auto" : transports.getFirst());
+        return memory.seriesName(transports.contains("auto") ? "auto" : transports.getFirst());
     }
 
     /**
@@ -140,7 +143,8 @@ public final class BenchSuite {
                     steps);
             Thread harness = Thread.ofPlatform().daemon().name("kolo-bench-turns").start(turns);
             try {
-                series.add(Series.ok("Kolo shm", kolo.run("shm", config.collective(), config.type(), steps, gate)));
+                series.add(Series.ok(config.memory().seriesName("shm"), kolo.run("shm", config.collective(),
+                        config.type(), config.memory(), steps, gate)));
             } finally {
                 turns.stop();
                 harness.join();

@@ -23,11 +23,12 @@ import java.util.Locale;
  * One rank of {@code kolo bench}: for each step, checks the collective's result once, warms up, then times
  * each iteration. Rank 0 writes one {@link Measurement} line per size to the result file.
  *
- * <p>It uses the public API exactly as a training loop does: native tensors, ops named per size (so after
+ * <p>It uses the public API exactly as a training loop does: native tensors (or Java arrays), ops named per size (so after
  * the first call the response cache skips the coordinator), and {@code ...Async(name, ...).await()}. The
  * timed loop allocates nothing of its own.
  *
- * <p>Usage: {@code BenchWorker COLLECTIVE DTYPE STEPS RESULT_FILE}, with steps as {@link Step#format}.
+ * <p>Usage: {@code BenchWorker COLLECTIVE DTYPE STEPS RESULT_FILE [MEMORY]}, with steps as {@link Step#format} and
+ * memory {@code native} (the default) or {@code heap} ({@link Memory}).
  */
 public final class BenchWorker {
     /** How long the JIT warm-up runs before the first timed op (see {@link #warmUpTheJit}). */
@@ -58,30 +59,35 @@ public final class BenchWorker {
     private int slices = 1;
     private int nextSlice;
     private final ElementType type;
+    private final Memory memory;
     private final int rank;
     private final int size;
 
-    BenchWorker(Communicator comm, Collective collective, ElementType type) {
+    BenchWorker(Communicator comm, Collective collective, ElementType type, Memory memory) {
         this.comm = comm;
         this.collective = collective;
         this.type = type;
+        this.memory = memory;
         this.rank = comm.rank();
         this.size = comm.size();
     }
 
     public static void main(String[] args) {
-        if (args.length != 4) {
+        if (args.length != 4 && args.length != 5) {
             System.err.println("kolo-bench worker: usage: BenchWorker COLLECTIVE DTYPE BYTES:ITERS:WARMUP,... RESULT_FILE"
+                    + " [native|heap]"
                     + " (started by 'kolo bench', not by hand)");
             System.exit(2);
         }
         Collective collective;
         ElementType type;
         List<Step> steps;
+        Memory memory;
         try {
             collective = Collective.parse(args[0]);
             type = ElementType.parse(args[1]);
             steps = Step.parse(args[2]);
+            memory = args.length == 5 ? Memory.parse(args[4]) : Memory.NATIVE;
         } catch (IllegalArgumentException e) {
             System.err.println("kolo-bench worker: " + e.getMessage());
             System.exit(2);
@@ -97,7 +103,7 @@ public final class BenchWorker {
             return;
         }
         try (Communicator comm = Communicator.fromEnvironment()) {
-            BenchWorker worker = new BenchWorker(comm, collective, type);
+            BenchWorker worker = new BenchWorker(comm, collective, type, memory);
             gate.ifPresent(worker::takeTurns);
             worker.run(steps, out);
         }
@@ -189,7 +195,7 @@ public final class BenchWorker {
                                 boolean reported) {
         long elements = step.bytes() / type.byteSize();
         try (Arena arena = Arena.ofShared()) {
-            MemorySegment memory = arena.allocate(elements * type.byteSize(), 64);
+            MemorySegment memory = this.memory.allocate(arena, type, elements * type.byteSize());
             long inputElements = collective == Collective.ALLGATHER ? elements / size : elements;
             Tensor tensor = Tensor.of(memory.asSlice(0, inputElements * type.byteSize()), type.koloType(),
                     inputElements);

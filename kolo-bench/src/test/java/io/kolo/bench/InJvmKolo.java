@@ -26,15 +26,15 @@ final class InJvmKolo implements BenchSuite.KoloRunner {
     }
 
     @Override
-    public List<Measurement> run(String transport, Collective collective, ElementType type, List<Step> steps,
-                                 SliceGate gate) throws InterruptedException {
+    public List<Measurement> run(String transport, Collective collective, ElementType type, Memory memory,
+                                 List<Step> steps, SliceGate gate) throws InterruptedException {
         Path results = dir.resolve("results-" + transport + "-" + collective.id() + ".txt");
         List<Communicator> comms = Communicator.local(ranks);
         ExecutorService pool = Executors.newFixedThreadPool(ranks);
         try {
             List<Future<?>> done = new ArrayList<>();
             for (Communicator c : comms) {
-                BenchWorker worker = new BenchWorker(c, collective, type);
+                BenchWorker worker = new BenchWorker(c, collective, type, memory);
                 if (gate != null) {
                     worker.takeTurns(gate);
                 }

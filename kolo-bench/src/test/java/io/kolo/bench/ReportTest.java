@@ -33,9 +33,29 @@ class ReportTest {
 
     private Report run(Collective collective, ElementType type, String sizes, boolean compare, Map<String, String> env)
             throws InterruptedException {
-        BenchSuite.Config config = new BenchSuite.Config(collective, 2, Sizes.parse(sizes), type, 3, 1,
+        return run(collective, type, Memory.NATIVE, sizes, compare, env);
+    }
+
+    private Report run(Collective collective, ElementType type, Memory memory, String sizes, boolean compare,
+                       Map<String, String> env) throws InterruptedException {
+        BenchSuite.Config config = new BenchSuite.Config(collective, 2, Sizes.parse(sizes), type, memory, 3, 1,
                 List.of("tcp"), compare, 2, Duration.ofMinutes(2), "./kolo bench " + collective.id());
         return BenchSuite.run(config, new InJvmKolo(2, dir), env, new PrintStream(new ByteArrayOutputStream()));
+    }
+
+    @Test
+    void javaArraysAreMeasuredAndCheckedForEveryType() throws Exception {
+        // Every array kind through allreduce, and a collective whose result is a new tensor (each run warms up the JIT).
+        for (Collective c : List.of(Collective.ALLREDUCE, Collective.ALLGATHER)) {
+            for (ElementType type : c == Collective.ALLREDUCE ? List.of(ElementType.values()) : List.of(ElementType.F64)) {
+                // The worker checks each size's first result, so a wrong answer from array memory fails the run.
+                Report report = run(c, type, Memory.HEAP, "1KiB,64KiB", false, Map.of());
+                JsonNode kolo = JSON.readTree(report.json()).get("series").get(0);
+                assertEquals("Kolo tcp heap", kolo.get("name").asText(), c.id() + " " + type.id());
+                assertEquals("ok", kolo.get("status").asText(), c.id() + " " + type.id());
+                assertEquals(2, kolo.get("results").size(), c.id() + " " + type.id());
+            }
+        }
     }
 
     @Test

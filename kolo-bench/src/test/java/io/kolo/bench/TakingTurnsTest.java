@@ -72,7 +72,8 @@ class TakingTurnsTest {
         Thread harness = h.thread();
         List<Measurement> kolo;
         try {
-            kolo = new InJvmKolo(2, dir).run("tcp", Collective.ALLREDUCE, ElementType.F32, steps, h.gate());
+            kolo = new InJvmKolo(2, dir).run("tcp", Collective.ALLREDUCE, ElementType.F32, Memory.NATIVE, steps,
+                    h.gate());
         } finally {
             turns.stop();
             harness.join();
@@ -126,7 +127,8 @@ class TakingTurnsTest {
         Harness h = startHarness(steps, 2, broken);
         List<Measurement> kolo;
         try {
-            kolo = new InJvmKolo(2, dir).run("tcp", Collective.ALLREDUCE, ElementType.F32, steps, h.gate());
+            kolo = new InJvmKolo(2, dir).run("tcp", Collective.ALLREDUCE, ElementType.F32, Memory.NATIVE, steps,
+                    h.gate());
         } finally {
             h.turns().stop();
             h.thread().join();

@@ -6,6 +6,7 @@ import io.kolo.bench.BenchWorker;
 import io.kolo.bench.Collective;
 import io.kolo.bench.ElementType;
 import io.kolo.bench.Measurement;
+import io.kolo.bench.Memory;
 import io.kolo.bench.Plot;
 import io.kolo.bench.Report;
 import io.kolo.bench.SliceGate;
@@ -56,6 +57,11 @@ final class BenchCommand implements Subcommand {
 
     @Option(names = "--dtype", paramLabel = "TYPE", defaultValue = "f32", description = "f32, f64, bf16 or f16 (default: ${DEFAULT-VALUE}).")
     String dtype = "f32";
+
+    @Option(names = "--memory", paramLabel = "WHERE", defaultValue = "native",
+            description = "native or heap: Kolo's tensors in off-heap memory or in Java arrays, as Kolo.allreduce(float[])"
+                    + " takes them (default: ${DEFAULT-VALUE}).")
+    String memory = "native";
 
     @Option(names = "--iters", paramLabel = "N", description = "Measured iterations per size (default: 2000 for small sizes down to 5 for large).")
     Integer iterations;
@@ -112,8 +118,8 @@ final class BenchCommand implements Subcommand {
         if (exported.containsKey("KOLO_TRANSPORT")) {
             throw new UsageException("-x KOLO_TRANSPORT: use --transport instead");
         }
-        BenchSuite.KoloRunner runner = (t, c, type, steps, gate) -> runKolo(t, c, type, steps, gate, env, err,
-                installShutdownHook);
+        BenchSuite.KoloRunner runner = (t, c, type, mem, steps, gate) -> runKolo(t, c, type, mem, steps, gate, env,
+                err, installShutdownHook);
         Report report;
         try {
             report = BenchSuite.run(config, runner, env, err);
@@ -151,6 +157,7 @@ final class BenchCommand implements Subcommand {
             }
             long[] parsedSizes = Sizes.parse(sizes);
             ElementType type = ElementType.parse(dtype);
+            Memory where = Memory.parse(memory);
             if (iterations != null && iterations < 1) {
                 throw new UsageException("--iters must be at least 1, got " + iterations);
             }
@@ -166,7 +173,7 @@ final class BenchCommand implements Subcommand {
             if (plot != null) {
                 Plot.checkName(plot);
             }
-            BenchSuite.Config config = new BenchSuite.Config(c, np, parsedSizes, type,
+            BenchSuite.Config config = new BenchSuite.Config(c, np, parsedSizes, type, where,
                     iterations == null ? -1 : iterations, warmup == null ? -1 : warmup, transports(),
                     compare, slices, Duration.ofSeconds(peerTimeoutSeconds), commandLine());
             BenchSuite.steps(config);
@@ -216,6 +223,9 @@ final class BenchCommand implements Subcommand {
         if (!dtype.equals("f32")) {
             words.addAll(List.of("--dtype", dtype));
         }
+        if (!memory.equals("native")) {
+            words.addAll(List.of("--memory", memory));
+        }
         if (iterations != null) {
             words.addAll(List.of("--iters", iterations.toString()));
         }
@@ -240,7 +250,7 @@ final class BenchCommand implements Subcommand {
         return RankEnvironment.shellQuote(words);
     }
 
-    private List<Measurement> runKolo(String transport, Collective c, ElementType type, List<Step> steps,
+    private List<Measurement> runKolo(String transport, Collective c, ElementType type, Memory where, List<Step> steps,
                                       SliceGate gate, Map<String, String> env, PrintStream err,
                                       boolean installShutdownHook)
             throws InterruptedException {
@@ -261,7 +271,7 @@ final class BenchCommand implements Subcommand {
                 gate.variables().forEach((k, v) -> runArgs.addAll(List.of("-x", k + "=" + v)));
             }
             runArgs.addAll(List.of("-cp", workerClasspath(), "--", BenchWorker.class.getName(), c.id(), type.id(),
-                    Step.format(steps), results.toString()));
+                    Step.format(steps), results.toString(), where.id()));
             RunCommand run = new RunCommand();
             new CommandLine(run).setExpandAtFiles(false).parseArgs(runArgs.toArray(String[]::new));
             RunCommand.Plan plan = run.plan(env, Hosts.localNames());

@@ -49,6 +49,7 @@ class BenchCommandTest {
         assertUsage("say KiB, MiB or GiB", "bench", "allreduce", "--sizes", "4MB");
         assertUsage("runs backwards", "bench", "allreduce", "--sizes", "1MiB..1KiB");
         assertUsage("unknown --dtype 'int8'", "bench", "allreduce", "--dtype", "int8");
+        assertUsage("unknown --memory 'gpu'; use native or heap", "bench", "allreduce", "--memory", "gpu");
         assertUsage("--iters must be at least 1", "bench", "allreduce", "--iters", "0");
         assertUsage("--warmup must be 0 or more", "bench", "allreduce", "--warmup", "-1");
         assertUsage("--slices must be at least 1, got 0", "bench", "allreduce", "--compare", "--slices", "0");
@@ -89,16 +90,18 @@ class BenchCommandTest {
     void realRunOfTwoProcessesWritesTableJsonAndPlot(@TempDir Path dir) throws Exception {
         Path json = dir.resolve("out/bench.json");
         Path svg = dir.resolve("out/bench.svg");
+        // Java arrays: the ranks check each size's first result, so the array path is checked end to end too.
         assertEquals(0, kolo("bench", "allreduce", "-np", "2", "--sizes", "1KiB,64KiB", "--iters", "3",
-                "--warmup", "1", "--json", json.toString(), "--plot", svg.toString()), err());
+                "--warmup", "1", "--memory", "heap", "--json", json.toString(), "--plot", svg.toString()), err());
         String table = out.toString(StandardCharsets.UTF_8);
-        assertTrue(table.contains("allreduce, 2 ranks, f32") && table.contains("Kolo auto"), table);
+        assertTrue(table.contains("allreduce, 2 ranks, f32") && table.contains("Kolo auto heap"), table);
         assertTrue(table.lines().anyMatch(l -> l.trim().startsWith("1KiB")), table);
         assertTrue(table.lines().anyMatch(l -> l.trim().startsWith("64KiB")), table);
         JsonNode doc = new ObjectMapper().readTree(Files.readString(json));
         assertEquals("allreduce", doc.get("collective").asText());
         assertEquals(2, doc.get("ranks").asInt());
-        assertTrue(doc.get("command").asText().startsWith("./kolo bench allreduce -np 2 --sizes 1KiB,64KiB"));
+        assertTrue(doc.get("command").asText().startsWith("./kolo bench allreduce -np 2 --sizes 1KiB,64KiB --memory heap"),
+                doc.get("command").asText());
         JsonNode results = doc.get("series").get(0).get("results");
         assertEquals(List.of(1024L, 65536L), results.valueStream().map(r -> r.get("bytes").asLong()).toList());
         for (JsonNode r : results) {
@@ -106,7 +109,7 @@ class BenchCommandTest {
         }
         String plot = Files.readString(svg);
         assertTrue(plot.startsWith("<?xml") && plot.trim().endsWith("</svg>"), plot);
-        assertTrue(plot.contains("series: Kolo auto</desc>") && plot.contains("stroke:rgb(31,119,180)"),
+        assertTrue(plot.contains("series: Kolo auto heap</desc>") && plot.contains("stroke:rgb(31,119,180)"),
                 "the Kolo series is named and drawn");
     }
 
