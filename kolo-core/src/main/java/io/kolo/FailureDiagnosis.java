@@ -17,7 +17,8 @@ import java.util.Optional;
  * <p>A peer that aborted is a messenger, not the cause: it aborted because it saw a failure (usually another
  * rank's) and records that failure itself a moment later, so a rank that sees an abort waits for the record
  * rather than racing it with "rank 0 aborted". The launcher, which knows which process exited first, may
- * overwrite the record; ranks read it again until the cause it names is known.
+ * overwrite the record; ranks read it again until the cause it names is known. A rank never names itself for a
+ * peer's failure: a record that does was made by a peer that saw it close, and it replaces that record with what it saw.
  */
 final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
     private static final System.Logger LOG = System.getLogger(FailureDiagnosis.class.getName());
@@ -82,6 +83,13 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
                 Optional<String> recorded = store.tryGet(StoreKeys.FIRST_FAILURE);
                 if (recorded.isPresent()) {
                     first = Record.parse(recorded.get(), seen);
+                    if (first.rank == rank) {
+                        // This rank is alive, explaining a peer's failure: whoever recorded it saw its connections
+                        // close when it gave up on that peer (over TCP that looks like an exit). Put what it saw
+                        // right, so neither it nor the others blame a rank that did not fail.
+                        store.put(StoreKeys.FIRST_FAILURE, StoreKeys.firstFailure(seen.rank, seen.cause));
+                        first = seen;
+                    }
                     Optional<String> cause = store.tryGet(StoreKeys.failed(first.rank));
                     if (cause.isPresent()) {
                         return new Record(first.rank, cause.get());

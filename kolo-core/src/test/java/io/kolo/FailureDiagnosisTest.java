@@ -62,6 +62,24 @@ class FailureDiagnosisTest {
     }
 
     @Test
+    void aSurvivorNamedByAPeerThatSawItCloseNamesTheRankItSawFailAndPutsTheRecordRight() {
+        InMemoryStore store = new InMemoryStore();
+        List<Transport> ranks = LocalTransport.group(3, Duration.ofSeconds(5));
+        try {
+            // Over TCP: rank 1 saw rank 2 exit and closed; rank 0 saw rank 1's connection close first and recorded it.
+            store.putIfAbsent("failure", "1\tlost connection to rank 1 (it exited, crashed or aborted)");
+            RuntimeException seen = new FailureDiagnosis(1, store, ranks.get(1)).explain(
+                    new PeerFailedException(2, "lost connection to rank 2 (it exited, crashed or aborted)", null));
+            RankFailedException named = assertInstanceOf(RankFailedException.class, seen);
+            assertEquals(2, named.failedRank(), named.getMessage());
+            assertEquals("2\tlost connection to rank 2 (it exited, crashed or aborted)",
+                    store.tryGet("failure").orElseThrow(), "rank 0, still waiting for the cause, reads this record");
+        } finally {
+            ranks.forEach(Transport::close);
+        }
+    }
+
+    @Test
     void aRankFailingOnItsOwnRecordsItselfSoItsPeersNameIt() {
         InMemoryStore store = new InMemoryStore();
         List<Transport> ranks = LocalTransport.group(2, Duration.ofSeconds(5));
