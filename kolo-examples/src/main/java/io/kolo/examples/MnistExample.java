@@ -57,7 +57,7 @@ public final class MnistExample {
         long seed = 42;
         Path checkpoint = null;
         boolean elastic = false;
-        int commitEvery = 10;
+        Integer commitEvery = null;
         try {
             for (int i = 0; i < args.length; i++) {
                 switch (args[i]) {
@@ -86,6 +86,9 @@ public final class MnistExample {
                 // Fetching waits for every rank at a barrier, which a worker started after a reset would never meet.
                 throw new IllegalArgumentException("--elastic needs --data DIR");
             }
+            if (!elastic && commitEvery != null) {
+                throw new IllegalArgumentException("--commit-every is for --elastic");
+            }
             if (elastic && checkpoint != null) {
                 throw new IllegalArgumentException("--elastic keeps its state in memory: drop --checkpoint");
             }
@@ -104,7 +107,8 @@ public final class MnistExample {
         try {
             MnistData mnist = loadOrFetch(data);
             if (elastic) {
-                ElasticMnist.run(mnist, modelName, epochs, batchSize, lr, warmup, seed, commitEvery);
+                ElasticMnist.run(mnist, modelName, epochs, batchSize, lr, warmup, seed,
+                        commitEvery == null ? 10 : commitEvery);
             } else {
                 run(mnist, modelName, epochs, batchSize, lr, warmup, seed, checkpoint);
             }
