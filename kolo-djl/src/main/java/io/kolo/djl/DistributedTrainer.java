@@ -179,26 +179,7 @@ public class DistributedTrainer extends Trainer {
     }
 
     public void broadcastParameters(int root) {
-        List<Handle<Tensor>> handles = new ArrayList<>();
-        List<NDArray> writeBack = new ArrayList<>();
-        List<ByteBuffer> buffers = new ArrayList<>();
-        for (Pair<String, Parameter> p : parameters()) {
-            NDArray array = p.getValue().getArray();
-            ByteBuffer memory = array.toByteBuffer(true);
-            DataType type = GradientAverager.koloType(p.getKey(), array.getDataType());
-            handles.add(comm.broadcastAsync("djl.param." + p.getKey(), Tensor.of(memory, type, array.size()), root));
-            writeBack.add(array);
-            buffers.add(memory);
-        }
-        for (int i = 0; i < handles.size(); i++) {
-            handles.get(i).await();
-            // Parameters are contiguous, so the buffer is their memory; set() also covers the rare copy.
-            ByteBuffer again = writeBack.get(i).toByteBuffer(true);
-            if (java.lang.foreign.MemorySegment.ofBuffer(again).address()
-                    != java.lang.foreign.MemorySegment.ofBuffer(buffers.get(i)).address()) {
-                writeBack.get(i).set(buffers.get(i));
-            }
-        }
+        ModelParameters.broadcast(comm, getModel().getBlock(), root, "djl.param.");
     }
 
     /**

@@ -26,6 +26,7 @@ import io.kolo.djl.DistributedTrainer;
 import io.kolo.djl.KoloDjl;
 import io.kolo.djl.RankZero;
 import io.kolo.djl.ScaledLearningRate;
+import io.kolo.elastic.WorkerRemovedException;
 
 import java.nio.FloatBuffer;
 import java.nio.file.Files;
@@ -35,11 +36,12 @@ import java.util.Locale;
 /**
  * Data-parallel MNIST with DJL: an MLP or a small CNN, trained on every rank's shard, evaluated on the
  * held-out images, figures averaged over the ranks and printed by rank 0. Run it with
- * {@code ./kolo run -np 2 --example mnist -- --data DIR}.
+ * {@code ./kolo run -np 2 --example mnist -- --data DIR}; with {@code --elastic} it survives lost workers under
+ * {@code kolo run --min-np} ({@link ElasticMnist}).
  */
 public final class MnistExample {
     private static final String USAGE = "usage: mnist [--data DIR] [--model cnn|mlp] [--epochs N] [--batch-size N]"
-            + " [--lr RATE] [--warmup-steps N] [--threads N] [--seed N] [--checkpoint DIR]";
+            + " [--lr RATE] [--warmup-steps N] [--threads N] [--seed N] [--checkpoint DIR] [--elastic [--commit-every N]]";
 
     private MnistExample() {
     }
@@ -54,6 +56,8 @@ public final class MnistExample {
         Integer threads = null;
         long seed = 42;
         Path checkpoint = null;
+        boolean elastic = false;
+        Integer commitEvery = null;
         try {
             for (int i = 0; i < args.length; i++) {
                 switch (args[i]) {
@@ -66,6 +70,8 @@ public final class MnistExample {
                     case "--threads" -> threads = Args.positive(args, ++i);
                     case "--seed" -> seed = Long.parseLong(Args.value(args, ++i));
                     case "--checkpoint" -> checkpoint = Path.of(Args.value(args, ++i));
+                    case "--elastic" -> elastic = true;
+                    case "--commit-every" -> commitEvery = Args.positive(args, ++i);
                     case "-h", "--help" -> {
                         System.out.println(USAGE);
                         return;
@@ -75,6 +81,16 @@ public final class MnistExample {
             }
             if (!modelName.equals("cnn") && !modelName.equals("mlp")) {
                 throw new IllegalArgumentException("--model must be cnn or mlp, not '" + modelName + "'");
+            }
+            if (elastic && data == null) {
+                // Fetching waits for every rank at a barrier, which a worker started after a reset would never meet.
+                throw new IllegalArgumentException("--elastic needs --data DIR");
+            }
+            if (!elastic && commitEvery != null) {
+                throw new IllegalArgumentException("--commit-every is for --elastic");
+            }
+            if (elastic && checkpoint != null) {
+                throw new IllegalArgumentException("--elastic keeps its state in memory: drop --checkpoint");
             }
         } catch (IllegalArgumentException e) {
             System.err.println("mnist: " + e.getMessage() + " (" + USAGE + ")");
@@ -90,7 +106,15 @@ public final class MnistExample {
         }
         try {
             MnistData mnist = loadOrFetch(data);
-            run(mnist, modelName, epochs, batchSize, lr, warmup, seed, checkpoint);
+            if (elastic) {
+                ElasticMnist.run(mnist, modelName, epochs, batchSize, lr, warmup, seed,
+                        commitEvery == null ? 10 : commitEvery);
+            } else {
+                run(mnist, modelName, epochs, batchSize, lr, warmup, seed, checkpoint);
+            }
+        } catch (WorkerRemovedException e) {
+            // The launcher's new job has no place for this worker: its part is over, not a failure.
+            System.err.println("mnist: " + e.getMessage());
         } catch (IllegalArgumentException e) {
             System.err.println("mnist: " + e.getMessage());
             System.exit(2);
@@ -155,7 +179,7 @@ public final class MnistExample {
     }
 
     /** Each rank scores its share of the held-out images; the counts are summed over the ranks. */
-    private static double testAccuracy(DistributedTrainer trainer, NDManager parent, MnistData mnist, Shape sample) {
+    static double testAccuracy(DistributedTrainer trainer, NDManager parent, MnistData mnist, Shape sample) {
         int rank = Kolo.rank();
         int size = Kolo.size();
         float[][] images = mnist.testImages();
@@ -177,7 +201,7 @@ public final class MnistExample {
         return (double) counts[0] / counts[1];
     }
 
-    private static NDArray images(NDManager manager, float[][] images, Shape sample) {
+    static NDArray images(NDManager manager, float[][] images, Shape sample) {
         int pixels = 784;
         FloatBuffer flat = FloatBuffer.allocate(images.length * pixels);
         for (float[] image : images) {
