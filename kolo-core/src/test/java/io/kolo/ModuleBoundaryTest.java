@@ -22,7 +22,10 @@ import java.util.stream.Stream;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** What kolo-core shows the world: {@code io.kolo} and {@code io.kolo.elastic} to everyone, an internal package only to the module that needs it. */
+/**
+ * What kolo-core shows the world: {@code io.kolo}, {@code io.kolo.elastic} and {@code io.kolo.launch} to everyone, an
+ * internal package only to the module that needs it.
+ */
 class ModuleBoundaryTest {
 
     @Test
@@ -35,7 +38,8 @@ class ModuleBoundaryTest {
         for (ModuleDescriptor.Exports e : module.exports()) {
             exports.put(e.source(), e.isQualified() ? e.targets() : Set.of("*"));
         }
-        assertEquals(Map.of("io.kolo", Set.of("*"), "io.kolo.elastic", Set.of("*"), "io.kolo.bootstrap", Set.of("io.kolo.launcher"),
+        assertEquals(Map.of("io.kolo", Set.of("*"), "io.kolo.elastic", Set.of("*"), "io.kolo.launch", Set.of("*"),
+                "io.kolo.bootstrap", Set.of("io.kolo.launcher"),
                 "io.kolo.transport", Set.of("io.kolo.launcher"), "io.kolo.collective", Set.of("io.kolo.bench")),
                 exports);
         assertTrue(module.requires().stream().allMatch(r -> r.name().startsWith("java.") || r.name().startsWith("jdk.")),
@@ -46,33 +50,46 @@ class ModuleBoundaryTest {
     @Test
     void thePublicApiNamesNoInternalType() throws Exception {
         List<String> leaks = new ArrayList<>();
-        try (Stream<Path> files = Files.list(Path.of("target/classes/io/kolo"))) {
-            for (Path f : files.filter(p -> p.toString().endsWith(".class")).sorted().toList()) {
-                Class<?> c = Class.forName("io.kolo." + f.getFileName().toString().replace(".class", ""));
-                if (!Modifier.isPublic(c.getModifiers())) {
-                    continue;
-                }
-                List<Executable> members = new ArrayList<>(List.of(c.getConstructors()));
-                members.addAll(List.of(c.getMethods()));
-                for (Executable m : members) {
-                    if (m.getDeclaringClass() != c) {
-                        continue;
-                    }
-                    List<Type> types = new ArrayList<>(List.of(m.getGenericParameterTypes()));
-                    if (m instanceof Method method) {
-                        types.add(method.getGenericReturnType());
-                    }
-                    for (Type t : types) {
-                        for (String name : names(t)) {
-                            if (name.startsWith("io.kolo.") && name.substring("io.kolo.".length()).contains(".")) {
-                                leaks.add(c.getSimpleName() + "." + m.getName() + " names " + name);
-                            }
-                        }
-                    }
+        for (String pkg : PUBLIC) {
+            try (Stream<Path> files = Files.list(Path.of("target/classes/" + pkg.replace('.', '/')))) {
+                for (Path f : files.filter(p -> p.toString().endsWith(".class")).sorted().toList()) {
+                    leaks.addAll(leaks(Class.forName(pkg + "." + f.getFileName().toString().replace(".class", ""))));
                 }
             }
         }
         assertEquals(List.of(), leaks);
+    }
+
+    private static final Set<String> PUBLIC = Set.of("io.kolo", "io.kolo.elastic", "io.kolo.launch");
+
+    /** What {@code c}'s public constructors and methods name from outside the public packages. */
+    private static List<String> leaks(Class<?> c) {
+        List<String> leaks = new ArrayList<>();
+        boolean visible = Modifier.isPublic(c.getModifiers())
+                && (c.getEnclosingClass() == null || Modifier.isPublic(c.getEnclosingClass().getModifiers()));
+        if (!visible) {
+            return leaks;
+        }
+        List<Executable> members = new ArrayList<>(List.of(c.getConstructors()));
+        members.addAll(List.of(c.getMethods()));
+        for (Executable m : members) {
+            if (m.getDeclaringClass() != c) {
+                continue;
+            }
+            List<Type> types = new ArrayList<>(List.of(m.getGenericParameterTypes()));
+            if (m instanceof Method method) {
+                types.add(method.getGenericReturnType());
+            }
+            for (Type t : types) {
+                for (String name : names(t)) {
+                    String pkg = name.substring(0, name.lastIndexOf('.'));
+                    if (name.startsWith("io.kolo.") && !PUBLIC.contains(pkg)) {
+                        leaks.add(c.getSimpleName() + "." + m.getName() + " names " + name);
+                    }
+                }
+            }
+        }
+        return leaks;
     }
 
     private static List<String> names(Type t) {

@@ -53,7 +53,7 @@ public final class JobSecret {
      * A secret of its own for one job, derived from this one (a user's long-lived secret): ranks that know
      * this secret and the job id agree on it, and a rank of another job does not.
      */
-    JobSecret derive(String jobId) {
+    public JobSecret derive(String jobId) {
         return new JobSecret(mac(("kolo job secret\n" + jobId).getBytes(java.nio.charset.StandardCharsets.UTF_8)));
     }
 

@@ -30,7 +30,8 @@ import java.util.Objects;
  * smallest partition allows); the learning rate is scaled by the number of ranks with a warm-up unless
  * {@code scaleLearningRate(false)}. Rank 0 saves a checkpoint per epoch when {@link #checkpointDir} is set, on its
  * executor's file system. Per-epoch metrics, averaged over the ranks, are logged by rank 0 as it trains and on the
- * driver when the fit ends ({@link DjlModel#history()}).
+ * driver when the fit ends ({@link DjlModel#history()}). Ranks that share an executor JVM take turns computing
+ * gradients (DJL's PyTorch engine allows one gradient collector per JVM), so one task per executor trains fastest.
  */
 public final class DjlEstimator {
     private static final System.Logger LOG = System.getLogger(DjlEstimator.class.getName());

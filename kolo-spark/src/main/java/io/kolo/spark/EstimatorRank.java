@@ -27,6 +27,8 @@ import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One rank of a {@link DjlEstimator#fit}: trains on its partition's rows (column 0 features, 1 label, 2 whether the
@@ -36,6 +38,15 @@ import java.util.Random;
 final class EstimatorRank implements KoloPartitionTask<RankOutcome> {
     private static final System.Logger LOG = System.getLogger(EstimatorRank.class.getName());
     private static final int EVAL_CHUNK = 500;
+    /**
+     * DJL's PyTorch engine allows one gradient collector per JVM at a time (a static flag), so ranks that share an
+     * executor JVM ({@code local[N]}, or executors with several task slots) take turns computing gradients. The turn
+     * covers forward and backward only: the gradients' allreduce in {@code step()} stays outside it, where the ranks
+     * must all arrive together.
+     */
+    private static final ReentrantLock GRADIENTS = new ReentrantLock();
+    /** A turn is one batch's forward and backward; a rank waiting longer than this means the holder is stuck. */
+    private static final long TURN_TIMEOUT_MINUTES = 10;
 
     private final TrainingPlan plan;
 
@@ -121,14 +132,29 @@ final class EstimatorRank implements KoloPartitionTask<RankOutcome> {
             NDList x = new NDList(Inference.batch(m, rows, sample));
             NDList y = new NDList(m.create(labels));
             double loss;
+            takeTurn();
             try (GradientCollector collector = trainer.newGradientCollector()) {
                 NDList predictions = trainer.forward(x, y);
                 NDArray l = trainer.getLoss().evaluate(y, predictions);
                 collector.backward(l);
                 loss = l.getFloat();
+            } finally {
+                GRADIENTS.unlock();
             }
             trainer.step();
             return loss;
+        }
+    }
+
+    private static void takeTurn() {
+        try {
+            if (!GRADIENTS.tryLock(TURN_TIMEOUT_MINUTES, TimeUnit.MINUTES)) {
+                throw new IllegalStateException("another rank in this executor JVM computed one batch's gradients for"
+                        + " over " + TURN_TIMEOUT_MINUTES + " minutes (DJL lets one rank per JVM compute at a time)");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for this JVM's gradient collector", e);
         }
     }
 

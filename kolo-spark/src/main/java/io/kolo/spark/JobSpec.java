@@ -1,17 +1,14 @@
 package io.kolo.spark;
 
 import io.kolo.BadSettingException;
-import io.kolo.bootstrap.JobSecret;
-import io.kolo.bootstrap.KoloSettings;
+import io.kolo.launch.JobSecret;
+import io.kolo.launch.WorkerEnvironment;
 import org.apache.spark.SparkConf;
 
 import java.io.Serializable;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.HexFormat;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * What the driver hands every rank of one run: a secret made for this run alone, and the {@code KOLO_*} settings the
@@ -21,11 +18,6 @@ import java.util.Set;
  */
 record JobSpec(String runSecretHex, Map<String, String> settings) implements Serializable {
     private static final String EXECUTOR_ENV = "spark.executorEnv.";
-    /** Decided by the barrier stage, never taken from the driver's environment (it may itself run under kolo run). */
-    private static final Set<String> PLACEMENT = Set.of(KoloSettings.RANK.name(), KoloSettings.SIZE.name(),
-            KoloSettings.LOCAL_RANK.name(), KoloSettings.LOCAL_SIZE.name(), KoloSettings.CROSS_RANK.name(),
-            KoloSettings.CROSS_SIZE.name(), KoloSettings.HOSTNAME.name(), KoloSettings.RENDEZVOUS_ADDR.name(),
-            KoloSettings.RENDEZVOUS_PORT.name(), KoloSettings.RENDEZVOUS_SERVER.name(), KoloSettings.SECRET.name());
 
     JobSpec {
         settings = Map.copyOf(settings);
@@ -35,27 +27,16 @@ record JobSpec(String runSecretHex, Map<String, String> settings) implements Ser
      * @throws BadSettingException naming the first bad {@code KOLO_*} value (all of them in the message)
      */
     static JobSpec forRun(SparkConf conf, Map<String, String> driverEnv) {
-        Map<String, String> settings = new HashMap<>();
-        driverEnv.forEach((k, v) -> {
-            if (k.startsWith("KOLO_") && !PLACEMENT.contains(k)) {
-                settings.put(k, v);
-            }
-        });
+        Map<String, String> merged = new HashMap<>(driverEnv);
         for (scala.Tuple2<String, String> e : conf.getAllWithPrefix(EXECUTOR_ENV)) {
-            if (e._1().startsWith("KOLO_") && !PLACEMENT.contains(e._1())) {
-                settings.put(e._1(), e._2());
-            }
+            merged.put(e._1(), e._2());
         }
-        List<String> problems = KoloSettings.problems(settings);
-        if (!problems.isEmpty()) {
-            String first = problems.getFirst();
-            throw new BadSettingException(first.substring(0, first.indexOf('=')), String.join("; ", problems));
-        }
-        return new JobSpec(JobSecret.generate().toHex(), settings);
+        // Placement is never taken from either: the driver may itself run under kolo run.
+        return new JobSpec(JobSecret.generate().toHex(), WorkerEnvironment.settingsFrom(merged));
     }
 
     Duration startTimeout() {
-        return Duration.ofSeconds(KoloSettings.START_TIMEOUT_SECONDS.from(settings));
+        return WorkerEnvironment.startTimeout(settings);
     }
 
     /**
@@ -63,9 +44,7 @@ record JobSpec(String runSecretHex, Map<String, String> settings) implements Ser
      * cannot join it.
      */
     JobSecret secretFor(int stageId, int stageAttempt) {
-        byte[] mac = JobSecret.fromHex(runSecretHex).mac(("kolo-spark stage " + stageId + " attempt " + stageAttempt)
-                .getBytes(java.nio.charset.StandardCharsets.UTF_8));
-        return JobSecret.fromHex(HexFormat.of().formatHex(mac));
+        return JobSecret.fromHex(runSecretHex).derive("kolo-spark stage " + stageId + " attempt " + stageAttempt);
     }
 
     @Override

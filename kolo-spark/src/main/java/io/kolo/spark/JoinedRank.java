@@ -1,17 +1,14 @@
 package io.kolo.spark;
 
 import io.kolo.Communicator;
-import io.kolo.bootstrap.JobSecret;
-import io.kolo.bootstrap.KoloSettings;
-import io.kolo.bootstrap.RendezvousServer;
-import io.kolo.transport.ShmSegments;
+import io.kolo.launch.JobSecret;
+import io.kolo.launch.RendezvousService;
+import io.kolo.launch.SharedMemory;
+import io.kolo.launch.WorkerEnvironment;
 import org.apache.spark.BarrierTaskContext;
-import org.apache.spark.BarrierTaskInfo;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -23,9 +20,9 @@ import java.util.Map;
  */
 final class JoinedRank implements AutoCloseable {
     private final Communicator comm;
-    private final RendezvousServer served;
+    private final RendezvousService served;
 
-    private JoinedRank(Communicator comm, RendezvousServer served) {
+    private JoinedRank(Communicator comm, RendezvousService served) {
         this.comm = comm;
         this.served = served;
     }
@@ -35,18 +32,16 @@ final class JoinedRank implements AutoCloseable {
     }
 
     static JoinedRank join(BarrierTaskContext ctx, JobSpec spec) {
-        List<String> hosts = new ArrayList<>();
-        for (BarrierTaskInfo info : ctx.getTaskInfos()) {
-            hosts.add(Placement.hostOf(info.address()));
-        }
-        Placement at = Placement.of(hosts, ctx.partitionId());
-        if (at.localRank() == 0) {
+        List<String> hosts = TaskHosts.of(ctx);
+        int rank = ctx.partitionId();
+        String host = hosts.get(rank);
+        if (hosts.indexOf(host) == rank) {
             // An executor killed while its ranks set up shared memory leaves segments no rank unlinked; the launcher
             // removes those of dead processes before a job, and so does the first rank on each host here.
-            ShmSegments.removeStale();
+            SharedMemory.removeStaleSegments();
         }
         JobSecret secret = spec.secretFor(ctx.stageId(), ctx.stageAttemptNumber());
-        RendezvousServer server = at.rank() == 0 ? RendezvousServer.start(address(at.host()), 0, secret) : null;
+        RendezvousService server = rank == 0 ? RendezvousService.start(address(host), 0, secret) : null;
         try {
             String mine = ctx.stageAttemptNumber() + " " + (server == null ? "" : server.address().getPort());
             // The one Spark sync a job needs (it answers on a one-second poll): where rank 0 serves the store.
@@ -58,18 +53,9 @@ final class JoinedRank implements AutoCloseable {
                     throw new IllegalStateException("barrier tasks of different stage attempts met: " + List.of(all));
                 }
             }
-            Map<String, String> env = new HashMap<>(spec.settings());
-            env.put(KoloSettings.RANK.name(), String.valueOf(at.rank()));
-            env.put(KoloSettings.SIZE.name(), String.valueOf(at.size()));
-            env.put(KoloSettings.LOCAL_RANK.name(), String.valueOf(at.localRank()));
-            env.put(KoloSettings.LOCAL_SIZE.name(), String.valueOf(at.localSize()));
-            env.put(KoloSettings.CROSS_RANK.name(), String.valueOf(at.crossRank()));
-            env.put(KoloSettings.CROSS_SIZE.name(), String.valueOf(at.crossSize()));
-            env.put(KoloSettings.HOSTNAME.name(), at.host());
-            env.put(KoloSettings.RENDEZVOUS_ADDR.name(), hosts.getFirst());
-            env.put(KoloSettings.RENDEZVOUS_PORT.name(), rank0[1]);
-            env.put(KoloSettings.RENDEZVOUS_SERVER.name(), "launcher");
-            env.put(KoloSettings.SECRET.name(), secret.toHex());
+            Map<String, String> env = WorkerEnvironment.forRank(rank, hosts)
+                    .rendezvous(hosts.getFirst(), Integer.parseInt(rank0[1])).secret(secret)
+                    .settings(spec.settings()).build();
             return new JoinedRank(Communicator.fromEnvironment(env), server);
         } catch (RuntimeException e) {
             if (server != null) {
