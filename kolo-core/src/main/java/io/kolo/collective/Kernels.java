@@ -60,10 +60,12 @@ public final class Kernels {
         long bytes = Math.multiplyExact(count, (long) type.byteSize());
         Objects.checkFromIndexSize(accOffset, bytes, acc.byteSize());
         Objects.checkFromIndexSize(inOffset, bytes, in.byteSize());
-        // Native memory only: on a Java array's memory the Vector API takes a slow path (orders of magnitude slower in
-        // KernelBenchmark), and mixing kinds at one call site slows the loops for both.
-        if (VECTORS && acc.isNative() && in.isNative()) {
-            long done = VectorKernels.reduce(acc, accOffset, in, inOffset, count, type, op);
+        // VectorKernels for native memory only: on a Java array's memory the Vector API's segment accessors take a slow
+        // path (orders of magnitude slower in KernelBenchmark), and mixing kinds at one call site slows the loops for
+        // both; an array accumulator goes to ArrayKernels, which reaches it as an array.
+        if (VECTORS) {
+            long done = acc.isNative() ? (in.isNative() ? VectorKernels.reduce(acc, accOffset, in, inOffset, count, type, op) : 0)
+                    : ArrayKernels.reduce(acc, accOffset, in, inOffset, count, type, op);
             if (done > 0) {
                 long skip = done * type.byteSize();
                 reduceScalar(acc, accOffset + skip, in, inOffset + skip, count - done, type, op);

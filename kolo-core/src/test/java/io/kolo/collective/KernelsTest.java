@@ -127,18 +127,29 @@ class KernelsTest {
     private static void checkAgainstReference(DataType type, Reduction op, Reducer reducer) {
         SplittableRandom r = new SplittableRandom(type.ordinal() * 10L + op.ordinal());
         int esz = type.byteSize();
-        // 1003 and 4099: whole SIMD vectors plus a tail the scalar loop finishes. Native memory takes the SIMD loops,
-        // a Java array's memory the scalar ones.
-        for (int count : new int[] {0, 1, 7, 1003, 4099, -1003}) {
-            boolean onHeap = count < 0;
-            count = Math.abs(count);
-            // Odd byte offsets check that unaligned layouts are used.
-            long accOffset = 3;
-            long inOffset = 5;
-            MemorySegment acc = onHeap ? MemorySegment.ofArray(new byte[(int) (accOffset + (long) count * esz + 4)])
-                    : Arena.ofAuto().allocate(accOffset + (long) count * esz + 4);
-            MemorySegment in = onHeap ? MemorySegment.ofArray(new byte[(int) (inOffset + (long) count * esz)])
-                    : Arena.ofAuto().allocate(inOffset + (long) count * esz);
+        // 1003 and 4099: whole SIMD vectors plus a tail the scalar loop finishes. Native memory takes VectorKernels'
+        // loops, a byte[]'s memory the scalar ones, an array of the type's own Java type (float[] for FLOAT32: what
+        // Kolo.allreduce(float[]) reduces into) ArrayKernels' loops, with a native input or an array input.
+        record Case(int count, String acc, String in) {
+        }
+        List<Case> cases = new ArrayList<>();
+        for (int count : new int[] {0, 1, 7, 1003, 4099}) {
+            cases.add(new Case(count, "native", "native"));
+        }
+        cases.add(new Case(1003, "bytes", "bytes"));
+        for (int count : new int[] {7, 1003, 4099}) {
+            cases.add(new Case(count, "typed", "native"));
+            cases.add(new Case(count, "typed", "typed"));
+            cases.add(new Case(count, "native", "typed"));
+        }
+        for (Case c : cases) {
+            int count = c.count();
+            // Odd byte offsets check that unaligned layouts are used; a typed array is sliced at an element boundary
+            // (a tensor's elements start on one), and not at its start, so its array index is computed, not assumed.
+            long accOffset = c.acc().equals("typed") ? 2L * esz : 3;
+            long inOffset = c.in().equals("typed") ? esz : 5;
+            MemorySegment acc = memory(c.acc(), type, accOffset + (long) count * esz + 4 * esz);
+            MemorySegment in = memory(c.in(), type, inOffset + (long) count * esz);
             randomBits(acc, r);
             randomBits(in, r);
             MemorySegment before = MemorySegment.ofArray(acc.toArray(ValueLayout.JAVA_BYTE));
@@ -156,12 +167,29 @@ class KernelsTest {
                 if (isNanBits(type, expected) && isNanBits(type, actual)) {
                     continue;
                 }
-                assertEquals(expected, actual, "count " + count + " element " + i);
+                assertEquals(expected, actual, c + " element " + i);
             }
             for (long i = accOffset + (long) count * esz; i < acc.byteSize(); i++) {
                 assertEquals(before.get(ValueLayout.JAVA_BYTE, i), acc.get(ValueLayout.JAVA_BYTE, i), "wrote past count");
             }
         }
+    }
+
+    /** {@code bytes} of native memory, of a byte[], or of an array of {@code type}'s own Java type. */
+    private static MemorySegment memory(String kind, DataType type, long bytes) {
+        int n = Math.toIntExact(bytes);
+        return switch (kind) {
+            case "native" -> Arena.ofAuto().allocate(bytes);
+            case "bytes" -> MemorySegment.ofArray(new byte[n]);
+            default -> switch (type) {
+                case FLOAT32 -> MemorySegment.ofArray(new float[n / 4]);
+                case FLOAT64 -> MemorySegment.ofArray(new double[n / 8]);
+                case INT32 -> MemorySegment.ofArray(new int[n / 4]);
+                case INT64 -> MemorySegment.ofArray(new long[n / 8]);
+                case INT16, FLOAT16, BFLOAT16 -> MemorySegment.ofArray(new short[n / 2]);
+                case INT8, UINT8 -> MemorySegment.ofArray(new byte[n]);
+            };
+        };
     }
 
     static boolean isNanBits(DataType t, long bits) {
