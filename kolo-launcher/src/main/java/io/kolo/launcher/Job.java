@@ -25,6 +25,16 @@ import java.util.concurrent.TimeUnit;
  * left waiting forever on a peer that is gone.
  */
 final class Job {
+    static {
+        // Loaded now, not when the job ends: by then strangers or a flood of connections to the rendezvous server may
+        // hold every descriptor this process may open, and a class file read then fails (NoClassDefFoundError).
+        try {
+            Class.forName(ProcessStopper.class.getName(), true, Job.class.getClassLoader());
+        } catch (ClassNotFoundException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     /**
      * One rank's process: what to run and what to add to the launcher's environment. A remote rank's
      * process is its ssh client: {@code host} names the host and {@code stdin} is what ssh sends to the

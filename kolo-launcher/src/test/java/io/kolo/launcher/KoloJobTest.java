@@ -117,6 +117,8 @@ class KoloJobTest {
         assertEquals(3, r.out().lines().filter(l -> l.matches("\\[\\d]<stdout>:allreduce of 10000 floats x 3: every element = 6 \\(correct\\).*")).count(),
                 r.out());
         assertTrue(r.out().contains("[0]<stdout>:allgather of ranks: [0.0, 1.0, 2.0]"), r.out());
+        assertTrue(r.out().lines().anyMatch(l -> l.matches("\\[0]<stdout>:first op [0-9.]+ ms, ops 2-3 [0-9.]+ ms avg"
+                + " \\(more than 10 --iterations for the steady state\\)")), r.out());
     }
 
     @Test
