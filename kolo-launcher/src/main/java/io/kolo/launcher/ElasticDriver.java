@@ -155,9 +155,11 @@ final class ElasticDriver {
                     + "; stopping the job");
             return code;
         }
+        // One failure per host and event: a host whose workers die together failed once (it is said once too).
         List<String> why = new ArrayList<>();
         for (int i = 0; i < causes.size(); i++) {
-            String excluded = blacklist.failed(hostsFailed.get(i), System.nanoTime());
+            String host = hostsFailed.get(i);
+            String excluded = hostsFailed.lastIndexOf(host) == i ? blacklist.failed(host, System.nanoTime()) : null;
             why.add(causes.get(i) + (excluded != null ? "; " + excluded : ""));
         }
         if (plan.resetLimit() != null && resets >= plan.resetLimit()) {
