@@ -1,5 +1,7 @@
 package io.kolo;
 
+import io.kolo.bootstrap.ElasticScope;
+
 import java.util.List;
 
 /**
@@ -18,6 +20,7 @@ import java.util.List;
  * {@link Communicator}; use {@link #communicator()} for the full API (async ops, tensors, groups).
  */
 public final class Kolo {
+    private static final String NOT_INITIALISED = "Kolo is not initialised: call Kolo.init() first";
     private static volatile Communicator current;
 
     private Kolo() {
@@ -49,6 +52,7 @@ public final class Kolo {
         if (current == null) {
             try {
                 current = Communicator.fromEnvironment(System.getenv(), processSets);
+                ElasticScope.joined(System.getenv());
             } catch (BadSettingException e) {
                 System.err.println("kolo: " + e.getMessage());
                 System.err.flush();
@@ -72,6 +76,7 @@ public final class Kolo {
     public static synchronized void init(java.util.Map<String, String> env) {
         if (current == null) {
             current = Communicator.fromEnvironment(env);
+            ElasticScope.joined(env);
         }
     }
 
@@ -83,6 +88,7 @@ public final class Kolo {
     public static synchronized void shutdown() {
         Communicator c = current;
         current = null;
+        ElasticScope.left();
         if (c != null) {
             c.close();
         }
@@ -92,7 +98,19 @@ public final class Kolo {
     public static Communicator communicator() {
         Communicator c = current;
         if (c == null) {
-            throw new IllegalStateException("Kolo is not initialised: call Kolo.init() first");
+            throw new IllegalStateException(NOT_INITIALISED);
+        }
+        return c;
+    }
+
+    /**
+     * The communicator for a collective of this facade. In an elastic job a collective outside {@code Elastic.run} is
+     * refused (see {@link ElasticScope} for why); the check is one field read, no allocation.
+     */
+    private static Communicator collective() {
+        Communicator c = current;
+        if (c == null || ElasticScope.refusing()) {
+            throw new IllegalStateException(c == null ? NOT_INITIALISED : ElasticScope.REFUSED);
         }
         return c;
     }
@@ -122,27 +140,27 @@ public final class Kolo {
     }
 
     public static float[] allreduce(float[] data, ReduceOp op) {
-        return communicator().allreduce(data, op);
+        return collective().allreduce(data, op);
     }
 
     public static double[] allreduce(double[] data, ReduceOp op) {
-        return communicator().allreduce(data, op);
+        return collective().allreduce(data, op);
     }
 
     public static int[] allreduce(int[] data, ReduceOp op) {
-        return communicator().allreduce(data, op);
+        return collective().allreduce(data, op);
     }
 
     public static long[] allreduce(long[] data, ReduceOp op) {
-        return communicator().allreduce(data, op);
+        return collective().allreduce(data, op);
     }
 
     public static Tensor allreduce(Tensor tensor, ReduceOp op) {
-        return communicator().allreduce(tensor, op);
+        return collective().allreduce(tensor, op);
     }
 
     public static Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op) {
-        return communicator().allreduceAsync(name, tensor, op);
+        return collective().allreduceAsync(name, tensor, op);
     }
 
     /**
@@ -150,69 +168,69 @@ public final class Kolo {
      * {@code Kolo.allreduce(grad, ReduceOp.AVERAGE, Compression.BF16)}. See {@link Compression} for the trade-off.
      */
     public static float[] allreduce(float[] data, ReduceOp op, Compression compression) {
-        return communicator().allreduce(data, op, compression);
+        return collective().allreduce(data, op, compression);
     }
 
     public static double[] allreduce(double[] data, ReduceOp op, Compression compression) {
-        return communicator().allreduce(data, op, compression);
+        return collective().allreduce(data, op, compression);
     }
 
     public static Tensor allreduce(Tensor tensor, ReduceOp op, Compression compression) {
-        return communicator().allreduce(tensor, op, compression);
+        return collective().allreduce(tensor, op, compression);
     }
 
     public static Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, Compression compression) {
-        return communicator().allreduceAsync(name, tensor, op, compression);
+        return collective().allreduceAsync(name, tensor, op, compression);
     }
 
     public static float[] allgather(float[] data) {
-        return communicator().allgather(data);
+        return collective().allgather(data);
     }
 
     public static Tensor allgather(Tensor tensor) {
-        return communicator().allgather(tensor);
+        return collective().allgather(tensor);
     }
 
     public static float[] broadcast(float[] data, int root) {
-        return communicator().broadcast(data, root);
+        return collective().broadcast(data, root);
     }
 
     public static Tensor broadcast(Tensor tensor, int root) {
-        return communicator().broadcast(tensor, root);
+        return collective().broadcast(tensor, root);
     }
 
     public static AlltoallResult alltoall(Tensor tensor, long[] splits) {
-        return communicator().alltoall(tensor, splits);
+        return collective().alltoall(tensor, splits);
     }
 
     public static Tensor reducescatter(Tensor tensor, ReduceOp op) {
-        return communicator().reducescatter(tensor, op);
+        return collective().reducescatter(tensor, op);
     }
 
     public static void barrier() {
-        communicator().barrier();
+        collective().barrier();
     }
 
     public static int join() {
-        return communicator().join();
+        return collective().join();
     }
 
     public static <T extends java.io.Serializable> T broadcastObject(T object, int root) {
-        return communicator().broadcastObject(object, root);
+        return collective().broadcastObject(object, root);
     }
 
     public static <T extends java.io.Serializable> List<T> allgatherObject(T object) {
-        return communicator().allgatherObject(object);
+        return collective().allgatherObject(object);
     }
 
     /** Adds a process set while the job runs (needs {@code KOLO_DYNAMIC_PROCESS_SETS=1}); see {@link Communicator#addProcessSet}. */
     public static ProcessSet addProcessSet(int... ranks) {
-        return communicator().addProcessSet(ranks);
+        return collective().addProcessSet(ranks);
     }
 
     /** Removes a process set while the job runs; see {@link Communicator#removeProcessSet}. */
     public static void removeProcessSet(ProcessSet set) {
-        communicator().removeProcessSet(set);
+        collective().removeProcessSet(set);
     }
 
     /** The set of every rank (id 0). */
@@ -223,82 +241,82 @@ public final class Kolo {
     // ---- the same on a process set (see ProcessSet): only its members call them; a broadcast's root is a job rank
 
     public static float[] allreduce(float[] data, ReduceOp op, ProcessSet set) {
-        return communicator().allreduce(data, op, set);
+        return collective().allreduce(data, op, set);
     }
 
     public static double[] allreduce(double[] data, ReduceOp op, ProcessSet set) {
-        return communicator().allreduce(data, op, set);
+        return collective().allreduce(data, op, set);
     }
 
     public static int[] allreduce(int[] data, ReduceOp op, ProcessSet set) {
-        return communicator().allreduce(data, op, set);
+        return collective().allreduce(data, op, set);
     }
 
     public static long[] allreduce(long[] data, ReduceOp op, ProcessSet set) {
-        return communicator().allreduce(data, op, set);
+        return collective().allreduce(data, op, set);
     }
 
     public static Tensor allreduce(Tensor tensor, ReduceOp op, ProcessSet set) {
-        return communicator().allreduce(tensor, op, set);
+        return collective().allreduce(tensor, op, set);
     }
 
     public static Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, ProcessSet set) {
-        return communicator().allreduceAsync(name, tensor, op, set);
+        return collective().allreduceAsync(name, tensor, op, set);
     }
 
     public static float[] allreduce(float[] data, ReduceOp op, Compression compression, ProcessSet set) {
-        return communicator().allreduce(data, op, compression, set);
+        return collective().allreduce(data, op, compression, set);
     }
 
     public static double[] allreduce(double[] data, ReduceOp op, Compression compression, ProcessSet set) {
-        return communicator().allreduce(data, op, compression, set);
+        return collective().allreduce(data, op, compression, set);
     }
 
     public static Tensor allreduce(Tensor tensor, ReduceOp op, Compression compression, ProcessSet set) {
-        return communicator().allreduce(tensor, op, compression, set);
+        return collective().allreduce(tensor, op, compression, set);
     }
 
     public static Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, Compression compression, ProcessSet set) {
-        return communicator().allreduceAsync(name, tensor, op, compression, set);
+        return collective().allreduceAsync(name, tensor, op, compression, set);
     }
 
     public static float[] allgather(float[] data, ProcessSet set) {
-        return communicator().allgather(data, set);
+        return collective().allgather(data, set);
     }
 
     public static Tensor allgather(Tensor tensor, ProcessSet set) {
-        return communicator().allgather(tensor, set);
+        return collective().allgather(tensor, set);
     }
 
     public static float[] broadcast(float[] data, int root, ProcessSet set) {
-        return communicator().broadcast(data, root, set);
+        return collective().broadcast(data, root, set);
     }
 
     public static Tensor broadcast(Tensor tensor, int root, ProcessSet set) {
-        return communicator().broadcast(tensor, root, set);
+        return collective().broadcast(tensor, root, set);
     }
 
     public static AlltoallResult alltoall(Tensor tensor, long[] splits, ProcessSet set) {
-        return communicator().alltoall(tensor, splits, set);
+        return collective().alltoall(tensor, splits, set);
     }
 
     public static Tensor reducescatter(Tensor tensor, ReduceOp op, ProcessSet set) {
-        return communicator().reducescatter(tensor, op, set);
+        return collective().reducescatter(tensor, op, set);
     }
 
     public static void barrier(ProcessSet set) {
-        communicator().barrier(set);
+        collective().barrier(set);
     }
 
     public static int join(ProcessSet set) {
-        return communicator().join(set);
+        return collective().join(set);
     }
 
     public static <T extends java.io.Serializable> T broadcastObject(T object, int root, ProcessSet set) {
-        return communicator().broadcastObject(object, root, set);
+        return collective().broadcastObject(object, root, set);
     }
 
     public static <T extends java.io.Serializable> List<T> allgatherObject(T object, ProcessSet set) {
-        return communicator().allgatherObject(object, set);
+        return collective().allgatherObject(object, set);
     }
 }

@@ -4,6 +4,7 @@ import io.kolo.Kolo;
 import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 import io.kolo.RankFailedException;
+import io.kolo.bootstrap.ElasticScope;
 
 /**
  * Elastic training (Horovod's {@code hvd.elastic.run}): the training function survives workers that die and hosts
@@ -32,6 +33,10 @@ import io.kolo.RankFailedException;
  * waits for the launcher's next one, re-joins it (new size, maybe a new rank), runs the state's reset callbacks and
  * calls {@code body} again. When hosts were added or removed, every rank leaves at the same {@link
  * ElasticState#commit()} and re-joins without restoring. Outside an elastic launcher a failure is thrown as usual.
+ *
+ * <p>In an elastic job the {@link Kolo} facade's collectives run only while {@code run} runs (its body, the state's
+ * {@code sync()} and {@code commit()}): one called before or after it fails at once with an
+ * {@link IllegalStateException} saying so, since a worker started after a reset never reaches it.
  */
 public final class Elastic {
     /** The training function: what it returns, {@link #run} returns. */
@@ -52,6 +57,15 @@ public final class Elastic {
      */
     public static <S extends ElasticState, T> T run(S state, Body<S, T> body) {
         Kolo.init();
+        ElasticScope.enter();
+        try {
+            return runInScope(state, body);
+        } finally {
+            ElasticScope.exit();
+        }
+    }
+
+    private static <S extends ElasticState, T> T runInScope(S state, Body<S, T> body) {
         ElasticWorker worker = ElasticWorker.current().orElse(null);
         while (true) {
             try {

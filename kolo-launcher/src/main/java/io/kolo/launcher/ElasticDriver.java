@@ -16,6 +16,7 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +34,8 @@ final class ElasticDriver {
     private static final Duration POLL = Duration.ofSeconds(1);
     // How long a removed worker has to leave by itself at its next commit before it is stopped.
     private static final Duration REMOVED_GRACE = Duration.ofSeconds(10);
+    // How long after a failure other workers' exits still count as the same event (a host lost, a shared bug).
+    private static final Duration SETTLE = Duration.ofSeconds(1);
 
     private final ElasticPlan plan;
     private final PrintStream err;
@@ -115,32 +118,82 @@ final class ElasticDriver {
 
     /** A worker exited: the job's exit code when that ends the job, else null. */
     private Integer exited(ElasticWorkers.Exit exit) throws InterruptedException {
-        Integer rank = ranks.remove(exit.worker());
-        if (rank == null) {
+        if (!ranks.containsKey(exit.worker())) {
             return null;                      // removed from the job earlier: expected to go
         }
-        String host = hostOf.get(exit.worker());
-        if (exit.code() == 0 || finishing) {
-            // One worker done means training is done: the others finish too, no more resets.
-            finishing = true;
-            if (exit.code() != 0 && finishCode == 0) {
-                finishCode = exit.code();
-                message("kolo: rank " + rank + " on host " + host + " exited with code " + exit.code()
-                        + " while the job was finishing");
+        List<ElasticWorkers.Exit> exits = new ArrayList<>(List.of(exit));
+        if (exit.code() != 0 && !finishing) {
+            // A lost host or a bug every rank hits ends several workers together: one decision for all of them.
+            settle(exits);
+        }
+        if (finishing || exits.stream().anyMatch(e -> e.code() == 0)) {
+            Integer code = null;
+            for (ElasticWorkers.Exit e : exits.stream().sorted(Comparator.comparingInt(e -> e.code() == 0 ? 0 : 1))
+                    .toList()) {
+                code = finished(e);
             }
-            return ranks.isEmpty() ? finishCode : null;
+            return code;
         }
+        int size = ranks.size();
         KeyValueStore store = ElasticGeneration.scope(server, generation);
-        Job.RankLaunch launch = new Job.RankLaunch(rank, plan.command(), List.of(), Map.of(), host, null);
-        String cause = FailureRecord.inStore(store, err).record(launch, exit.code()).cause();
-        String excluded = blacklist.failed(host, System.nanoTime());
-        String why = cause + (excluded != null ? "; " + excluded : "");
-        if (plan.resetLimit() != null && resets >= plan.resetLimit()) {
-            message("kolo: " + why + "; reset limit " + plan.resetLimit() + " reached (--reset-limit), stopping the job");
-            return exit.code();
+        List<String> causes = new ArrayList<>();
+        List<String> hostsFailed = new ArrayList<>();
+        List<ElasticWorkers.Exit> byRank = exits.stream()
+                .sorted(Comparator.comparingInt(e -> ranks.get(e.worker()))).toList();
+        int code = byRank.getFirst().code();
+        for (ElasticWorkers.Exit e : byRank) {
+            String host = hostOf.get(e.worker());
+            Job.RankLaunch launch = new Job.RankLaunch(ranks.remove(e.worker()), plan.command(), List.of(), Map.of(),
+                    host, null);
+            causes.add(FailureRecord.inStore(store, err).record(launch, e.code()).cause());
+            hostsFailed.add(host);
         }
-        Integer failed = nextGeneration(why, plan.maxNp());
-        return failed == null ? null : failed != 0 ? failed : exit.code();
+        if (size > 1 && ranks.isEmpty()) {
+            // Horovod's rule: when every rank failed, resets would only repeat what failed them all. A lone rank's
+            // failure says nothing of the kind (on fixed hosts that is the crashed rank to start again).
+            message("kolo: all " + size + " ranks of job " + generation + " failed: " + String.join("; ", causes)
+                    + "; stopping the job");
+            return code;
+        }
+        // One failure per host and event: a host whose workers die together failed once (it is said once too).
+        List<String> why = new ArrayList<>();
+        for (int i = 0; i < causes.size(); i++) {
+            String host = hostsFailed.get(i);
+            String excluded = hostsFailed.lastIndexOf(host) == i ? blacklist.failed(host, System.nanoTime()) : null;
+            why.add(causes.get(i) + (excluded != null ? "; " + excluded : ""));
+        }
+        if (plan.resetLimit() != null && resets >= plan.resetLimit()) {
+            message("kolo: " + String.join("; ", why) + "; reset limit " + plan.resetLimit()
+                    + " reached (--reset-limit), stopping the job");
+            return code;
+        }
+        Integer failed = nextGeneration(String.join("; ", why), plan.maxNp());
+        return failed == null ? null : failed != 0 ? failed : code;
+    }
+
+    /** Adds to {@code exits} the workers of this job that exit soon after, until none has for a moment. */
+    private void settle(List<ElasticWorkers.Exit> exits) throws InterruptedException {
+        ElasticWorkers.Exit more;
+        while ((more = workers.nextExit(SETTLE)) != null) {
+            if (ranks.containsKey(more.worker())) {
+                exits.add(more);
+            }
+        }
+    }
+
+    /** A worker exited while the job finishes (one worker done means training is done): no more resets. */
+    private Integer finished(ElasticWorkers.Exit exit) {
+        Integer rank = ranks.remove(exit.worker());
+        if (rank == null) {
+            return null;
+        }
+        finishing = true;
+        if (exit.code() != 0 && finishCode == 0) {
+            finishCode = exit.code();
+            message("kolo: rank " + rank + " on host " + hostOf.get(exit.worker()) + " exited with code "
+                    + exit.code() + " while the job was finishing");
+        }
+        return ranks.isEmpty() ? finishCode : null;
     }
 
     /** Polls the discovery script; resets when the workers' places would change. */
@@ -154,6 +207,7 @@ final class ElasticDriver {
         }
         List<Hosts.Host> before = hosts;
         hosts = found;
+        List<String> back = blacklist.cameBack(System.nanoTime());
         List<ElasticSlots.Place> places = places(plan.maxNp());
         boolean same = places.size() == ranks.size() && places.stream().allMatch(p -> p.worker() != null
                 && ranks.get(p.worker()) == p.slot().rank());
@@ -161,19 +215,21 @@ final class ElasticDriver {
             return null;
         }
         if (plan.resetLimit() != null && resets >= plan.resetLimit()) {
-            message("kolo: " + hostChange(before, found) + "; reset limit " + plan.resetLimit()
+            message("kolo: " + hostChange(before, found, back) + "; reset limit " + plan.resetLimit()
                     + " reached (--reset-limit), stopping the job");
             return 1;
         }
-        return nextGeneration(hostChange(before, found), plan.maxNp());
+        return nextGeneration(hostChange(before, found, back), plan.maxNp());
     }
 
-    private static String hostChange(List<Hosts.Host> before, List<Hosts.Host> after) {
+    private static String hostChange(List<Hosts.Host> before, List<Hosts.Host> after, List<String> back) {
         Set<String> old = before.stream().map(Hosts.Host::name).collect(Collectors.toSet());
         Set<String> now = after.stream().map(Hosts.Host::name).collect(Collectors.toSet());
         List<String> parts = new ArrayList<>();
         after.stream().filter(h -> !old.contains(h.name())).forEach(h -> parts.add("host " + h.name() + " added"));
         before.stream().filter(h -> !now.contains(h.name())).forEach(h -> parts.add("host " + h.name() + " removed"));
+        back.stream().filter(h -> old.contains(h) && now.contains(h))
+                .forEach(h -> parts.add("host " + h + " back after its blacklist cooldown"));
         return parts.isEmpty() ? "hosts' slots changed" : String.join(", ", parts);
     }
 
@@ -192,7 +248,11 @@ final class ElasticDriver {
                 return 1;
             }
             if (now - deadline > 0) {
-                message("kolo: " + why + "; only " + available + " slots available, fewer than --min-np "
+                List<String> excluded = hosts.stream().map(Hosts.Host::name).filter(h -> blacklist.excluded(h, now))
+                        .toList();
+                boolean all = !hosts.isEmpty() && excluded.size() == hosts.size();
+                message("kolo: " + why + (all ? "; every host is blacklisted (" + String.join(", ", excluded) + "): "
+                        : "; only ") + available + " slots available, fewer than --min-np "
                         + plan.minNp() + ", for longer than --elastic-timeout " + plan.elasticTimeout().toSeconds()
                         + " s; stopping the job");
                 return 1;

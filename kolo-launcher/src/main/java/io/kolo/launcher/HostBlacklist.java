@@ -1,7 +1,9 @@
 package io.kolo.launcher;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
@@ -23,6 +25,7 @@ final class HostBlacklist {
         int exclusions;
         long excludedUntilNanos;
         boolean forGood;
+        boolean backReported = true;
     }
 
     /** @param cooldownMin null for exclusion for good */
@@ -47,12 +50,25 @@ final class HostBlacklist {
         }
         long seconds = Math.min(cooldownMax.toSeconds(), cooldownMin.toSeconds() << Math.min(30, e.exclusions - 1));
         e.excludedUntilNanos = nowNanos + Duration.ofSeconds(seconds).toNanos();
+        e.backReported = false;
         return "host " + host + " blacklisted for " + seconds + " s";
     }
 
     boolean excluded(String host, long nowNanos) {
         Entry e = hosts.get(host);
         return e != null && (e.forGood || e.excludedUntilNanos - nowNanos > 0);
+    }
+
+    /** Hosts whose cooldown has ended since the last call: the reset that uses them again says so. */
+    List<String> cameBack(long nowNanos) {
+        List<String> back = new ArrayList<>();
+        hosts.forEach((host, e) -> {
+            if (!e.backReported && !e.forGood && e.excludedUntilNanos - nowNanos <= 0) {
+                e.backReported = true;
+                back.add(host);
+            }
+        });
+        return back;
     }
 
     /** Whether some excluded host will come back by itself (a cooldown is running). */

@@ -1,6 +1,7 @@
 package io.kolo.launcher;
 
 import io.kolo.launcher.workers.ElasticCounter;
+import io.kolo.launcher.workers.ElasticOutside;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -81,7 +82,7 @@ class ElasticRunTest {
         kill(logs, "w1");   // with a discovery script the failing host is blacklisted: no slot left
         LauncherProcessTest.Result r = finish(job, dir);
         assertEquals(1, r.code(), r.err());
-        assertTrue(r.err().lines().anyMatch(l -> l.contains("host localhost blacklisted; only 0 slots available,"
+        assertTrue(r.err().lines().anyMatch(l -> l.contains("host localhost blacklisted; every host is blacklisted (localhost): 0 slots available,"
                 + " fewer than --min-np 2, for longer than --elastic-timeout 3 s; stopping the job")), r.err());
         assertNothingLeft(logs);
     }
@@ -104,6 +105,22 @@ class ElasticRunTest {
                 r.out().lines().filter(l -> l.contains(" done at ")).sorted().toList(), r.err());
         assertCommitsNeverGoBack(logs);
         assertNothingLeft(logs);
+    }
+
+    @Test
+    void aCollectiveOutsideElasticRunFailsEveryRankAtOnceNamingTheFix() throws Exception {
+        for (String when : List.of("before", "after", "commit")) {
+            LauncherProcessTest.Result r = LauncherProcessTest.kolo("run", "-np", "2", "--min-np", "2", "-H",
+                    "localhost:2", "--start-timeout", "20", "-cp", CP, ElasticOutside.class.getName(), when);
+            assertEquals(1, r.code(), when + ": " + r.out() + r.err());
+            for (int rank = 0; rank < 2; rank++) {
+                String line = "[" + rank + "]<stderr>:Exception in thread \"main\" java.lang.IllegalStateException: a Kolo"
+                        + " collective was called outside Elastic.run in an elastic job";
+                assertTrue(r.err().lines().anyMatch(l -> l.startsWith(line) && l.endsWith(
+                        "call collectives inside Elastic.run(state, body) in an elastic job")), when + ": " + r.err());
+            }
+            assertTrue(r.err().lines().anyMatch(l -> l.startsWith("kolo: all 2 ranks of job 0 failed: ")), r.err());
+        }
     }
 
     /** The job's result; on a hang, every worker's log in the failure message. */

@@ -14,8 +14,9 @@ import java.nio.file.StandardOpenOption;
 import java.util.Map;
 
 /**
- * An elastic program for the launcher's tests. {@code ElasticCounter DIR STEPS MILLIS}: counts STEPS steps, each an
- * allreduce (checking that every rank is at the same step) and a commit, MILLIS apart. Writes its PID to
+ * An elastic program for the launcher's tests. {@code ElasticCounter DIR STEPS MILLIS [FAIL_AT]}: counts STEPS steps,
+ * each an allreduce (checking that every rank is at the same step) and a commit, MILLIS apart; with FAIL_AT, every
+ * worker exits with code 3 whenever it reaches that step (a bug every rank hits). Writes its PID to
  * DIR/pid.WORKER and one line per commit, "commit STEP rank R size S", to DIR/log.WORKER; "reset rank R size S"
  * after every re-join; prints "worker W done at STEP as rank R of S" at the end.
  */
@@ -27,6 +28,7 @@ public final class ElasticCounter {
         Path dir = Path.of(args[0]);
         long steps = Long.parseLong(args[1]);
         long millis = Long.parseLong(args[2]);
+        long failAt = args.length > 3 ? Long.parseLong(args[3]) : -1;
         String id = System.getenv("KOLO_ELASTIC_WORKER");
         Files.writeString(dir.resolve("pid." + id), Long.toString(ProcessHandle.current().pid()));
         Path log = dir.resolve("log." + id);
@@ -35,6 +37,10 @@ public final class ElasticCounter {
         try {
             long done = Elastic.run(state, s -> {
                 for (long step = s.<Long>get("step"); step < steps; step++) {
+                    if (step == failAt) {
+                        System.err.println("worker " + id + " fails at step " + step);
+                        System.exit(3);
+                    }
                     long[] lowest = {step};
                     long[] highest = {step};
                     Kolo.allreduce(lowest, ReduceOp.MIN);
