@@ -28,18 +28,21 @@ import java.util.Locale;
 /**
  * Horovod's synthetic benchmark for DJL: training throughput on random data, per rank and in total, with
  * the scaling efficiency against one rank when asked. Run it with
- * {@code ./kolo run -np 2 --example synthetic -- --model resnet18 --baseline}.
+ * {@code ./kolo run -np 2 --example synthetic -- --model resnet18 --baseline}. With {@code --compare}, PyTorch DDP
+ * trains the same model in the same run, taking turns with Kolo ({@link DdpPeer}).
  */
 public final class SyntheticExample {
     private static final String USAGE = "usage: synthetic [--model mlp|mlp-deep|resnet18|resnet34] [--batch-size N]"
             + " [--image-size N] [--num-warmup-batches N] [--num-batches-per-iter N] [--num-iters N]"
-            + " [--threads N] [--compression none|fp16|bf16] [--baseline] [--ceiling]";
+            + " [--threads N] [--compression none|fp16|bf16] [--baseline] [--ceiling] [--compare] [--json FILE]";
 
     private SyntheticExample() {
     }
 
+    /** {@code compare} (PyTorch DDP beside Kolo) implies {@code baseline} and {@code ceiling}; {@code json} may be null. */
     record Settings(String model, int batchSize, int imageSize, int warmup, int batchesPerIter, int iters,
-                            Integer threads, Compression compression, boolean baseline, boolean ceiling) {
+                    Integer threads, Compression compression, boolean baseline, boolean ceiling, boolean compare,
+                    java.nio.file.Path json) {
     }
 
     public static void main(String[] args) {
@@ -78,6 +81,7 @@ public final class SyntheticExample {
             DistributedOptions options = DistributedOptions.defaults().withCompression(s.compression());
             Shape sample = new Shape(1).addAll(input.slice(1));
             List<SyntheticMode> modes = new ArrayList<>();
+            DdpPeer ddp = null;
             try {
                 if (s.baseline()) {
                     modes.add(SyntheticMode.alone(SyntheticMode.Kind.BASELINE, Kolo.rank() == 0, s, config, options,
@@ -91,29 +95,52 @@ public final class SyntheticExample {
                         false, s.iters());
                 modes.add(distributed);
                 trainer.initialize(sample);
+                if (s.compare()) {
+                    // Started once Kolo's models are built, and waited for: its start-up then slows no measurement.
+                    ddp = DdpPeer.start(s, threads);
+                }
                 if (Kolo.rank() == 0) {
                     System.out.printf(Locale.ROOT, "Model: %s (%,d parameters), batch size %d per rank, %d rank(s), "
                                     + "%d compute thread(s) per rank, gradients %s%n", s.model(), parameters(model),
                             s.batchSize(), Kolo.size(), threads, s.compression().name().toLowerCase(Locale.ROOT));
                     if (modes.size() > 1) {
                         System.out.println("Each iteration runs " + String.join(", then ", modes.stream()
-                                .map(m -> m.kind.title).toList()) + ", so that all see the machine alike");
+                                .map(m -> m.kind.title).toList()) + (ddp != null && ddp.failure() == null
+                                ? ", then PyTorch DDP at np=1 and np=" + Kolo.size() : "")
+                                + ", so that all see the machine alike");
                     }
                     System.out.println("Running warmup...");
                 }
                 for (SyntheticMode m : modes) {
                     m.warmUp(s, data, labels);
                 }
+                if (ddp != null) {
+                    ddp.takeTurn();
+                }
                 if (Kolo.rank() == 0) {
                     System.out.println("Running benchmark...");
                 }
+                List<DdpPeer.Turn> turns = new ArrayList<>();
                 for (int it = 0; it < s.iters(); it++) {
                     for (SyntheticMode m : modes) {
                         m.iteration(it, s, data, labels);
                     }
+                    DdpPeer.Turn t = ddp != null ? ddp.takeTurn() : null;
+                    if (t != null) {
+                        turns.add(t);
+                        System.out.printf(Locale.ROOT, "Iter #%d: %.1f img/sec (PyTorch DDP, np=1), %.1f img/sec"
+                                + " total (PyTorch DDP, np=%d)%n", it, t.np1(), t.total(), Kolo.size());
+                    }
                 }
-                report(s, modes, distributed);
+                SyntheticResults.DdpFigures ddpFigures = ddp == null ? null : ddp.failure() != null
+                        ? SyntheticResults.DdpFigures.skipped(ddp.failure())
+                        : new SyntheticResults.DdpFigures(null, ddp.ready().parameters(), ddp.ready().shapes(),
+                        ddp.ready().torchVersion(), turns);
+                report(s, threads, model, modes, distributed, ddpFigures);
             } finally {
+                if (ddp != null) {
+                    ddp.close();
+                }
                 for (SyntheticMode m : modes) {
                     m.close();
                 }
@@ -121,7 +148,8 @@ public final class SyntheticExample {
         }
     }
 
-    private static void report(Settings s, List<SyntheticMode> modes, SyntheticMode distributed) {
+    private static void report(Settings s, int threads, Model model, List<SyntheticMode> modes,
+                               SyntheticMode distributed, SyntheticResults.DdpFigures ddp) {
         DistributedTrainer trainer = distributed.trainer;
         double averagingMs = distributed.averagingNanos / 1e6 / Math.max(1, distributed.averages);
         // Every rank's figure: a rank that waits long for the others tells which rank is slower.
@@ -172,6 +200,35 @@ public final class SyntheticExample {
                 System.out.println();
             }
         }
+        if (ddp == null && s.json() == null) {
+            return;
+        }
+        SyntheticResults results = new SyntheticResults(s.model(), s.batchSize(), Kolo.size(), threads,
+                parameters(model), shapes(model), new SyntheticResults.KoloFigures(mean, total, conf * Kolo.size(),
+                baseline, ceiling, averagingMs, 1000.0 * s.batchSize() / mean), ddp);
+        results.table().forEach(System.out::println);
+        if (s.json() != null) {
+            try {
+                results.writeJson(s.json());
+            } catch (java.io.IOException e) {
+                System.err.println("synthetic: cannot write " + s.json() + ": " + e.getMessage());
+            }
+        }
+    }
+
+    /** The trainable parameters' shapes in block order, as {@code 64x3x3x3}, to hold against DDP's model. */
+    private static List<String> shapes(Model model) {
+        List<String> out = new ArrayList<>();
+        for (Pair<String, Parameter> p : model.getBlock().getParameters()) {
+            if (p.getValue().requiresGradient()) {
+                StringBuilder b = new StringBuilder();
+                for (long d : p.getValue().getArray().getShape().getShape()) {
+                    b.append(b.isEmpty() ? "" : "x").append(d);
+                }
+                out.add(b.toString());
+            }
+        }
+        return out;
     }
 
     private static long parameters(Model model) {
@@ -211,6 +268,8 @@ public final class SyntheticExample {
         Compression compression = Compression.NONE;
         boolean baseline = false;
         boolean ceiling = false;
+        boolean compare = false;
+        java.nio.file.Path json = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--model" -> model = Args.value(args, ++i);
@@ -230,6 +289,8 @@ public final class SyntheticExample {
                 }
                 case "--baseline" -> baseline = true;
                 case "--ceiling" -> ceiling = true;
+                case "--compare" -> compare = true;
+                case "--json" -> json = java.nio.file.Path.of(Args.value(args, ++i));
                 case "-h", "--help" -> {
                     return null;
                 }
@@ -239,6 +300,8 @@ public final class SyntheticExample {
         if (!java.util.List.of("mlp", "mlp-deep", "resnet18", "resnet34").contains(model)) {
             throw new IllegalArgumentException("--model must be mlp, mlp-deep, resnet18 or resnet34, not '" + model + "'");
         }
-        return new Settings(model, batch, imageSize, warmup, perIter, iters, threads, compression, baseline, ceiling);
+        // Scaling efficiency needs the np=1 run, and the ceiling says what any implementation could reach.
+        return new Settings(model, batch, imageSize, warmup, perIter, iters, threads, compression, baseline || compare,
+                ceiling || compare, compare, json);
     }
 }
