@@ -69,7 +69,7 @@ record SyntheticResults(String model, int batchSize, int ranks, int threads, lon
         out.add(String.format(Locale.ROOT, "Training beside PyTorch DDP: %s, batch %d per rank, %d compute thread(s)"
                 + " per rank, turns taken iteration by iteration", model, batchSize, threads));
         if (!ddpRan()) {
-            out.add("PyTorch DDP skipped: " + (ddp.skipped != null ? ddp.skipped : "no measured turn"));
+            out.add("No PyTorch DDP row: " + (ddp.skipped != null ? ddp.skipped : "no measured turn"));
         }
         out.add(String.format(Locale.ROOT, "| | np=1 img/sec | np=%d total img/sec | scaling efficiency |", ranks));
         out.add("|---|---|---|---|");

@@ -81,7 +81,7 @@ class SyntheticCompareTest {
         assertEquals(1, ranks.getFirst().err().lines().filter(message::equals).count(), all);
         String out = ranks.getFirst().out();
         assertTrue(row("Kolo\\+DJL").matcher(out).find(), all);
-        assertTrue(out.contains("PyTorch DDP skipped: " + nowhere + " not found"), all);
+        assertTrue(out.contains("No PyTorch DDP row: " + nowhere + " not found"), all);
         assertTrue(!out.contains("| PyTorch DDP (gloo) |"), all);
     }
 }
