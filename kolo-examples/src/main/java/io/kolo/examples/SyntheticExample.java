@@ -157,9 +157,15 @@ public final class SyntheticExample {
         double mean = mean(distributed.rates);
         double conf = 1.96 * std(distributed.rates, mean);
         double total = trainer.sumAcrossRanks("synthetic.total", Math.round(mean * 1000))[0] / 1000.0;
+        // Each iteration's total, for the efficiency iteration by iteration (the rates are per rank).
+        double[] totals = s.compare() ? Kolo.allreduce(distributed.rates.clone(), io.kolo.ReduceOp.SUM) : null;
+        double[] baselines = null;
         double baseline = 0;
         double ceiling = 0;
         for (SyntheticMode m : modes) {
+            if (m.kind == SyntheticMode.Kind.BASELINE) {
+                baselines = m.rates;
+            }
             if (m != distributed) {
                 double v = m.meanPerTrainingRank();
                 if (m.kind == SyntheticMode.Kind.BASELINE) {
@@ -205,7 +211,8 @@ public final class SyntheticExample {
         }
         SyntheticResults results = new SyntheticResults(s.model(), s.batchSize(), Kolo.size(), threads,
                 parameters(model), shapes(model), new SyntheticResults.KoloFigures(mean, total, conf * Kolo.size(),
-                baseline, ceiling, averagingMs, 1000.0 * s.batchSize() / mean), ddp);
+                baseline, ceiling, averagingMs, 1000.0 * s.batchSize() / mean,
+                SyntheticResults.efficiencies(totals, baselines, Kolo.size())), ddp);
         results.table().forEach(System.out::println);
         if (s.json() != null) {
             try {

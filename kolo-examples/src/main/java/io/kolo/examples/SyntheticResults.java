@@ -15,9 +15,12 @@ import java.util.Locale;
 record SyntheticResults(String model, int batchSize, int ranks, int threads, long parameters, List<String> shapes,
                         KoloFigures kolo, DdpFigures ddp) {
 
-    /** Kolo+DJL's figures; {@code baseline} and {@code ceilingPerRank} are 0 when not measured. */
+    /**
+     * Kolo+DJL's figures; {@code baseline} and {@code ceilingPerRank} are 0 when not measured, {@code iterations}
+     * holds each iteration's scaling efficiency (empty when not measured).
+     */
     record KoloFigures(double perRank, double total, double totalConf, double baseline, double ceilingPerRank,
-                double averagingMs, double stepMs) {
+                       double averagingMs, double stepMs, double[] iterations) {
     }
 
     /** PyTorch DDP's figures over its measured turns, or why it did not run ({@code skipped} not null). */
@@ -39,9 +42,35 @@ record SyntheticResults(String model, int batchSize, int ranks, int threads, lon
             return 1.96 * SyntheticExample.std(v, SyntheticExample.mean(v));
         }
 
+        double[] iterations(int ranks) {
+            return turns.stream().mapToDouble(t -> t.np1() > 0 ? t.total() / (ranks * t.np1()) : 0).toArray();
+        }
+
         double phase(java.util.function.ToDoubleFunction<DdpPeer.Turn> f) {
             return SyntheticExample.mean(turns.stream().mapToDouble(f).toArray());
         }
+    }
+
+    /** Each iteration's {@code total / (ranks × np=1)}, from the per-iteration totals and np=1 rates. */
+    static double[] efficiencies(double[] totals, double[] np1, int ranks) {
+        if (totals == null || np1 == null) {
+            return new double[0];
+        }
+        double[] out = new double[Math.min(totals.length, np1.length)];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = np1[i] > 0 ? totals[i] / (ranks * np1[i]) : 0;
+        }
+        return out;
+    }
+
+    static double median(double[] v) {
+        if (v.length == 0) {
+            return 0;
+        }
+        double[] sorted = v.clone();
+        java.util.Arrays.sort(sorted);
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
     double koloEfficiency() {
@@ -90,6 +119,11 @@ record SyntheticResults(String model, int batchSize, int ranks, int threads, lon
                     kolo.stepMs, kolo.averagingMs, ddp.phase(DdpPeer.Turn::forwardMs),
                     ddp.phase(DdpPeer.Turn::backwardMs), ddp.phase(DdpPeer.Turn::np1BackwardMs),
                     ddp.phase(DdpPeer.Turn::stepMs)));
+            // A paired figure: each iteration's np=N run against the np=1 run just before it, so that the machine's
+            // drift between iterations (large on a shared VM) cancels; the median resists single slow iterations.
+            out.add(String.format(Locale.ROOT, "Median of the per-iteration scaling efficiencies (each np=%d run"
+                    + " against the np=1 run of the same iteration): Kolo+DJL %.1f%%, PyTorch DDP %.1f%%", ranks,
+                    100 * median(kolo.iterations), 100 * median(ddp.iterations(ranks))));
             out.add(String.format(Locale.ROOT, "Kolo's scaling efficiency %s DDP's (%.1f%% vs %.1f%%)",
                     koloEfficiency() >= ddpEfficiency() ? ">=" : "<", 100 * koloEfficiency(), 100 * ddpEfficiency()));
         }
@@ -116,8 +150,9 @@ record SyntheticResults(String model, int batchSize, int ranks, int threads, lon
                 + " \"parameters\": %d,%n", model, batchSize, ranks, threads, parameters));
         j.append(String.format(Locale.ROOT, "  \"kolo\": {\"np1_img_sec\": %.3f, \"per_rank_img_sec\": %.3f,"
                         + " \"total_img_sec\": %.3f, \"total_conf\": %.3f, \"scaling_efficiency\": %.4f,"
-                        + " \"averaging_ms\": %.2f, \"step_ms\": %.2f},%n", kolo.baseline, kolo.perRank, kolo.total,
-                kolo.totalConf, koloEfficiency(), kolo.averagingMs, kolo.stepMs));
+                        + " \"averaging_ms\": %.2f, \"step_ms\": %.2f, \"median_iteration_efficiency\": %.4f},%n",
+                kolo.baseline, kolo.perRank, kolo.total, kolo.totalConf, koloEfficiency(), kolo.averagingMs,
+                kolo.stepMs, median(kolo.iterations)));
         j.append(String.format(Locale.ROOT, "  \"ceiling\": {\"per_rank_img_sec\": %.3f, \"scaling_efficiency\":"
                 + " %.4f}", kolo.ceilingPerRank, ceilingEfficiency()));
         if (ddp != null) {
@@ -126,10 +161,12 @@ record SyntheticResults(String model, int batchSize, int ranks, int threads, lon
                 j.append(String.format(Locale.ROOT, "{\"torch\": \"%s\", \"parameters\": %d, \"same_architecture\":"
                                 + " %b, \"np1_img_sec\": %.3f, \"total_img_sec\": %.3f, \"total_conf\": %.3f,"
                                 + " \"scaling_efficiency\": %.4f, \"forward_ms\": %.2f, \"backward_ms\": %.2f,"
-                                + " \"np1_backward_ms\": %.2f, \"step_ms\": %.2f}", escape(ddp.torchVersion),
+                                + " \"np1_backward_ms\": %.2f, \"step_ms\": %.2f, \"median_iteration_efficiency\": %.4f}",
+                        escape(ddp.torchVersion),
                         ddp.parameters, shapes.equals(ddp.shapes), ddp.np1(), ddp.total(), ddp.totalConf(),
                         ddpEfficiency(), ddp.phase(DdpPeer.Turn::forwardMs), ddp.phase(DdpPeer.Turn::backwardMs),
-                        ddp.phase(DdpPeer.Turn::np1BackwardMs), ddp.phase(DdpPeer.Turn::stepMs)));
+                        ddp.phase(DdpPeer.Turn::np1BackwardMs), ddp.phase(DdpPeer.Turn::stepMs),
+                        median(ddp.iterations(ranks))));
             } else {
                 j.append("{\"skipped\": \"").append(escape(ddp.skipped != null ? ddp.skipped : "no measured turn"))
                         .append("\"}");

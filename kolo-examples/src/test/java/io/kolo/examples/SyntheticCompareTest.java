@@ -60,6 +60,10 @@ class SyntheticCompareTest {
         assertTrue(params.find(), all);
         assertEquals(params.group(1), params.group(2), all);
         assertEquals(2_558_952, Long.parseLong(params.group(1).replace(",", "")), all);
+        Matcher paired = Pattern.compile("Median of the per-iteration scaling efficiencies \\(each np=2 run against the"
+                + " np=1 run of the same iteration\\): Kolo\\+DJL ([0-9.]+)%, PyTorch DDP ([0-9.]+)%").matcher(out);
+        assertTrue(paired.find() && Double.parseDouble(paired.group(1)) > 0 && Double.parseDouble(paired.group(2)) > 0,
+                all);
         assertTrue(out.contains("Kolo's scaling efficiency"), all);
         String written = Files.readString(json);
         assertTrue(written.contains("\"ddp\": {\"torch\":") && written.contains("\"same_architecture\": true"),
