@@ -28,18 +28,21 @@ import java.util.Locale;
 /**
  * Horovod's synthetic benchmark for DJL: training throughput on random data, per rank and in total, with
  * the scaling efficiency against one rank when asked. Run it with
- * {@code ./kolo run -np 2 --example synthetic -- --model resnet18 --baseline}.
+ * {@code ./kolo run -np 2 --example synthetic -- --model resnet18 --baseline}. With {@code --compare}, PyTorch DDP
+ * trains the same model in the same run, taking turns with Kolo ({@link DdpPeer}).
  */
 public final class SyntheticExample {
     private static final String USAGE = "usage: synthetic [--model mlp|mlp-deep|resnet18|resnet34] [--batch-size N]"
             + " [--image-size N] [--num-warmup-batches N] [--num-batches-per-iter N] [--num-iters N]"
-            + " [--threads N] [--compression none|fp16|bf16] [--baseline] [--ceiling]";
+            + " [--threads N] [--compression none|fp16|bf16] [--baseline] [--ceiling] [--compare] [--json FILE]";
 
     private SyntheticExample() {
     }
 
-    private record Settings(String model, int batchSize, int imageSize, int warmup, int batchesPerIter, int iters,
-                            Integer threads, Compression compression, boolean baseline, boolean ceiling) {
+    /** {@code compare} (PyTorch DDP beside Kolo) implies {@code baseline} and {@code ceiling}; {@code json} may be null. */
+    record Settings(String model, int batchSize, int imageSize, int warmup, int batchesPerIter, int iters,
+                    Integer threads, Compression compression, boolean baseline, boolean ceiling, boolean compare,
+                    java.nio.file.Path json) {
     }
 
     public static void main(String[] args) {
@@ -77,49 +80,76 @@ public final class SyntheticExample {
             NDArray labels = manager.randomInteger(0, 1000, new Shape(s.batchSize()), DataType.INT32);
             DistributedOptions options = DistributedOptions.defaults().withCompression(s.compression());
             Shape sample = new Shape(1).addAll(input.slice(1));
-            List<Mode> modes = new ArrayList<>();
+            List<SyntheticMode> modes = new ArrayList<>();
+            DdpPeer ddp = null;
             try {
                 if (s.baseline()) {
-                    modes.add(Mode.alone(Kind.BASELINE, Kolo.rank() == 0, s, config, options, sample));
+                    modes.add(SyntheticMode.alone(SyntheticMode.Kind.BASELINE, Kolo.rank() == 0, s, config, options,
+                            sample));
                 }
                 if (s.ceiling()) {
-                    modes.add(Mode.alone(Kind.CEILING, true, s, config, options, sample));
+                    modes.add(SyntheticMode.alone(SyntheticMode.Kind.CEILING, true, s, config, options, sample));
                 }
                 DistributedTrainer trainer = new DistributedTrainer(model, config, options);
-                Mode distributed = new Mode(Kind.DISTRIBUTED, trainer, null, null, false, s.iters());
+                SyntheticMode distributed = new SyntheticMode(SyntheticMode.Kind.DISTRIBUTED, trainer, null, null,
+                        false, s.iters());
                 modes.add(distributed);
                 trainer.initialize(sample);
+                if (s.compare()) {
+                    // Started once Kolo's models are built, and waited for: its start-up then slows no measurement.
+                    ddp = DdpPeer.start(s, threads);
+                }
                 if (Kolo.rank() == 0) {
                     System.out.printf(Locale.ROOT, "Model: %s (%,d parameters), batch size %d per rank, %d rank(s), "
                                     + "%d compute thread(s) per rank, gradients %s%n", s.model(), parameters(model),
                             s.batchSize(), Kolo.size(), threads, s.compression().name().toLowerCase(Locale.ROOT));
                     if (modes.size() > 1) {
                         System.out.println("Each iteration runs " + String.join(", then ", modes.stream()
-                                .map(m -> m.kind.title).toList()) + ", so that all see the machine alike");
+                                .map(m -> m.kind.title).toList()) + (ddp != null && ddp.failure() == null
+                                ? ", then PyTorch DDP at np=1 and np=" + Kolo.size() : "")
+                                + ", so that all see the machine alike");
                     }
                     System.out.println("Running warmup...");
                 }
-                for (Mode m : modes) {
+                for (SyntheticMode m : modes) {
                     m.warmUp(s, data, labels);
+                }
+                if (ddp != null) {
+                    ddp.takeTurn();
                 }
                 if (Kolo.rank() == 0) {
                     System.out.println("Running benchmark...");
                 }
+                List<DdpPeer.Turn> turns = new ArrayList<>();
                 for (int it = 0; it < s.iters(); it++) {
-                    for (Mode m : modes) {
+                    for (SyntheticMode m : modes) {
                         m.iteration(it, s, data, labels);
                     }
+                    DdpPeer.Turn t = ddp != null ? ddp.takeTurn() : null;
+                    if (t != null) {
+                        turns.add(t);
+                        System.out.printf(Locale.ROOT, "Iter #%d: %.1f img/sec (PyTorch DDP, np=1), %.1f img/sec"
+                                + " total (PyTorch DDP, np=%d)%n", it, t.np1(), t.total(), Kolo.size());
+                    }
                 }
-                report(s, modes, distributed);
+                SyntheticResults.DdpFigures ddpFigures = ddp == null ? null : ddp.failure() != null
+                        ? SyntheticResults.DdpFigures.skipped(ddp.failure())
+                        : new SyntheticResults.DdpFigures(null, ddp.ready().parameters(), ddp.ready().shapes(),
+                        ddp.ready().torchVersion(), turns);
+                report(s, threads, model, modes, distributed, ddpFigures);
             } finally {
-                for (Mode m : modes) {
+                if (ddp != null) {
+                    ddp.close();
+                }
+                for (SyntheticMode m : modes) {
                     m.close();
                 }
             }
         }
     }
 
-    private static void report(Settings s, List<Mode> modes, Mode distributed) {
+    private static void report(Settings s, int threads, Model model, List<SyntheticMode> modes,
+                               SyntheticMode distributed, SyntheticResults.DdpFigures ddp) {
         DistributedTrainer trainer = distributed.trainer;
         double averagingMs = distributed.averagingNanos / 1e6 / Math.max(1, distributed.averages);
         // Every rank's figure: a rank that waits long for the others tells which rank is slower.
@@ -127,12 +157,18 @@ public final class SyntheticExample {
         double mean = mean(distributed.rates);
         double conf = 1.96 * std(distributed.rates, mean);
         double total = trainer.sumAcrossRanks("synthetic.total", Math.round(mean * 1000))[0] / 1000.0;
+        // Each iteration's total, for the efficiency iteration by iteration (the rates are per rank).
+        double[] totals = s.compare() ? Kolo.allreduce(distributed.rates.clone(), io.kolo.ReduceOp.SUM) : null;
+        double[] baselines = null;
         double baseline = 0;
         double ceiling = 0;
-        for (Mode m : modes) {
+        for (SyntheticMode m : modes) {
+            if (m.kind == SyntheticMode.Kind.BASELINE) {
+                baselines = m.rates;
+            }
             if (m != distributed) {
                 double v = m.meanPerTrainingRank();
-                if (m.kind == Kind.BASELINE) {
+                if (m.kind == SyntheticMode.Kind.BASELINE) {
                     baseline = v;
                 } else {
                     ceiling = v;
@@ -170,144 +206,36 @@ public final class SyntheticExample {
                 System.out.println();
             }
         }
-    }
-
-    /** The ways of training the benchmark measures: what each iteration line says, and what the run is called. */
-    private enum Kind {
-        BASELINE("(baseline, np=1)", "the np=1 baseline"),
-        CEILING("(ceiling, every rank alone)", "the ceiling"),
-        DISTRIBUTED("per rank", "the distributed run");
-
-        final String label;
-        final String title;
-
-        Kind(String label, String title) {
-            this.label = label;
-            this.title = title;
+        if (ddp == null && s.json() == null) {
+            return;
         }
-    }
-
-    /**
-     * One way of training measured side by side with the others, iteration by iteration (so that drift in the
-     * machine's speed, which is large on shared VMs, reaches all alike): the distributed run, or training without
-     * gradient averaging through a one-rank communicator. Without averaging, rank 0 alone trains (the np=1
-     * baseline, the other ranks wait idle), or every rank trains a model of its own at the same time (the ceiling:
-     * what the ranks would reach if communication cost nothing, since they still share the machine's cores, caches
-     * and memory). Those meet at a barrier after each batch, so that every rank's step waits for the slowest as in
-     * synchronous training, and no wait comes near Kolo's stall warning or timeout however slow a batch is.
-     */
-    private static final class Mode implements AutoCloseable {
-        final Kind kind;
-        final DistributedTrainer trainer;
-        final Model model;
-        final Communicator alone;
-        final boolean barrierPerBatch;
-        final double[] rates;
-        long averagingNanos;
-        long averages;
-
-        Mode(Kind kind, DistributedTrainer trainer, Model model, Communicator alone, boolean barrierPerBatch,
-             int iterations) {
-            this.kind = kind;
-            this.trainer = trainer;
-            this.model = model;
-            this.alone = alone;
-            this.barrierPerBatch = barrierPerBatch;
-            this.rates = new double[iterations];
-        }
-
-        static Mode alone(Kind kind, boolean trains, Settings s, DefaultTrainingConfig config,
-                          DistributedOptions options, Shape sample) {
-            if (!trains) {
-                return new Mode(kind, null, null, null, true, s.iters());
-            }
-            // A model of its own: a second trainer on the measured model would re-initialise parameters that the
-            // first one still references, and slows every later step of that model down several times.
-            Model model = Model.newInstance(kind.name().toLowerCase(Locale.ROOT) + "-" + s.model());
-            model.setBlock(SyntheticModels.block(s.model(), s.imageSize()));
-            Communicator alone = Communicator.local(1).getFirst();
-            DistributedTrainer trainer = new DistributedTrainer(model, config, alone, options);
-            trainer.initialize(sample);
-            return new Mode(kind, trainer, model, alone, true, s.iters());
-        }
-
-        void warmUp(Settings s, NDArray data, NDArray labels) {
-            for (int i = 0; i < s.warmup(); i++) {
-                if (trainer != null) {
-                    batch(trainer, data, labels);
-                }
-                if (barrierPerBatch) {
-                    Kolo.barrier();
-                }
-            }
-        }
-
-        void iteration(int it, Settings s, NDArray data, NDArray labels) {
-            long averagingBefore = trainer != null ? trainer.gradientAveragingTime().toNanos() : 0;
-            long averagesBefore = trainer != null ? trainer.gradientAverages() : 0;
-            // The barrier's wait is timed: with communication for free, synchronous training would still wait for
-            // the slowest rank at every step. (Rank 0 alone waits for nobody: the idle ranks are there first.)
-            long start = System.nanoTime();
-            for (int b = 0; b < s.batchesPerIter(); b++) {
-                if (trainer != null) {
-                    batch(trainer, data, labels);
-                }
-                if (barrierPerBatch) {
-                    Kolo.barrier();
-                }
-            }
-            long nanos = System.nanoTime() - start;
-            if (trainer != null) {
-                averagingNanos += trainer.gradientAveragingTime().toNanos() - averagingBefore;
-                averages += trainer.gradientAverages() - averagesBefore;
-            }
-            rates[it] = trainer != null ? s.batchSize() * s.batchesPerIter() / (nanos / 1e9) : 0;
-            if (Kolo.rank() == 0) {
-                System.out.printf(Locale.ROOT, "Iter #%d: %.1f img/sec %s%n", it, rates[it],
-                        kind.label);
-            }
-        }
-
-        /** The mean img/sec of the ranks that trained in this mode. */
-        double meanPerTrainingRank() {
-            double mine = trainer != null ? mean(rates) : 0;
-            long[] sums = {Math.round(mine * 1000), trainer != null ? 1 : 0};
-            Kolo.allreduce(sums, io.kolo.ReduceOp.SUM);
-            return sums[0] / 1000.0 / Math.max(1, sums[1]);
-        }
-
-        @Override
-        public void close() {
-            if (trainer != null) {
-                trainer.close();
-            }
-            if (alone != null) {
-                alone.close();
-            }
-            if (model != null) {
-                model.close();
+        SyntheticResults results = new SyntheticResults(s.model(), s.batchSize(), Kolo.size(), threads,
+                parameters(model), shapes(model), new SyntheticResults.KoloFigures(mean, total, conf * Kolo.size(),
+                baseline, ceiling, averagingMs, 1000.0 * s.batchSize() / mean,
+                SyntheticResults.efficiencies(totals, baselines, Kolo.size())), ddp);
+        results.table().forEach(System.out::println);
+        if (s.json() != null) {
+            try {
+                results.writeJson(s.json());
+            } catch (java.io.IOException e) {
+                System.err.println("synthetic: cannot write " + s.json() + ": " + e.getMessage());
             }
         }
     }
 
-    /**
-     * One training step on the synthetic batch. The batch is copied into a manager of its own for the step, as
-     * DJL's {@code Batch} would be: every intermediate array of the forward and backward pass attaches to its input's
-     * manager, and on the long-lived arrays' manager they would stay until the run ends (measured: about 250 MB per
-     * ResNet-18 step, until the machine ran out of memory).
-     */
-    private static void batch(DistributedTrainer trainer, NDArray data, NDArray labels) {
-        try (NDManager step = data.getManager().newSubManager();
-             GradientCollector collector = trainer.newGradientCollector()) {
-            NDArray x = data.duplicate();
-            NDArray y = labels.duplicate();
-            x.attach(step);
-            y.attach(step);
-            NDList out = trainer.forward(new NDList(x));
-            NDArray loss = trainer.getLoss().evaluate(new NDList(y), out);
-            collector.backward(loss);
+    /** The trainable parameters' shapes in block order, as {@code 64x3x3x3}, to hold against DDP's model. */
+    private static List<String> shapes(Model model) {
+        List<String> out = new ArrayList<>();
+        for (Pair<String, Parameter> p : model.getBlock().getParameters()) {
+            if (p.getValue().requiresGradient()) {
+                StringBuilder b = new StringBuilder();
+                for (long d : p.getValue().getArray().getShape().getShape()) {
+                    b.append(b.isEmpty() ? "" : "x").append(d);
+                }
+                out.add(b.toString());
+            }
         }
-        trainer.step();
+        return out;
     }
 
     private static long parameters(Model model) {
@@ -320,7 +248,7 @@ public final class SyntheticExample {
         return n;
     }
 
-    private static double mean(double[] v) {
+    static double mean(double[] v) {
         double sum = 0;
         for (double x : v) {
             sum += x;
@@ -328,7 +256,7 @@ public final class SyntheticExample {
         return sum / v.length;
     }
 
-    private static double std(double[] v, double mean) {
+    static double std(double[] v, double mean) {
         double sum = 0;
         for (double x : v) {
             sum += (x - mean) * (x - mean);
@@ -347,6 +275,8 @@ public final class SyntheticExample {
         Compression compression = Compression.NONE;
         boolean baseline = false;
         boolean ceiling = false;
+        boolean compare = false;
+        java.nio.file.Path json = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--model" -> model = Args.value(args, ++i);
@@ -366,6 +296,8 @@ public final class SyntheticExample {
                 }
                 case "--baseline" -> baseline = true;
                 case "--ceiling" -> ceiling = true;
+                case "--compare" -> compare = true;
+                case "--json" -> json = java.nio.file.Path.of(Args.value(args, ++i));
                 case "-h", "--help" -> {
                     return null;
                 }
@@ -375,6 +307,8 @@ public final class SyntheticExample {
         if (!java.util.List.of("mlp", "mlp-deep", "resnet18", "resnet34").contains(model)) {
             throw new IllegalArgumentException("--model must be mlp, mlp-deep, resnet18 or resnet34, not '" + model + "'");
         }
-        return new Settings(model, batch, imageSize, warmup, perIter, iters, threads, compression, baseline, ceiling);
+        // Scaling efficiency needs the np=1 run, and the ceiling says what any implementation could reach.
+        return new Settings(model, batch, imageSize, warmup, perIter, iters, threads, compression, baseline || compare,
+                ceiling || compare, compare, json);
     }
 }

@@ -24,6 +24,12 @@ public final class ProcessJob {
 
     public static List<Rank> run(int np, Path dir, long timeoutSeconds, String mainClass, String... args)
             throws IOException, InterruptedException {
+        return run(np, dir, timeoutSeconds, Map.of(), mainClass, args);
+    }
+
+    /** The same, with {@code extraEnv} added to every rank's environment. */
+    public static List<Rank> run(int np, Path dir, long timeoutSeconds, Map<String, String> extraEnv, String mainClass,
+                                 String... args) throws IOException, InterruptedException {
         int port;
         try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             port = s.getLocalPort();
@@ -46,6 +52,7 @@ public final class ProcessJob {
                         "KOLO_LOCAL_SIZE", "" + np, "KOLO_RENDEZVOUS_PORT", "" + port,
                         "KOLO_RENDEZVOUS_SERVER", "rank0", "KOLO_SECRET", secret, "KOLO_DJL_THREADS", "1",
                         "KOLO_TIMEOUT_SECONDS", "60"));
+                env.putAll(extraEnv);
                 processes.add(pb.start());
             }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
