@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The reduction kernels every allreduce spends its arithmetic in: {@code acc[i] = op(acc[i], in[i])} over
- * native memory, per element type and operation. Bytes reduced per second = elements x element size /
+ * native memory, per element type and operation, with the accumulator in native memory or in a Java array of the
+ * type's own Java type ({@code -p accumulator=array}: what {@code Kolo.allreduce(float[])} reduces into). Bytes reduced per second = elements x element size /
  * (time per op); at 1 MiB of float32 both buffers stay in cache, so this is the kernel's own speed, not
  * memory bandwidth.
  *
@@ -46,6 +47,9 @@ public class KernelBenchmark {
     @Param({"262144"})
     public long elements;
 
+    @Param({"native", "array"})
+    public String accumulator;
+
     private Arena arena;
     private MemorySegment acc;
     private MemorySegment in;
@@ -54,7 +58,7 @@ public class KernelBenchmark {
     public void setUp() {
         arena = Arena.ofShared();
         long bytes = elements * type.byteSize();
-        acc = arena.allocate(bytes, 64);
+        acc = accumulator.equals("array") ? array(type, Math.toIntExact(elements)) : arena.allocate(bytes, 64);
         in = arena.allocate(bytes, 64);
         // 1.0 in every element (or 1 for integers): PRODUCT and SUM stay finite and non-denormal however long it runs.
         for (long i = 0; i < elements; i++) {
@@ -82,6 +86,18 @@ public class KernelBenchmark {
                 }
             }
         }
+    }
+
+    /** A heap segment over an array of the type's Java type (float[] for FLOAT32), as Tensor.of(array) makes. */
+    private static MemorySegment array(DataType type, int n) {
+        return switch (type) {
+            case FLOAT32 -> MemorySegment.ofArray(new float[n]);
+            case FLOAT64 -> MemorySegment.ofArray(new double[n]);
+            case INT32 -> MemorySegment.ofArray(new int[n]);
+            case INT64 -> MemorySegment.ofArray(new long[n]);
+            case INT16, FLOAT16, BFLOAT16 -> MemorySegment.ofArray(new short[n]);
+            case INT8, UINT8 -> MemorySegment.ofArray(new byte[n]);
+        };
     }
 
     @TearDown(Level.Trial)
