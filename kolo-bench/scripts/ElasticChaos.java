@@ -194,11 +194,19 @@ public final class ElasticChaos {
         }
         double seconds = (System.nanoTime() - start) / 1e9;
         Integer exit = launcher.isAlive() ? null : launcher.exitValue();
+        // A hung run's workers were just killed here and may not be gone yet: only a launcher that ended by itself
+        // is held to leaving no worker behind.
         int processesLeft = 0;
         for (long pid : workerPids) {
-            if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
-                processesLeft++;
-                ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+            Optional<ProcessHandle> p = ProcessHandle.of(pid).filter(ProcessHandle::isAlive);
+            if (p.isPresent()) {
+                processesLeft += hang ? 0 : 1;
+                p.get().destroyForcibly();
+                try {
+                    p.get().onExit().get(10, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+                    note = (note.isEmpty() ? "" : note + "; ") + "worker " + pid + " survived SIGKILL";
+                }
             }
         }
         int segmentsLeft = removeSegments(workerPids);
@@ -410,7 +418,7 @@ public final class ElasticChaos {
                 runs.size(), killed, runs.stream().filter(Run::completed).count(),
                 runs.stream().filter(Run::hang).count(), runs.stream().mapToInt(Run::resets).sum(),
                 seconds(median(rejoin)), seconds(last(rejoin)), seconds(median(resume)), seconds(last(resume)),
-                median(lost), last(lost), runs.stream().filter(Run::lostCommit).count(),
+                dash(median(lost)), dash(last(lost)), runs.stream().filter(Run::lostCommit).count(),
                 acc.isEmpty() ? "-" : String.format(Locale.ROOT, "%.2f", acc.getFirst()),
                 acc.isEmpty() ? "-" : String.format(Locale.ROOT, "%.2f", acc.get((acc.size() - 1) / 2)),
                 runs.stream().mapToInt(Run::processesLeft).sum(), runs.stream().mapToInt(Run::segmentsLeft).sum()));
@@ -424,6 +432,10 @@ public final class ElasticChaos {
 
     private static Long last(List<Long> sorted) {
         return sorted.isEmpty() ? null : sorted.getLast();
+    }
+
+    private static String dash(Long n) {
+        return n == null ? "-" : n.toString();
     }
 
     private static String seconds(Long ms) {
