@@ -36,7 +36,7 @@ final class ElasticMnist {
     }
 
     static void run(MnistData mnist, String modelName, int epochs, int batchSize, float lr, int warmup, long seed,
-                    int commitEvery) throws Exception {
+                    int commitEvery, boolean logSteps) throws Exception {
         boolean cnn = modelName.equals("cnn");
         Shape sample = cnn ? new Shape(1, 28, 28) : new Shape(784);
         log("mnist: " + modelName + ", elastic, starting on " + Kolo.size() + " rank(s), batch " + batchSize
@@ -58,14 +58,16 @@ final class ElasticMnist {
                             .build())
                     .optDevices(new Device[]{KoloDjl.device()});
             ElasticTrainerState state = new ElasticTrainerState(model, sampler, config, new Shape(1).addAll(sample));
-            double accuracy = Elastic.run(state, s -> train(s, train, manager, mnist, sample, epochs, commitEvery));
+            double accuracy = Elastic.run(state, s -> train(s, train, manager, mnist, sample, epochs, commitEvery,
+                    logSteps));
             log(String.format(Locale.ROOT, "final test accuracy %.2f%%", 100 * accuracy));
         }
     }
 
     /** One job's share of the training: from the committed position to the end, or until the job fails. */
     private static double train(ElasticTrainerState s, ArrayDataset train, NDManager manager, MnistData mnist,
-                                Shape sample, int epochs, int commitEvery) throws Exception {
+                                Shape sample, int epochs, int commitEvery, boolean logSteps)
+            throws Exception {
         try (DistributedTrainer trainer = s.newTrainer()) {
             log("training on " + Kolo.size() + " ranks from epoch " + (s.epoch() + 1) + ", batch " + s.batch()
                     + " (" + s.consumed() + " samples of the epoch already trained)");
@@ -84,6 +86,11 @@ final class ElasticMnist {
                     }
                     trainer.step();
                     s.batchDone();
+                    if (logSteps) {
+                        // Lets an observer (the chaos benchmark) count the steps a failure rolls back.
+                        log("epoch " + (s.epoch() + 1) + ", batch " + s.batch() + ": trained on " + Kolo.size()
+                                + " ranks");
+                    }
                     if (s.batch() % commitEvery == 0) {
                         s.commit();
                         log("epoch " + (s.epoch() + 1) + ", batch " + s.batch() + ": committed on " + Kolo.size()

@@ -41,7 +41,8 @@ import java.util.Locale;
  */
 public final class MnistExample {
     private static final String USAGE = "usage: mnist [--data DIR] [--model cnn|mlp] [--epochs N] [--batch-size N]"
-            + " [--lr RATE] [--warmup-steps N] [--threads N] [--seed N] [--checkpoint DIR] [--elastic [--commit-every N]]";
+            + " [--lr RATE] [--warmup-steps N] [--threads N] [--seed N] [--checkpoint DIR]"
+            + " [--elastic [--commit-every N] [--log-steps]]";
 
     private MnistExample() {
     }
@@ -58,6 +59,7 @@ public final class MnistExample {
         Path checkpoint = null;
         boolean elastic = false;
         Integer commitEvery = null;
+        boolean logSteps = false;
         try {
             for (int i = 0; i < args.length; i++) {
                 switch (args[i]) {
@@ -72,6 +74,7 @@ public final class MnistExample {
                     case "--checkpoint" -> checkpoint = Path.of(Args.value(args, ++i));
                     case "--elastic" -> elastic = true;
                     case "--commit-every" -> commitEvery = Args.positive(args, ++i);
+                    case "--log-steps" -> logSteps = true;
                     case "-h", "--help" -> {
                         System.out.println(USAGE);
                         return;
@@ -88,6 +91,9 @@ public final class MnistExample {
             }
             if (!elastic && commitEvery != null) {
                 throw new IllegalArgumentException("--commit-every is for --elastic");
+            }
+            if (!elastic && logSteps) {
+                throw new IllegalArgumentException("--log-steps is for --elastic");
             }
             if (elastic && checkpoint != null) {
                 throw new IllegalArgumentException("--elastic keeps its state in memory: drop --checkpoint");
@@ -108,7 +114,7 @@ public final class MnistExample {
             MnistData mnist = loadOrFetch(data);
             if (elastic) {
                 ElasticMnist.run(mnist, modelName, epochs, batchSize, lr, warmup, seed,
-                        commitEvery == null ? 10 : commitEvery);
+                        commitEvery == null ? 10 : commitEvery, logSteps);
             } else {
                 run(mnist, modelName, epochs, batchSize, lr, warmup, seed, checkpoint);
             }

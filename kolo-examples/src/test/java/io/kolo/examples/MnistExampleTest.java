@@ -56,13 +56,16 @@ class MnistExampleTest {
     }
 
     @Test
-    void elasticNeedsADataDirectoryAndCommitEveryNeedsElastic(@TempDir Path dir) throws Exception {
+    void elasticNeedsADataDirectoryAndCommitEveryAndLogStepsNeedElastic(@TempDir Path dir) throws Exception {
         ProcessJob.Rank r = ProcessJob.run(1, dir, 60, MnistExample.class.getName(), "--elastic").getFirst();
         assertEquals(2, r.exitCode(), ProcessJob.report(dir, 1));
         assertTrue(r.err().startsWith("mnist: --elastic needs --data DIR (usage: mnist "), r.err());
         r = ProcessJob.run(1, dir, 60, MnistExample.class.getName(), "--commit-every", "5").getFirst();
         assertEquals(2, r.exitCode(), ProcessJob.report(dir, 1));
         assertTrue(r.err().startsWith("mnist: --commit-every is for --elastic (usage: mnist "), r.err());
+        r = ProcessJob.run(1, dir, 60, MnistExample.class.getName(), "--log-steps").getFirst();
+        assertEquals(2, r.exitCode(), ProcessJob.report(dir, 1));
+        assertTrue(r.err().startsWith("mnist: --log-steps is for --elastic (usage: mnist "), r.err());
     }
 
     @Test
