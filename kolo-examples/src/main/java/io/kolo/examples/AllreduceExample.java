@@ -78,8 +78,8 @@ public final class AllreduceExample {
     }
 
     /**
-     * "first op 95.1 ms, ops 2-10 4.2 ms avg; steady state (ops 11-60) 1.9 ms avg, bus bandwidth 2.21 GB/s": the
-     * start and the steady state apart (see the class comment); bus bandwidth as {@code kolo bench} computes it.
+     * One line: the first op, the average of the rest of the first {@value #FIRST_OPS}, and the steady state's average
+     * and bus bandwidth (as {@code kolo bench} computes it) — the start and the steady state apart, see the class comment.
      */
     static String timings(long[] nanos, double bytes, int size) {
         StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "first op %.1f ms", nanos[0] / 1e6));

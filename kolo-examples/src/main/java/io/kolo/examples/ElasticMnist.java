@@ -2,12 +2,9 @@ package io.kolo.examples;
 
 import ai.djl.Device;
 import ai.djl.Model;
-import ai.djl.ndarray.NDArray;
-import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.training.DefaultTrainingConfig;
-import ai.djl.training.GradientCollector;
 import ai.djl.training.TrainingConfig;
 import ai.djl.training.dataset.ArrayDataset;
 import ai.djl.training.dataset.Batch;
@@ -77,14 +74,8 @@ final class ElasticMnist {
                 double lossSum = 0;
                 int batches = 0;
                 for (Batch batch : trainer.iterateDataset(train)) {
-                    try (batch; GradientCollector collector = trainer.newGradientCollector()) {
-                        NDList predictions = trainer.forward(batch.getData(), batch.getLabels());
-                        NDArray loss = trainer.getLoss().evaluate(batch.getLabels(), predictions);
-                        collector.backward(loss);
-                        lossSum += loss.getFloat();
-                        batches++;
-                    }
-                    trainer.step();
+                    lossSum += MnistExample.trainStep(trainer, batch);
+                    batches++;
                     s.batchDone();
                     if (logSteps) {
                         // Lets an observer (the chaos benchmark) count the steps a failure rolls back.

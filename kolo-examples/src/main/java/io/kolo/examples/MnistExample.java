@@ -40,6 +40,19 @@ import java.util.Locale;
  * {@code kolo run --min-np} ({@link ElasticMnist}).
  */
 public final class MnistExample {
+    /** One step: forward, loss, backward (the gradient averaging happens in step()), update; returns the loss. */
+    static float trainStep(DistributedTrainer trainer, Batch batch) {
+        float value;
+        try (batch; GradientCollector collector = trainer.newGradientCollector()) {
+            NDList predictions = trainer.forward(batch.getData(), batch.getLabels());
+            NDArray loss = trainer.getLoss().evaluate(batch.getLabels(), predictions);
+            collector.backward(loss);
+            value = loss.getFloat();
+        }
+        trainer.step();
+        return value;
+    }
+
     private static final String USAGE = "usage: mnist [--data DIR] [--model cnn|mlp] [--epochs N] [--batch-size N]"
             + " [--lr RATE] [--warmup-steps N] [--threads N] [--seed N] [--checkpoint DIR]"
             + " [--elastic [--commit-every N] [--log-steps]]";
@@ -161,14 +174,8 @@ public final class MnistExample {
                     double lossSum = 0;
                     int batches = 0;
                     for (Batch batch : trainer.iterateDataset(train)) {
-                        try (batch; GradientCollector collector = trainer.newGradientCollector()) {
-                            NDList predictions = trainer.forward(batch.getData(), batch.getLabels());
-                            NDArray loss = trainer.getLoss().evaluate(batch.getLabels(), predictions);
-                            collector.backward(loss);
-                            lossSum += loss.getFloat();
-                            batches++;
-                        }
-                        trainer.step();
+                        lossSum += trainStep(trainer, batch);
+                        batches++;
                     }
                     double loss = trainer.averageAcrossRanks("loss", lossSum / batches)[0];
                     accuracy = testAccuracy(trainer, manager, mnist, sample);

@@ -160,25 +160,8 @@ class ElasticRunTest {
         ProcessHandle.of(pid).orElseThrow().destroyForcibly();   // SIGKILL: no shutdown hook, no last words
     }
 
-    /** In every worker's log the committed step never decreases, and within one job it rises by one. */
     private static void assertCommitsNeverGoBack(Path dir) throws IOException {
-        try (Stream<Path> files = Files.list(dir)) {
-            for (Path f : files.filter(p -> p.getFileName().toString().startsWith("log.")).toList()) {
-                long last = -1;
-                boolean reset = true;
-                for (String line : Files.readAllLines(f)) {
-                    if (line.startsWith("reset ")) {
-                        reset = true;
-                        continue;
-                    }
-                    long step = Long.parseLong(line.split(" ")[1]);
-                    assertTrue(reset ? step >= last : step == last + 1, f.getFileName() + ": " + step + " after "
-                            + last);
-                    last = step;
-                    reset = false;
-                }
-            }
-        }
+        TestAccess.assertCommitsNeverGoBack(dir);
     }
 
     private static void assertNothingLeft(Path dir) throws Exception {
