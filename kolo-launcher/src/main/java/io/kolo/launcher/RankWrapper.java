@@ -44,6 +44,9 @@ final class RankWrapper {
             "wait $kolo_rank",
             "kolo_code=$?",
             "kill -s KILL $kolo_watch 2>/dev/null",
+            // Reaped here: an orphaned watcher would be a zombie until init reaps it, and the launcher waits for the
+            // ranks' descendants to be gone before it exits.
+            "wait $kolo_watch 2>/dev/null",
             // Whatever the rank left running in its group goes with it, as on the launcher's own host: TERM,
             // and KILL for what is still there after the grace period (at once when nothing is left).
             "kolo_signal TERM",

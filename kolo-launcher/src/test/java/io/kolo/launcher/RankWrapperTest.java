@@ -72,6 +72,38 @@ class RankWrapperTest {
     }
 
     @Test
+    void aRankThatEndsLeavesNoZombieBehind(@TempDir Path dir) throws Exception {
+        // The launcher waits for everything the ranks started to be gone; a watcher left for init to reap (which
+        // some inits do late) held every job's end for seconds.
+        Process p = wrapper(dir, List.of("sh", "-c", "echo started; read line < fifo"));
+        new ProcessBuilder("mkfifo", dir.resolve("fifo").toString()).start().waitFor();
+        OutputStream in = p.getOutputStream();
+        in.write(RankWrapper.environmentLine(Map.of("A", "1")).getBytes(StandardCharsets.UTF_8));
+        in.flush();
+        assertEquals("started\n", new String(p.getInputStream().readNBytes("started\n".length()),
+                StandardCharsets.UTF_8));
+        List<ProcessHandle> started = p.descendants().toList();
+        assertFalse(started.isEmpty(), "the wrapper started no watcher and no rank");
+        Files.writeString(dir.resolve("fifo"), "end\n");
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the wrapper did not end after its rank did");
+        in.close();
+        for (ProcessHandle h : started) {
+            assertFalse(zombie(h.pid()), "pid " + h.pid() + " was left a zombie for init to reap");
+        }
+    }
+
+    private static boolean zombie(long pid) throws java.io.IOException {
+        Path stat = Path.of("/proc", Long.toString(pid), "stat");
+        try {
+            String s = Files.readString(stat);
+            // pid (comm) STATE ...: comm may contain spaces and parentheses, the state follows the last ')'.
+            return s.substring(s.lastIndexOf(')') + 2).startsWith("Z");
+        } catch (java.nio.file.NoSuchFileException gone) {
+            return false;
+        }
+    }
+
+    @Test
     void aMissingDirectoryIsNamed(@TempDir Path dir) throws Exception {
         Process p = wrapper(dir.resolve("nope"), List.of("true"));
         try (OutputStream in = p.getOutputStream()) {
