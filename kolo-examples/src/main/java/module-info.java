@@ -2,6 +2,7 @@
 module io.kolo.examples {
     requires io.kolo.core;
     requires io.kolo.djl;
+    requires java.management;
     requires java.net.http;
 
     exports io.kolo.examples;

@@ -95,7 +95,11 @@ public final class RendezvousServer implements KeyValueStore {
                 return;
             }
             gate.arrived(socket);
-            Thread.ofVirtual().name("kolo-rendezvous-" + socket.getRemoteSocketAddress()).start(() -> serve(socket));
+            // A platform thread, not a virtual one: the first virtual thread that blocks on a socket starts the JDK's
+            // poller, which then waits in native code for the JVM's life, and JVM exit waits a while for threads in
+            // native code, on every launcher exit (docs/performance.md, "First run").
+            Thread.ofPlatform().daemon().name("kolo-rendezvous-" + socket.getRemoteSocketAddress())
+                    .start(() -> serve(socket));
         }
     }
 

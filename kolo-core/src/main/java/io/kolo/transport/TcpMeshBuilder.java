@@ -110,7 +110,9 @@ final class TcpMeshBuilder implements AutoCloseable {
         // Set before bind so accepted sockets inherit it and window scaling is negotiated.
         server.setOption(StandardSocketOptions.SO_RCVBUF, TcpTransport.SOCKET_BUFFER_BYTES);
         server.bind(new InetSocketAddress(bindAddress, 0), size + 16);
-        Thread.ofVirtual().name("kolo-tcp-accept-" + rank).start(this::acceptLoop);
+        // Platform threads here and below, as in RendezvousServer: a virtual thread blocked on a socket would leave
+        // the JDK's poller waiting in native code, and JVM exit waits for such threads.
+        Thread.ofPlatform().daemon().name("kolo-tcp-accept-" + rank).start(this::acceptLoop);
     }
 
     private InetAddress publishedAddress() {
@@ -245,7 +247,7 @@ final class TcpMeshBuilder implements AutoCloseable {
             handshaking.add(ch);
             gate.arrived(ch);
             // One thread per connection, so a silent stranger can't hold up the real peers.
-            Thread.ofVirtual().name("kolo-tcp-handshake-" + rank).start(() -> admit(ch));
+            Thread.ofPlatform().daemon().name("kolo-tcp-handshake-" + rank).start(() -> admit(ch));
         }
     }
 

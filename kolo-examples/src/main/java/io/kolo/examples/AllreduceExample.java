@@ -23,14 +23,17 @@ public final class AllreduceExample {
     }
 
     public static void main(String[] args) {
+        long mainAt = System.currentTimeMillis();
         int elements = 1 << 20;
         int iterations = 60;
+        boolean startup = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--elements" -> elements = Integer.parseInt(value(args, ++i, "--elements"));
                 case "--iterations" -> iterations = Integer.parseInt(value(args, ++i, "--iterations"));
+                case "--startup" -> startup = true;
                 case "-h", "--help" -> {
-                    System.out.println("usage: allreduce [--elements N] [--iterations N]");
+                    System.out.println("usage: allreduce [--elements N] [--iterations N] [--startup]");
                     return;
                 }
                 default -> {
@@ -40,8 +43,11 @@ public final class AllreduceExample {
             }
         }
         Kolo.init();
+        long initDone = System.currentTimeMillis();
+        long firstOpDone = 0;
+        int rank = -1;
         try {
-            int rank = Kolo.rank();
+            rank = Kolo.rank();
             int size = Kolo.size();
             System.out.printf(Locale.ROOT, "rank %d of %d (local %d of %d, host %d of %d)%n", rank, size,
                     Kolo.localRank(), Kolo.localSize(), Kolo.crossRank(), Kolo.crossSize());
@@ -55,6 +61,9 @@ public final class AllreduceExample {
                 // A name that repeats every step lets the response cache skip the coordinator after step one.
                 Kolo.allreduceAsync("example.data", Tensor.of(data), ReduceOp.SUM).await();
                 nanos[it] = System.nanoTime() - start;
+                if (it == 0) {
+                    firstOpDone = System.currentTimeMillis();
+                }
                 for (float v : data) {
                     if (v != expected) {
                         throw new IllegalStateException("rank " + rank + ": allreduce gave " + v + ", expected " + expected);
@@ -75,6 +84,20 @@ public final class AllreduceExample {
         } finally {
             Kolo.shutdown();
         }
+        if (startup && rank == 0) {
+            System.out.println(startupLine(mainAt, initDone, firstOpDone, System.currentTimeMillis()));
+        }
+    }
+
+    /**
+     * When each phase of rank 0's start ended, from the JVM's own start (recorded as it began, before any class was
+     * loaded): kolo-bench/scripts/first-run.sh adds the launcher's part from the absolute start.
+     */
+    static String startupLine(long mainAt, long initDone, long firstOpDone, long end) {
+        long jvm = java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime();
+        return String.format(Locale.ROOT, "startup: JVM started at %d (epoch ms); main +%d ms, Kolo.init done +%d ms,"
+                + " first op done +%d ms, shutdown done +%d ms", jvm, mainAt - jvm, initDone - jvm, firstOpDone - jvm,
+                end - jvm);
     }
 
     /**

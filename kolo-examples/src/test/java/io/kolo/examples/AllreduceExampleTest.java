@@ -2,9 +2,15 @@ package io.kolo.examples;
 
 import org.junit.jupiter.api.Test;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The figures the README's first command prints: the start and the steady state apart. */
 class AllreduceExampleTest {
@@ -34,5 +40,30 @@ class AllreduceExampleTest {
         Arrays.fill(nanos, 1_000_000);
         assertEquals("first op 1.0 ms, ops 2-10 1.0 ms avg; steady state (ops 11-11) 1.00 ms avg",
                 AllreduceExample.timings(nanos, 1024, 1));
+    }
+
+    @Test
+    void startupPrintsWhenEachPhaseEndedInOrder() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        PrintStream original = System.out;
+        System.setOut(new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        try {
+            // No KOLO_* variables: a job of one rank, this JVM.
+            AllreduceExample.main(new String[] {"--elements", "16", "--iterations", "3", "--startup"});
+        } finally {
+            System.setOut(original);
+        }
+        String out = bytes.toString(StandardCharsets.UTF_8);
+        Matcher m = Pattern.compile("startup: JVM started at (\\d+) \\(epoch ms\\); main \\+(\\d+) ms, Kolo.init done"
+                + " \\+(\\d+) ms, first op done \\+(\\d+) ms, shutdown done \\+(\\d+) ms").matcher(out);
+        assertTrue(m.find(), out);
+        long started = Long.parseLong(m.group(1));
+        assertTrue(started <= System.currentTimeMillis() && started > System.currentTimeMillis() - 3_600_000, out);
+        long previous = 0;
+        for (int g = 2; g <= 5; g++) {
+            long at = Long.parseLong(m.group(g));
+            assertTrue(at >= previous, "phase " + g + " ended before the one before it: " + out);
+            previous = at;
+        }
     }
 }

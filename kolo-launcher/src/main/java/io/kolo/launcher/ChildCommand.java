@@ -48,6 +48,11 @@ final class ChildCommand {
     }
 
     static List<String> forExample(String name, List<String> args, Path koloHome) {
+        return forExample(name, args, koloHome, true);
+    }
+
+    /** {@code aot}: name the examples' AOT cache if there is one ({@code KOLO_AOT=0} turns that off). */
+    static List<String> forExample(String name, List<String> args, Path koloHome, boolean aot) {
         Path examplesJar = findJar(koloHome.resolve("kolo-examples/target"), "kolo-examples-")
                 .orElseThrow(() -> new UsageException("no examples jar in " + koloHome.resolve("kolo-examples/target")
                         + " (build it with ./mvnw -DskipTests package, or set KOLO_HOME to the Kolo checkout)"));
@@ -67,10 +72,23 @@ final class ChildCommand {
         if (Files.isDirectory(lib)) {
             classpath = examplesJar + java.io.File.pathSeparator + lib.resolve("*") + java.io.File.pathSeparator + coreJar;
         }
-        List<String> cmd = new ArrayList<>(List.of(javaExecutable(), NATIVE_ACCESS, VECTOR_API, "-cp", classpath,
-                EXAMPLES_PACKAGE + "." + className));
+        List<String> cmd = new ArrayList<>(List.of(javaExecutable()));
+        if (aot) {
+            aotCache(koloHome).ifPresent(cache -> cmd.add("-XX:AOTCache=" + cache));
+        }
+        cmd.addAll(List.of(NATIVE_ACCESS, VECTOR_API, "-cp", classpath, EXAMPLES_PACKAGE + "." + className));
         cmd.addAll(args);
         return cmd;
+    }
+
+    /**
+     * The examples' JDK AOT cache, made by the {@code kolo} script after each build from a training job on exactly
+     * this command line. Only one that exists is named: the JVM reports a missing one as an error, while one from an
+     * older build no longer matches the jars and the JVM ignores it.
+     */
+    static Optional<Path> aotCache(Path koloHome) {
+        Path cache = koloHome.resolve("kolo-examples/target/kolo-examples.aot");
+        return Files.isRegularFile(cache) ? Optional.of(cache) : Optional.empty();
     }
 
     /** {@code allreduce} -> {@code AllreduceExample}, {@code ring-allreduce} -> {@code RingAllreduceExample}. */

@@ -342,7 +342,8 @@ final class RunCommand implements Subcommand {
             return ChildCommand.forClasspath(classpath, command);
         }
         if (example != null) {
-            return ChildCommand.forExample(example, command, ChildCommand.koloHome(launcherEnv));
+            return ChildCommand.forExample(example, command, ChildCommand.koloHome(launcherEnv),
+                    !"0".equals(launcherEnv.get("KOLO_AOT")));
         }
         if (command.isEmpty()) {
             throw new UsageException("no command to run: kolo run -np N -- COMMAND [ARGS...]");

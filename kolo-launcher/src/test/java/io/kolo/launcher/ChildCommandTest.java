@@ -37,6 +37,19 @@ class ChildCommandTest {
     }
 
     @Test
+    void exampleRanksUseTheExamplesAotCacheOnlyWhenThereIsOne(@TempDir Path home) throws IOException {
+        fakeCheckout(home);
+        assertTrue(ChildCommand.forExample("allreduce", List.of(), home).stream()
+                .noneMatch(a -> a.startsWith("-XX:AOTCache")), "no cache yet, yet the command names one");
+        Path cache = Files.writeString(home.resolve("kolo-examples/target/kolo-examples.aot"), "");
+        List<String> cmd = ChildCommand.forExample("allreduce", List.of(), home);
+        // A JVM option: before the class path and the main class.
+        assertEquals("-XX:AOTCache=" + cache, cmd.get(1));
+        assertTrue(ChildCommand.forExample("allreduce", List.of(), home, false).stream()
+                .noneMatch(a -> a.startsWith("-XX:AOTCache")), "KOLO_AOT=0, yet the command names the cache");
+    }
+
+    @Test
     void unknownExampleListsTheAvailableOnes(@TempDir Path home) throws IOException {
         fakeCheckout(home);
         UsageException e = assertThrows(UsageException.class, () -> ChildCommand.forExample("mnist", List.of(), home));
