@@ -45,10 +45,18 @@ public final class BenchSuite {
      * @param slices with {@code compare}: Kolo over shared memory and Open MPI over shared memory take turns at every
      *               size, this many times each ({@link SliceGate})
      * @param memory where Kolo's tensors live; the peers always use their own native buffers
+     * @param hosts  the hosts the ranks run on, or null: all on this machine
      */
     public record Config(Collective collective, int ranks, long[] sizes, ElementType type, Memory memory, int iterations,
                          int warmup, List<String> transports, boolean compare, int slices, Duration peerTimeout,
-                         String commandLine) {
+                         String commandLine, BenchHosts hosts) {
+        /** Every rank on this machine. */
+        public Config(Collective collective, int ranks, long[] sizes, ElementType type, Memory memory, int iterations,
+                      int warmup, List<String> transports, boolean compare, int slices, Duration peerTimeout,
+                      String commandLine) {
+            this(collective, ranks, sizes, type, memory, iterations, warmup, transports, compare, slices, peerTimeout,
+                    commandLine, null);
+        }
     }
 
     private BenchSuite() {
@@ -73,10 +81,7 @@ public final class BenchSuite {
         String loadBefore = loadAverage();
         List<Series> series = new ArrayList<>();
         BenchCache cache = config.compare() ? BenchCache.fromEnvironment(env) : null;
-        List<Peer> peers = config.compare() ? List.of(
-                new OpenMpiPeer("vader", env, cache, config.peerTimeout()),
-                new OpenMpiPeer("tcp", env, cache, config.peerTimeout()),
-                new GlooPeer(env, cache, config.peerTimeout())) : List.of();
+        List<Peer> peers = config.compare() ? peers(config, env, cache) : List.of();
         // Peer series measured while taking turns with Kolo, by peer name.
         Map<String, Series> measured = new LinkedHashMap<>();
         for (String transport : config.transports()) {
@@ -114,8 +119,27 @@ public final class BenchSuite {
         // Timings on a busy machine are not comparable with a quiet one's: record how busy it was.
         machine.put("loadavg_start", loadBefore);
         machine.put("loadavg_end", loadAverage());
+        if (config.hosts() != null) {
+            // The figures above describe the launcher's machine; the ranks ran here.
+            machine.put("hosts", config.hosts().hostList());
+            if (config.hosts().networkInterface() != null) {
+                machine.put("network_interface", config.hosts().networkInterface());
+            }
+        }
         return new Report(config.collective(), config.ranks(), config.type(), config.commandLine(), steps, series,
                 comparisons, machine);
+    }
+
+    /** The peers --compare runs: on this machine all three; on given hosts Open MPI over TCP on the same hosts. */
+    static List<Peer> peers(Config config, Map<String, String> env, BenchCache cache) {
+        if (config.hosts() == null) {
+            return List.of(new OpenMpiPeer("vader", env, cache, config.peerTimeout()),
+                    new OpenMpiPeer("tcp", env, cache, config.peerTimeout()),
+                    new GlooPeer(env, cache, config.peerTimeout()));
+        }
+        return List.of(Peer.skipped("OMPI shm", "with -H or --hostfile kolo bench compares TCP only"),
+                new OpenMpiPeer("tcp", env, cache, config.peerTimeout(), config.hosts()),
+                Peer.skipped("Gloo", "gloo_bench.py starts its ranks on this machine only, not on the given hosts"));
     }
 
     /**

@@ -21,7 +21,8 @@ import java.util.Locale;
 
 /**
  * One rank of {@code kolo bench}: for each step, checks the collective's result once, warms up, then times
- * each iteration. Rank 0 writes one {@link Measurement} line per size to the result file.
+ * each iteration. Rank 0 writes one {@link Measurement} line per size to the result file, or with {@code -} for it to
+ * its standard output behind {@link #RESULT_PREFIX}, which reaches the launcher from whichever host rank 0 runs on.
  *
  * <p>It uses the public API exactly as a training loop does: native tensors (or Java arrays), ops named per size (so after
  * the first call the response cache skips the coordinator), and {@code ...Async(name, ...).await()}. The
@@ -31,6 +32,8 @@ import java.util.Locale;
  * memory {@code native} (the default) or {@code heap} ({@link Memory}).
  */
 public final class BenchWorker {
+    /** Starts each result line rank 0 prints to its standard output when the result file is {@code -}. */
+    public static final String RESULT_PREFIX = "kolo-bench-result ";
     /** How long the JIT warm-up runs before the first timed op (see {@link #warmUpTheJit}). */
     private static final long JIT_WARMUP_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(6);
     /** After {@link #JIT_WARMUP_NANOS}, the JIT warm-up goes on until no rank's JIT has compiled for this long... */
@@ -103,9 +106,12 @@ public final class BenchWorker {
             return;
         }
         try (Communicator comm = Communicator.fromEnvironment()) {
+            // Says where each rank runs, so a run across hosts shows that it was one.
+            System.out.printf(Locale.ROOT, "kolo-bench: rank %d of %d on host %s%n", comm.rank(), comm.size(),
+                    hostName());
             BenchWorker worker = new BenchWorker(comm, collective, type, memory);
             gate.ifPresent(worker::takeTurns);
-            worker.run(steps, out);
+            worker.run(steps, args[3].equals("-") ? null : out);
         }
     }
 
@@ -115,10 +121,11 @@ public final class BenchWorker {
         this.slices = gate.slices();
     }
 
+    /** Times every step; rank 0 writes the results to {@code resultFile}, or with null to stdout (see main). */
     void run(List<Step> steps, Path resultFile) {
         int maxIterations = steps.stream().mapToInt(Step::iterations).max().orElse(1);
         try (Arena control = Arena.ofShared();
-             PrintStream results = rank == 0 ? new PrintStream(Files.newOutputStream(resultFile), true) : null) {
+             PrintStream results = rank == 0 ? resultStream(resultFile) : null) {
             // The benchmark's own bookkeeping (iteration times, "go on?" flags) travels in native memory like the
             // measured tensors: Java arrays there would make the JIT recompile the data path for them after every
             // size, and the next size would be timed while it does.
@@ -128,7 +135,8 @@ public final class BenchWorker {
             for (Step step : steps) {
                 Measurement m = measure(step, nanos, more);
                 if (results != null) {
-                    results.println(m.toLine());
+                    results.println(resultFile == null ? RESULT_PREFIX + m.toLine() : m.toLine());
+                    results.flush();
                     System.out.printf(Locale.ROOT, "%s %s: %.1f us, %.3f GB/s bus%n", collective.id(),
                             Sizes.format(step.bytes()), m.avgSeconds() * 1e6,
                             m.busBandwidth(collective, size) / 1e9);
@@ -136,6 +144,29 @@ public final class BenchWorker {
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write results to " + resultFile, e);
+        }
+    }
+
+    /** The result file, or stdout (left open: closing the stream must not close System.out). */
+    private static PrintStream resultStream(Path resultFile) throws IOException {
+        if (resultFile != null) {
+            return new PrintStream(Files.newOutputStream(resultFile), true);
+        }
+        return new PrintStream(new java.io.FilterOutputStream(System.out) {
+            @Override
+            public void close() {
+                System.out.flush();
+            }
+        }, true);
+    }
+
+    /** The kernel's host name (no name lookup, which can stall on a host without DNS). */
+    private static String hostName() {
+        try {
+            return Files.readString(Path.of("/proc/sys/kernel/hostname")).strip();
+        } catch (IOException | RuntimeException e) {
+            String env = System.getenv("HOSTNAME");
+            return env == null ? "?" : env;
         }
     }
 

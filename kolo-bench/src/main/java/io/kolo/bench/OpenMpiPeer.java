@@ -14,6 +14,8 @@ import java.util.Optional;
  * Open MPI's collectives ({@code MPI_Allreduce} and friends) from a small C program compiled with
  * {@code mpicc} on first use, run by {@code mpirun} with one byte-transfer layer: {@code vader} (shared
  * memory) or {@code tcp} (over loopback). {@code pml ob1} makes sure that BTL is what carries the data.
+ * Given {@link BenchHosts}, TCP runs on those hosts instead ({@code mpirun --host}), over their interface, and the
+ * compiled program must be at the same path there, as Kolo's jars must.
  */
 final class OpenMpiPeer implements Peer {
     static final String SOURCE = "mpi_bench.c";
@@ -23,12 +25,22 @@ final class OpenMpiPeer implements Peer {
     private final Map<String, String> env;
     private final BenchCache cache;
     private final Duration timeout;
+    /** Null: every rank on this machine. */
+    private final BenchHosts hosts;
 
     OpenMpiPeer(String btl, Map<String, String> env, BenchCache cache, Duration timeout) {
+        this(btl, env, cache, timeout, null);
+    }
+
+    OpenMpiPeer(String btl, Map<String, String> env, BenchCache cache, Duration timeout, BenchHosts hosts) {
+        if (hosts != null && !btl.equals("tcp")) {
+            throw new IllegalArgumentException("across hosts Open MPI is measured over tcp only, not " + btl);
+        }
         this.btl = btl;
         this.env = env;
         this.cache = cache;
         this.timeout = timeout;
+        this.hosts = hosts;
     }
 
     @Override
@@ -49,17 +61,41 @@ final class OpenMpiPeer implements Peer {
         }
         try {
             Path binary = compile(mpicc.get());
-            List<String> cmd = new ArrayList<>(List.of(mpirun.get().toString(), "--allow-run-as-root",
-                    "--oversubscribe", "-np", Integer.toString(ranks), "--mca", "pml", "ob1",
-                    "--mca", "btl", "self," + btl));
-            if (btl.equals("tcp")) {
-                cmd.addAll(List.of("--mca", "btl_tcp_if_include", "lo"));
-            }
+            List<String> cmd = new ArrayList<>(List.of(mpirun.get().toString()));
+            cmd.addAll(arguments(ranks));
             cmd.addAll(List.of(binary.toString(), collective.id(), type.cType(), Step.format(steps)));
             return Peer.fromOutput(name(), PeerProcess.run(cmd, env, null, timeout), steps);
         } catch (IOException e) {
             return Series.failed(name(), e.getMessage());
         }
+    }
+
+    /** mpirun's options: ranks, placement, the one BTL, and across hosts the interface and the ssh to use. */
+    List<String> arguments(int ranks) {
+        List<String> args = new ArrayList<>(List.of("--allow-run-as-root", "--oversubscribe", "-np",
+                Integer.toString(ranks)));
+        if (hosts != null) {
+            args.addAll(List.of("--host", hosts.hostList(), "--bind-to", hosts.bindTo()));
+        }
+        args.addAll(List.of("--mca", "pml", "ob1", "--mca", "btl", "self," + btl));
+        if (hosts == null) {
+            if (btl.equals("tcp")) {
+                args.addAll(List.of("--mca", "btl_tcp_if_include", "lo"));
+            }
+            return args;
+        }
+        if (hosts.networkInterface() != null) {
+            // Data and mpirun's own control connections over the interface Kolo uses.
+            args.addAll(List.of("--mca", "btl_tcp_if_include", hosts.networkInterface(),
+                    "--mca", "oob_tcp_if_include", hosts.networkInterface()));
+        }
+        if (hosts.sshAgent() != null) {
+            args.addAll(List.of("--mca", "plm_rsh_agent", hosts.sshAgent()));
+        }
+        if (!hosts.sshArgs().isEmpty()) {
+            args.addAll(List.of("--mca", "plm_rsh_args", String.join(" ", hosts.sshArgs())));
+        }
+        return args;
     }
 
     /** Compiles the bundled source once per content hash into the cache. */

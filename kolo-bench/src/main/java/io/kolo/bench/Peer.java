@@ -14,6 +14,21 @@ interface Peer {
      */
     Series run(Collective collective, ElementType type, int ranks, List<Step> steps) throws InterruptedException;
 
+    /** A peer that cannot run in this setup: its series is always skipped for {@code reason}. */
+    static Peer skipped(String name, String reason) {
+        return new Peer() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public Series run(Collective collective, ElementType type, int ranks, List<Step> steps) {
+                return Series.skipped(name, reason);
+            }
+        };
+    }
+
     /** The result lines of a finished peer process as a series, failed when it exited non-zero. */
     static Series fromOutput(String name, PeerProcess.Result result, List<Step> steps) {
         List<Measurement> measurements = new ArrayList<>();

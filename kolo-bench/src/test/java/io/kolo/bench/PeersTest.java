@@ -79,4 +79,38 @@ class PeersTest {
         Series partial = Peer.fromOutput("X", new PeerProcess.Result(0, crashed.stdout(), ""), steps);
         assertTrue(partial.reason().contains("1 of 2 sizes"), partial.reason());
     }
+
+    @Test
+    void mpirunOnGivenHostsUsesTheirInterfaceSshAndBinding() {
+        BenchHosts hosts = new BenchHosts(List.of("n0:1", "n1:1"), "eth0", "ssh -F /c", List.of("-p", "2222"), "none");
+        assertEquals(List.of("--allow-run-as-root", "--oversubscribe", "-np", "2", "--host", "n0:1,n1:1", "--bind-to",
+                        "none", "--mca", "pml", "ob1", "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "eth0",
+                        "--mca", "oob_tcp_if_include", "eth0", "--mca", "plm_rsh_agent", "ssh -F /c",
+                        "--mca", "plm_rsh_args", "-p 2222"),
+                new OpenMpiPeer("tcp", Map.of(), null, Duration.ofMinutes(1), hosts).arguments(2));
+        BenchHosts plain = new BenchHosts(List.of("n0:2"), null, null, List.of(), "core");
+        assertEquals(List.of("--allow-run-as-root", "--oversubscribe", "-np", "2", "--host", "n0:2", "--bind-to",
+                "core", "--mca", "pml", "ob1", "--mca", "btl", "self,tcp"),
+                new OpenMpiPeer("tcp", Map.of(), null, Duration.ofMinutes(1), plain).arguments(2));
+        assertEquals(List.of("--allow-run-as-root", "--oversubscribe", "-np", "2", "--mca", "pml", "ob1", "--mca",
+                        "btl", "self,tcp", "--mca", "btl_tcp_if_include", "lo"),
+                new OpenMpiPeer("tcp", Map.of(), null, Duration.ofMinutes(1)).arguments(2), "this machine: loopback");
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> new OpenMpiPeer("vader", Map.of(), null, Duration.ofMinutes(1), hosts));
+    }
+
+    @Test
+    void onGivenHostsOnlyOpenMpiOverTcpRunsTheOthersAreSkippedWithTheReason() throws Exception {
+        BenchHosts hosts = new BenchHosts(List.of("n0:1", "n1:1"), null, null, List.of(), "none");
+        BenchSuite.Config config = new BenchSuite.Config(Collective.ALLREDUCE, 2, new long[] {1024}, ElementType.F32,
+                Memory.NATIVE, 3, 1, List.of("tcp"), true, 2, Duration.ofMinutes(1), "./kolo bench allreduce", hosts);
+        List<Peer> peers = BenchSuite.peers(config, env(), BenchCache.fromEnvironment(env()));
+        assertEquals(List.of("OMPI shm", "OMPI tcp", "Gloo"), peers.stream().map(Peer::name).toList());
+        for (Peer skipped : List.of(peers.get(0), peers.get(2))) {
+            Series s = skipped.run(Collective.ALLREDUCE, ElementType.F32, 2, steps);
+            assertEquals(Series.Status.SKIPPED, s.status());
+            assertTrue(s.reason().contains("host"), s.reason());
+        }
+        assertTrue(peers.get(1) instanceof OpenMpiPeer);
+    }
 }

@@ -1,18 +1,15 @@
 package io.kolo.launcher;
 
 import io.kolo.Communicator;
+import io.kolo.bench.BenchHosts;
 import io.kolo.bench.BenchSuite;
 import io.kolo.bench.BenchWorker;
 import io.kolo.bench.Collective;
 import io.kolo.bench.ElementType;
-import io.kolo.bench.Measurement;
 import io.kolo.bench.Memory;
 import io.kolo.bench.Plot;
 import io.kolo.bench.Report;
-import io.kolo.bench.SliceGate;
 import io.kolo.bench.Sizes;
-import io.kolo.bench.Step;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -31,11 +28,12 @@ import java.util.Map;
 import java.util.Set;
 
 @Command(name = "bench", sortOptions = false, separator = " ",
-        description = "Measure a collective's latency and bus bandwidth per message size on N local ranks,"
-                + " optionally against Open MPI and Gloo.",
+        description = "Measure a collective's latency and bus bandwidth per message size on N ranks (on this"
+                + " machine, or on hosts over ssh as kolo run starts them), optionally against Open MPI and Gloo.",
         customSynopsis = {
                 "kolo bench allreduce|allgather|broadcast|alltoall|reducescatter",
-                "           [-np N] [--sizes 8B..256MiB] [--dtype f32|f64|bf16|f16]",
+                "           [-np N] [-H HOSTS | --hostfile FILE] [-p PORT] [-i KEY]",
+                "           [--network-interface IF] [--sizes 8B..256MiB] [--dtype f32|f64|bf16|f16]",
                 "           [--iters N] [--warmup N] [--transport auto|shm|tcp]",
                 "           [--bind-to core|none] [--compare] [--slices N]",
                 "           [--json FILE] [--plot FILE.svg|FILE.png] [-x VAR=VALUE]..."},
@@ -48,8 +46,27 @@ final class BenchCommand implements Subcommand {
             description = "allreduce, allgather, broadcast, alltoall or reducescatter.")
     String collective;
 
-    @Option(names = "-np", paramLabel = "N", defaultValue = "2", description = "Number of ranks (default: ${DEFAULT-VALUE}).")
-    int np = 2;
+    @Option(names = "-np", paramLabel = "N", description = "Number of ranks (default: 2, with -H or --hostfile every slot).")
+    Integer np;
+
+    @Option(names = {"-H", "--hosts"}, paramLabel = "HOSTS",
+            description = "Run the ranks on these hosts, host:N[,host:N...], over ssh as kolo run does; with --compare"
+                    + " Open MPI runs on the same hosts over TCP.")
+    String hosts;
+
+    @Option(names = "--hostfile", paramLabel = "FILE", description = "Hosts from a hostfile ('host slots=N' or 'host:N').")
+    Path hostfile;
+
+    @Option(names = {"-p", "--ssh-port"}, paramLabel = "PORT", description = "ssh port of the remote hosts.")
+    Integer sshPort;
+
+    @Option(names = {"-i", "--ssh-identity-file"}, paramLabel = "KEY", description = "ssh private key file.")
+    Path sshIdentityFile;
+
+    @Option(names = "--network-interface", paramLabel = "IF",
+            description = "Interface for Kolo's rendezvous and data (kolo run's option); with --compare across hosts"
+                    + " Open MPI's TCP is restricted to it too.")
+    String networkInterface;
 
     @Option(names = "--sizes", paramLabel = "SIZES", defaultValue = Sizes.DEFAULT,
             description = "Message sizes: 8B..256MiB (doubling), 1KiB..1MiB:4, or a list 1KiB,4MiB (default: ${DEFAULT-VALUE}).")
@@ -104,6 +121,9 @@ final class BenchCommand implements Subcommand {
 
     static final Set<String> TRANSPORTS = Set.of("auto", "shm", "tcp");
 
+    /** The number of ranks, once {@link #config} has planned them. */
+    private int ranks;
+
     @Override
     public int call(PrintStream out, PrintStream err, boolean installShutdownHook) throws InterruptedException {
         return execute(System.getenv(), out, err, installShutdownHook);
@@ -118,8 +138,7 @@ final class BenchCommand implements Subcommand {
         if (exported.containsKey("KOLO_TRANSPORT")) {
             throw new UsageException("-x KOLO_TRANSPORT: use --transport instead");
         }
-        BenchSuite.KoloRunner runner = (t, c, type, mem, steps, gate) -> runKolo(t, c, type, mem, steps, gate, env,
-                err, installShutdownHook);
+        BenchSuite.KoloRunner runner = new BenchRanks(placement(), env, err, installShutdownHook);
         Report report;
         try {
             report = BenchSuite.run(config, runner, env, err);
@@ -152,8 +171,11 @@ final class BenchCommand implements Subcommand {
     BenchSuite.Config config(Map<String, String> env) {
         try {
             Collective c = Collective.parse(collective);
-            if (np < 1) {
+            if (np != null && np < 1) {
                 throw new UsageException("-np must be at least 1, got " + np);
+            }
+            if (!givenHosts() && (sshPort != null || sshIdentityFile != null)) {
+                throw new UsageException("-p and -i are for the hosts of -H or --hostfile; give the hosts too");
             }
             long[] parsedSizes = Sizes.parse(sizes);
             ElementType type = ElementType.parse(dtype);
@@ -173,9 +195,14 @@ final class BenchCommand implements Subcommand {
             if (plot != null) {
                 Plot.checkName(plot);
             }
-            BenchSuite.Config config = new BenchSuite.Config(c, np, parsedSizes, type, where,
-                    iterations == null ? -1 : iterations, warmup == null ? -1 : warmup, transports(),
-                    compare, slices, Duration.ofSeconds(peerTimeoutSeconds), commandLine());
+            // kolo run's own checks of -np, the hosts, ssh and -x, on the plan the ranks will start from.
+            RunCommand.Plan plan = BenchRanks.plan(placement(), BenchRanks.workerCommand(c, type, where, List.of()),
+                    env);
+            BenchHosts placed = givenHosts() ? BenchRanks.hosts(plan, env) : null;
+            ranks = plan.np();
+            BenchSuite.Config config = new BenchSuite.Config(c, ranks, parsedSizes, type, where,
+                    iterations == null ? -1 : iterations, warmup == null ? -1 : warmup, transports(placed),
+                    compare, slices, Duration.ofSeconds(peerTimeoutSeconds), commandLine(), placed);
             BenchSuite.steps(config);
             return config;
         } catch (IllegalArgumentException e) {
@@ -183,10 +210,70 @@ final class BenchCommand implements Subcommand {
         }
     }
 
-    /** The Kolo series to run: the chosen transport, plus TCP when comparing (the peer for Gloo and MPI's TCP). */
+    /** Whether the ranks run on hosts given by -H or --hostfile (else all on this machine). */
+    boolean givenHosts() {
+        return hosts != null || hostfile != null;
+    }
+
+    /**
+     * kolo run's options for the ranks' placement: -np, the hosts and how to reach them, --bind-to, -x. Without
+     * -H or --hostfile, -np ranks on this machine.
+     */
+    List<String> placement() {
+        List<String> args = new ArrayList<>();
+        if (np != null || !givenHosts()) {
+            args.addAll(List.of("-np", Integer.toString(np != null ? np : 2)));
+        }
+        if (hosts != null) {
+            args.addAll(List.of("-H", hosts));
+        }
+        if (hostfile != null) {
+            args.addAll(List.of("--hostfile", hostfile.toString()));
+        }
+        if (sshPort != null) {
+            args.addAll(List.of("-p", sshPort.toString()));
+        }
+        if (sshIdentityFile != null) {
+            args.addAll(List.of("-i", sshIdentityFile.toString()));
+        }
+        if (networkInterface != null) {
+            args.addAll(List.of("--network-interface", networkInterface));
+        }
+        args.addAll(List.of("--bind-to", bindTo));
+        for (String x : exports) {
+            args.addAll(List.of("-x", x));
+        }
+        return args;
+    }
+
+    /** Local ranks: {@link #transports(BenchHosts)} for this machine. */
     List<String> transports() {
+        return transports(null);
+    }
+
+    /**
+     * The Kolo series to run: the chosen transport, plus TCP when comparing (the peer for Gloo and MPI's TCP). On
+     * given hosts, --compare measures TCP against Open MPI's TCP; {@code auto} is left out where it is TCP anyway
+     * (one rank per host).
+     */
+    List<String> transports(BenchHosts where) {
         if (!TRANSPORTS.contains(transport)) {
             throw new UsageException("--transport " + transport + ": use auto, shm or tcp");
+        }
+        if (where != null) {
+            if (transport.equals("shm") && where.spansHosts()) {
+                throw new UsageException("--transport shm: the ranks run on " + where.slots().size()
+                        + " hosts, which share no memory; use auto or tcp");
+            }
+            if (!compare) {
+                return List.of(transport);
+            }
+            Set<String> list = new LinkedHashSet<>();
+            if (!(transport.equals("auto") && where.oneRankPerHost())) {
+                list.add(transport);
+            }
+            list.add("tcp");
+            return List.copyOf(list);
         }
         if (transport.equals("shm") && !shmAvailable()) {
             throw new UsageException("--transport shm: this build of Kolo has no shared-memory transport yet;"
@@ -216,7 +303,22 @@ final class BenchCommand implements Subcommand {
     }
 
     private String commandLine() {
-        List<String> words = new ArrayList<>(List.of("./kolo", "bench", collective, "-np", Integer.toString(np)));
+        List<String> words = new ArrayList<>(List.of("./kolo", "bench", collective, "-np", Integer.toString(ranks)));
+        if (hosts != null) {
+            words.addAll(List.of("-H", hosts));
+        }
+        if (hostfile != null) {
+            words.addAll(List.of("--hostfile", hostfile.toString()));
+        }
+        if (sshPort != null) {
+            words.addAll(List.of("-p", sshPort.toString()));
+        }
+        if (sshIdentityFile != null) {
+            words.addAll(List.of("-i", sshIdentityFile.toString()));
+        }
+        if (networkInterface != null) {
+            words.addAll(List.of("--network-interface", networkInterface));
+        }
         if (!sizes.equals(Sizes.DEFAULT)) {
             words.addAll(List.of("--sizes", sizes));
         }
@@ -248,57 +350,6 @@ final class BenchCommand implements Subcommand {
             words.addAll(List.of("-x", x));
         }
         return RankEnvironment.shellQuote(words);
-    }
-
-    private List<Measurement> runKolo(String transport, Collective c, ElementType type, Memory where, List<Step> steps,
-                                      SliceGate gate, Map<String, String> env, PrintStream err,
-                                      boolean installShutdownHook)
-            throws InterruptedException {
-        Path results;
-        try {
-            results = Files.createTempFile("kolo-bench-", ".txt");
-        } catch (IOException e) {
-            throw new BenchSuite.BenchFailure("cannot create a temporary file: " + e.getMessage());
-        }
-        try {
-            // Planned by kolo run's own option parsing, so the ranks start exactly as 'kolo run -cp ...' would.
-            List<String> runArgs = new ArrayList<>(List.of("-np", Integer.toString(np), "-x", "KOLO_TRANSPORT=" + transport,
-                    "--bind-to", bindTo));
-            for (String x : exports) {
-                runArgs.addAll(List.of("-x", x));
-            }
-            if (gate != null) {
-                gate.variables().forEach((k, v) -> runArgs.addAll(List.of("-x", k + "=" + v)));
-            }
-            runArgs.addAll(List.of("-cp", workerClasspath(), "--", BenchWorker.class.getName(), c.id(), type.id(),
-                    Step.format(steps), results.toString(), where.id()));
-            RunCommand run = new RunCommand();
-            new CommandLine(run).setExpandAtFiles(false).parseArgs(runArgs.toArray(String[]::new));
-            RunCommand.Plan plan = run.plan(env, Hosts.localNames());
-            // The ranks' progress goes to stderr so stdout carries only the table.
-            int code = JobStart.execute(plan, err, err, installShutdownHook);
-            if (code != 0) {
-                throw new BenchSuite.BenchFailure("the Kolo ranks (KOLO_TRANSPORT=" + transport
-                        + ") exited with code " + code + "; their output above says why");
-            }
-            List<Measurement> measurements = new ArrayList<>();
-            for (String line : Files.readAllLines(results)) {
-                Measurement.parseLine(line).ifPresent(measurements::add);
-            }
-            if (measurements.size() != steps.size()) {
-                throw new BenchSuite.BenchFailure("the Kolo ranks reported " + measurements.size() + " of "
-                        + steps.size() + " sizes");
-            }
-            return measurements;
-        } catch (IOException e) {
-            throw new BenchSuite.BenchFailure("cannot read the results: " + e.getMessage());
-        } finally {
-            try {
-                Files.deleteIfExists(results);
-            } catch (IOException ignored) {
-                // A temporary file left behind is harmless.
-            }
-        }
     }
 
     /** kolo-bench and kolo-core, wherever this launcher loaded them from (jars in target/lib, or classes dirs). */

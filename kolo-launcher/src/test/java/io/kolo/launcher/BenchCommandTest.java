@@ -2,6 +2,8 @@ package io.kolo.launcher;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kolo.bench.BenchHosts;
+import io.kolo.bench.BenchSuite;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -167,5 +169,58 @@ class BenchCommandTest {
                     name + " measured three slices of three iterations at each size");
         }
         assertEquals("ok", byName.get("OMPI tcp").get("status").asText(), "the TCP series still runs on its own");
+    }
+
+    @Test
+    void badHostOptionsAreOneLineNamingTheProblem(@TempDir Path dir) throws Exception {
+        assertUsage("-p and -i are for the hosts of -H or --hostfile", "bench", "allreduce", "-p", "2222");
+        assertUsage("-p and -i are for the hosts of -H or --hostfile", "bench", "allreduce", "-i", "key");
+        assertUsage("--transport shm: the ranks run on 2 hosts, which share no memory; use auto or tcp",
+                "bench", "allreduce", "-H", "node-a:1,node-b:1", "--transport", "shm");
+        assertUsage("-np 3 needs 3 slots but the hosts provide only 2", "bench", "allreduce",
+                "-H", "node-a:1,node-b:1", "-np", "3");
+        Path hostfile = Files.writeString(dir.resolve("hosts"), "node-a slots=1\n");
+        assertUsage("use either -H or --hostfile, not both", "bench", "allreduce", "-H", "node-a:1",
+                "--hostfile", hostfile.toString());
+        assertUsage("cannot read hostfile", "bench", "allreduce", "--hostfile", dir.resolve("missing").toString());
+        assertUsage("--ssh-port must be a TCP port", "bench", "allreduce", "-H", "node-a:1", "-p", "70000");
+        assertUsage("Missing required parameter for option '--hosts'", "bench", "allreduce", "-H");
+    }
+
+    @Test
+    void hostsPlaceTheRanksAndTheOpenMpiPeer(@TempDir Path dir) throws Exception {
+        Map<String, String> env = Map.of("KOLO_SSH_COMMAND", "ssh -F /c/ssh_config", "PATH", "/usr/bin");
+        BenchSuite.Config c = parse("allreduce", "-H", "node-a:1,node-b:1", "--compare", "-p", "2222", "-i",
+                "/k/id", "--network-interface", "eth1").config(env);
+        assertEquals(2, c.ranks(), "every slot when -np is not given, as kolo run");
+        assertEquals(List.of("tcp"), c.transports(), "one rank per host: auto would be TCP too, so only tcp runs");
+        BenchHosts hosts = c.hosts();
+        assertEquals("node-a:1,node-b:1", hosts.hostList());
+        assertEquals("eth1", hosts.networkInterface());
+        assertEquals("ssh -F /c/ssh_config", hosts.sshAgent());
+        assertEquals(List.of("-p", "2222", "-i", "/k/id"), hosts.sshArgs());
+        assertEquals("core", hosts.bindTo());
+        assertTrue(c.commandLine().startsWith("./kolo bench allreduce -np 2 -H node-a:1,node-b:1 -p 2222 -i /k/id"
+                + " --network-interface eth1 --compare"), c.commandLine());
+
+        // Two ranks per host: auto is shared memory inside each host, a series of its own beside tcp.
+        Path hostfile = Files.writeString(dir.resolve("hosts"), "node-a slots=2\nnode-b slots=2\n");
+        BenchSuite.Config two = parse("allreduce", "--hostfile", hostfile.toString(), "--compare").config(env);
+        assertEquals(4, two.ranks());
+        assertEquals(List.of("auto", "tcp"), two.transports());
+        assertEquals("node-a:2,node-b:2", two.hosts().hostList());
+        assertEquals(null, two.hosts().networkInterface());
+        assertEquals(List.of(), two.hosts().sshArgs());
+        assertEquals(List.of("auto"), parse("allreduce", "--hostfile", hostfile.toString(), "-np", "3")
+                .config(env).transports(), "without --compare the chosen transport alone");
+        assertEquals("node-a:2,node-b:1", parse("allreduce", "--hostfile", hostfile.toString(), "-np", "3")
+                .config(env).hosts().hostList(), "ranks packed host by host, as kolo run places them");
+
+        // An address is one host's own, so Open MPI is not restricted by it; no KOLO_SSH_COMMAND: mpirun's own ssh.
+        BenchHosts byAddress = parse("allreduce", "-H", "node-a:1", "--network-interface", "10.0.0.1")
+                .config(Map.of()).hosts();
+        assertEquals(null, byAddress.networkInterface());
+        assertEquals(null, byAddress.sshAgent());
+        assertEquals(null, parse("allreduce").config(Map.of()).hosts(), "no hosts given: all on this machine");
     }
 }
