@@ -51,7 +51,12 @@ final class ChildCommand {
         return forExample(name, args, koloHome, true);
     }
 
-    /** {@code aot}: name the examples' AOT cache if there is one ({@code KOLO_AOT=0} turns that off). */
+    /**
+     * {@code aot}: run the example for a fast start, with the examples' AOT cache if there is one and without the
+     * Vector API's incubator module, since the JDK links no classes ahead of time while an incubator module is in the
+     * boot layer (the ranks then reduce with Kolo's element-by-element loops). {@code KOLO_AOT=0} passes false: no
+     * cache, SIMD kernels.
+     */
     static List<String> forExample(String name, List<String> args, Path koloHome, boolean aot) {
         Path examplesJar = findJar(koloHome.resolve("kolo-examples/target"), "kolo-examples-")
                 .orElseThrow(() -> new UsageException("no examples jar in " + koloHome.resolve("kolo-examples/target")
@@ -75,8 +80,10 @@ final class ChildCommand {
         List<String> cmd = new ArrayList<>(List.of(javaExecutable()));
         if (aot) {
             aotCache(koloHome).ifPresent(cache -> cmd.add("-XX:AOTCache=" + cache));
+        } else {
+            cmd.add(VECTOR_API);
         }
-        cmd.addAll(List.of(NATIVE_ACCESS, VECTOR_API, "-cp", classpath, EXAMPLES_PACKAGE + "." + className));
+        cmd.addAll(List.of(NATIVE_ACCESS, "-cp", classpath, EXAMPLES_PACKAGE + "." + className));
         cmd.addAll(args);
         return cmd;
     }
