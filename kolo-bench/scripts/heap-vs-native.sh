@@ -2,24 +2,28 @@
 # Kolo on Java arrays vs Kolo on native memory (kolo bench --memory heap|native), taking turns run by run so that the
 # machine's drift reaches both alike. Per size: the median of each run's median, and heap / native (1.00 = as fast).
 #
-#   kolo-bench/scripts/heap-vs-native.sh [--rounds R] [--out DIR] -- [kolo bench allreduce options, e.g. -np 2 --sizes 1KiB..64MiB:4]
+#   kolo-bench/scripts/heap-vs-native.sh [--collective C] [--rounds R] [--out DIR] -- [kolo bench options, e.g. -np 2 --sizes 1KiB..64MiB:4 --dtype f64]
+#
+# --collective: allreduce (default), allgather, broadcast, alltoall or reducescatter.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=3
+collective=allreduce
 out=target/heap-vs-native
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --collective) collective="$2"; shift 2 ;;
     --) shift; break ;;
-    *) echo "heap-vs-native: unknown option $1 (options: --rounds R, --out DIR, -- kolo bench options)" >&2; exit 2 ;;
+    *) echo "heap-vs-native: unknown option $1 (options: --collective C, --rounds R, --out DIR, -- kolo bench options)" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$out"
 for r in $(seq 1 "$rounds"); do
   for memory in native heap; do
     echo "heap-vs-native: round $r of $rounds, $memory..." >&2
-    ./kolo bench allreduce "$@" --memory "$memory" --json "$out/$memory-$r.json" > "$out/$memory-$r.txt" 2> "$out/$memory-$r.log"
+    ./kolo bench "$collective" "$@" --memory "$memory" --json "$out/$memory-$r.json" > "$out/$memory-$r.txt" 2> "$out/$memory-$r.log"
   done
 done
 # Table rows of kolo bench: size iters avg min median max algbw busbw.

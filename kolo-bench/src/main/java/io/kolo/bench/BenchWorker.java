@@ -371,6 +371,17 @@ public final class BenchWorker {
                     seg.setAtIndex(ValueLayout.JAVA_SHORT, i, bits);
                 }
             }
+            // The values filled are small whole numbers (rank + 1, a size's worth of them summed), exact in every type.
+            case I32 -> {
+                for (long i = 0; i < elements; i++) {
+                    seg.setAtIndex(ValueLayout.JAVA_INT, i, (int) value);
+                }
+            }
+            case I64 -> {
+                for (long i = 0; i < elements; i++) {
+                    seg.setAtIndex(ValueLayout.JAVA_LONG, i, (long) value);
+                }
+            }
         }
     }
 
@@ -380,6 +391,8 @@ public final class BenchWorker {
             case F64 -> seg.getAtIndex(ValueLayout.JAVA_DOUBLE, i);
             case BF16 -> BFloat16.toFloat(seg.getAtIndex(ValueLayout.JAVA_SHORT, i));
             case F16 -> Float16.toFloat(seg.getAtIndex(ValueLayout.JAVA_SHORT, i));
+            case I32 -> seg.getAtIndex(ValueLayout.JAVA_INT, i);
+            case I64 -> seg.getAtIndex(ValueLayout.JAVA_LONG, i);
         };
     }
 }

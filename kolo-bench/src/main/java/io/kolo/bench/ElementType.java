@@ -11,7 +11,9 @@ public enum ElementType {
     F32(DataType.FLOAT32, "float", "float32"),
     F64(DataType.FLOAT64, "double", "float64"),
     BF16(DataType.BFLOAT16, null, "bfloat16"),
-    F16(DataType.FLOAT16, null, "float16");
+    F16(DataType.FLOAT16, null, "float16"),
+    I32(DataType.INT32, "int", "int32"),
+    I64(DataType.INT64, "long", "int64");
 
     private final DataType koloType;
     private final String cType;

@@ -29,7 +29,8 @@ public enum Memory {
 
     /**
      * {@code bytes} of zeroed memory for elements of {@code type}: from {@code arena}, or a Java array of the element
-     * type's own kind (what a user's {@code float[]}, {@code double[]} or {@code short[]} is), kept alive by the segment.
+     * type's own kind (what a user's {@code float[]}, {@code double[]}, {@code int[]}, {@code long[]} or {@code short[]}
+     * is), kept alive by the segment.
      */
     MemorySegment allocate(Arena arena, ElementType type, long bytes) {
         if (this == NATIVE) {
@@ -40,6 +41,8 @@ public enum Memory {
             case F32 -> MemorySegment.ofArray(new float[elements]);
             case F64 -> MemorySegment.ofArray(new double[elements]);
             case BF16, F16 -> MemorySegment.ofArray(new short[elements]);
+            case I32 -> MemorySegment.ofArray(new int[elements]);
+            case I64 -> MemorySegment.ofArray(new long[elements]);
         };
     }
 

@@ -25,13 +25,15 @@ int main(int argc, char **argv) {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc != 4) die(rank, "usage: mpi_bench COLLECTIVE float|double BYTES:ITERS:WARMUP[,...]");
+    if (argc != 4) die(rank, "usage: mpi_bench COLLECTIVE float|double|int|long BYTES:ITERS:WARMUP[,...]");
     const char *op = argv[1];
     MPI_Datatype type;
     size_t esize;
     if (strcmp(argv[2], "float") == 0) { type = MPI_FLOAT; esize = sizeof(float); }
     else if (strcmp(argv[2], "double") == 0) { type = MPI_DOUBLE; esize = sizeof(double); }
-    else die(rank, "type must be float or double");
+    else if (strcmp(argv[2], "int") == 0) { type = MPI_INT32_T; esize = 4; }
+    else if (strcmp(argv[2], "long") == 0) { type = MPI_INT64_T; esize = 8; }
+    else die(rank, "type must be float, double, int or long");
 
     char *steps = strdup(argv[3]);
     for (char *save = NULL, *step = strtok_r(steps, ",", &save); step; step = strtok_r(NULL, ",", &save)) {

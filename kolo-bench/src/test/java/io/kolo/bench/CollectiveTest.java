@@ -44,6 +44,6 @@ class CollectiveTest {
         assertTrue(msg.contains("allreduse") && msg.contains("allreduce, allgather, broadcast, alltoall, reducescatter"), msg);
         assertEquals(ElementType.BF16, ElementType.parse("bf16"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> ElementType.parse("f8")).getMessage()
-                .contains("f32, f64, bf16, f16"));
+                .contains("f32, f64, bf16, f16, i32, i64"));
     }
 }

@@ -46,8 +46,9 @@ class ReportTest {
     @Test
     void javaArraysAreMeasuredAndCheckedForEveryType() throws Exception {
         // Every array kind through allreduce, and a collective whose result is a new tensor (each run warms up the JIT).
-        for (Collective c : List.of(Collective.ALLREDUCE, Collective.ALLGATHER)) {
-            for (ElementType type : c == Collective.ALLREDUCE ? List.of(ElementType.values()) : List.of(ElementType.F64)) {
+        for (Collective c : List.of(Collective.ALLREDUCE, Collective.ALLGATHER, Collective.BROADCAST)) {
+            for (ElementType type : c == Collective.ALLREDUCE ? List.of(ElementType.values())
+                    : List.of(c == Collective.ALLGATHER ? ElementType.F64 : ElementType.I64)) {
                 // The worker checks each size's first result, so a wrong answer from array memory fails the run.
                 Report report = run(c, type, Memory.HEAP, "1KiB,64KiB", false, Map.of());
                 JsonNode kolo = JSON.readTree(report.json()).get("series").get(0);

@@ -33,7 +33,7 @@ import java.util.Set;
         customSynopsis = {
                 "kolo bench allreduce|allgather|broadcast|alltoall|reducescatter",
                 "           [-np N] [-H HOSTS | --hostfile FILE] [-p PORT] [-i KEY]",
-                "           [--network-interface IF] [--sizes 8B..256MiB] [--dtype f32|f64|bf16|f16]",
+                "           [--network-interface IF] [--sizes 8B..256MiB] [--dtype f32|f64|bf16|f16|i32|i64]",
                 "           [--iters N] [--warmup N] [--transport auto|shm|tcp]",
                 "           [--bind-to core|none] [--compare] [--slices N]",
                 "           [--json FILE] [--plot FILE.svg|FILE.png] [-x VAR=VALUE]..."},
@@ -72,7 +72,7 @@ final class BenchCommand implements Subcommand {
             description = "Message sizes: 8B..256MiB (doubling), 1KiB..1MiB:4, or a list 1KiB,4MiB (default: ${DEFAULT-VALUE}).")
     String sizes = Sizes.DEFAULT;
 
-    @Option(names = "--dtype", paramLabel = "TYPE", defaultValue = "f32", description = "f32, f64, bf16 or f16 (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--dtype", paramLabel = "TYPE", defaultValue = "f32", description = "f32, f64, bf16, f16, i32 or i64 (default: ${DEFAULT-VALUE}).")
     String dtype = "f32";
 
     @Option(names = "--memory", paramLabel = "WHERE", defaultValue = "native",
