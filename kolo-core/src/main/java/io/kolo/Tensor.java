@@ -110,16 +110,27 @@ public final class Tensor {
         return new Tensor(type, shapeOr(shape, memory.byteSize() / type.byteSize()), null, memory);
     }
 
-    /** A zeroed tensor of the same storage kind as {@code like}, for results. */
+    /**
+     * A zeroed tensor of the same storage kind as {@code like}, for results: a Java array of the same kind when
+     * {@code like} is one, Java heap memory when {@code like} is a heap segment
+     * ({@link #of(MemorySegment, DataType, long...)} of an array's memory), else off-heap memory.
+     */
     static Tensor allocateLike(Tensor like, DataType type, long[] shape) {
         long n = 1;
         for (long d : shape) {
             n = Math.multiplyExact(n, d);
         }
+        long bytes = n * type.byteSize();
         int len = Math.toIntExact(like.array == null ? 0 : n);
+        if (like.array == null && !like.segment.isNative()) {
+            // long[]: aligned for every element type; the garbage collector reuses its memory, which fresh off-heap
+            // memory for every result is not (each result then pays the page faults of new memory).
+            MemorySegment seg = MemorySegment.ofArray(new long[Math.toIntExact(Math.ceilDiv(bytes, 8))]);
+            return new Tensor(type, shape, null, seg.asSlice(0, bytes));
+        }
         if (like.array == null) {
-            MemorySegment seg = Arena.ofAuto().allocate(Math.max(1, n * type.byteSize()), 64);
-            return new Tensor(type, shape, null, n == 0 ? seg.asSlice(0, 0) : seg.asSlice(0, n * type.byteSize()));
+            MemorySegment seg = Arena.ofAuto().allocate(Math.max(1, bytes), 64);
+            return new Tensor(type, shape, null, n == 0 ? seg.asSlice(0, 0) : seg.asSlice(0, bytes));
         }
         return switch (like.array) {
             case float[] a -> of(new float[len], shape);

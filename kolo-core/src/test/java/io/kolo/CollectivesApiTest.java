@@ -233,6 +233,23 @@ class CollectivesApiTest {
             if (!gathered.isNative() || gathered.elements() != 4L * n) {
                 throw new AssertionError("allgather of off-heap memory should return off-heap memory of 4n elements");
             }
+            // A heap segment (a Java array's memory, here bytes viewed as doubles): the result stays on the heap.
+            MemorySegment heap = MemorySegment.ofArray(new byte[8 * 3]);
+            for (int i = 0; i < 3; i++) {
+                heap.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, 8L * i, comm.rank() * 10.0 + i);
+            }
+            Tensor onHeap = comm.allgather(Tensor.of(heap, DataType.FLOAT64, 3));
+            if (onHeap.isNative() || onHeap.elements() != 3L * n) {
+                throw new AssertionError("allgather of heap memory should return heap memory of 3n elements");
+            }
+            for (int r = 0; r < n; r++) {
+                for (int i = 0; i < 3; i++) {
+                    double v = onHeap.segment().get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 8L * (3 * r + i));
+                    if (v != r * 10.0 + i) {
+                        throw new AssertionError("allgather of heap memory: element " + (3 * r + i) + " is " + v);
+                    }
+                }
+            }
             float[] out = new float[10];
             for (int i = 0; i < 10; i++) {
                 out[i] = direct.getFloat(i * 4);
