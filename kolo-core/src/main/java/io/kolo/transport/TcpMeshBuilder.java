@@ -108,7 +108,7 @@ final class TcpMeshBuilder implements AutoCloseable {
     private void listen() throws IOException {
         server = ServerSocketChannel.open();
         // Set before bind so accepted sockets inherit it and window scaling is negotiated.
-        server.setOption(StandardSocketOptions.SO_RCVBUF, TcpTransport.SOCKET_BUFFER_BYTES);
+        server.setOption(StandardSocketOptions.SO_RCVBUF, TcpTransport.RECEIVE_BUFFER_BYTES);
         server.bind(new InetSocketAddress(bindAddress, 0), size + 16);
         // Platform threads here and below, as in RendezvousServer: a virtual thread blocked on a socket would leave
         // the JDK's poller waiting in native code, and JVM exit waits for such threads.
@@ -308,8 +308,8 @@ final class TcpMeshBuilder implements AutoCloseable {
 
     private static void configure(SocketChannel ch) throws IOException {
         ch.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        ch.setOption(StandardSocketOptions.SO_SNDBUF, TcpTransport.SOCKET_BUFFER_BYTES);
-        ch.setOption(StandardSocketOptions.SO_RCVBUF, TcpTransport.SOCKET_BUFFER_BYTES);
+        ch.setOption(StandardSocketOptions.SO_SNDBUF, TcpTransport.SEND_BUFFER_BYTES);
+        ch.setOption(StandardSocketOptions.SO_RCVBUF, TcpTransport.RECEIVE_BUFFER_BYTES);
     }
 
     private Duration remaining() {

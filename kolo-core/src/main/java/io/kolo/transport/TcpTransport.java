@@ -45,7 +45,18 @@ import java.util.function.Consumer;
  */
 public final class TcpTransport implements Transport {
     private static final System.Logger LOG = System.getLogger(TcpTransport.class.getName());
-    static final int SOCKET_BUFFER_BYTES = 4 << 20;
+    /**
+     * Fixed, so the kernel does not start every connection small and grow it: a receive buffer larger than one step's
+     * message never makes the sender wait for the reader.
+     */
+    static final int RECEIVE_BUFFER_BYTES = 4 << 20;
+    /**
+     * Small on purpose: a send buffer holds the bytes not yet acknowledged, so it bounds what one connection has in
+     * flight. With the receive buffer's size, a ring step wrote its whole block (hundreds of KiB) as one burst, both
+     * ranks at once, the path dropped segments and every step waited for fast retransmits: thousands of retransmitted
+     * segments per benchmark run (docs/performance.md, "Measured constants").
+     */
+    static final int SEND_BUFFER_BYTES = 128 << 10;
     private static final int SPINS = 64;
     private static final int YIELDS = 8;
     /** Spins, yields, then sleeps in the selector: the peer is usually ready within microseconds in a ring step. */
