@@ -152,11 +152,26 @@ class SubmitAndFollowTest {
         }
         p.getOutputStream().write("y\n".getBytes());
         p.getOutputStream().close();
-        assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), out.toString());
+        // A CI run once saw no prompt and no exit: if it comes back, the child's threads say where it waits.
+        assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), () -> out + "\n" + threadDump(p));
         reader.join(java.time.Duration.ofSeconds(10));
         assertEquals(130, p.exitValue(), out.toString());
         assertTrue(out.toString().contains("kolo k8s: deleted job train"), out.toString());
         assertEquals(null, cluster.client.batch().v1().jobs().withName("train").get());
+    }
+
+    private static String threadDump(Process p) {
+        try {
+            Process jstack = new ProcessBuilder(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "jstack")
+                    .toString(), Long.toString(p.pid())).redirectErrorStream(true).start();
+            String dump = new String(jstack.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            jstack.waitFor(30, java.util.concurrent.TimeUnit.SECONDS);
+            return dump;
+        } catch (java.io.IOException | InterruptedException e) {
+            return "(no thread dump: " + e + ")";
+        } finally {
+            p.destroyForcibly();
+        }
     }
 
     @Test
