@@ -39,6 +39,9 @@ public final class RendezvousServer implements KeyValueStore {
     private final InetSocketAddress address;
     private final ConnectionGate gate;
     private volatile boolean closed;
+    private volatile Thread acceptor;
+    // Enough for the acceptor, signalled out of accept(), to let go of the listening socket.
+    private static final java.time.Duration ACCEPTOR_EXIT = java.time.Duration.ofSeconds(5);
 
     private RendezvousServer(ServerSocket serverSocket, JobSecret secret) {
         this.serverSocket = serverSocket;
@@ -59,7 +62,7 @@ public final class RendezvousServer implements KeyValueStore {
             socket.setReuseAddress(true);
             socket.bind(new InetSocketAddress(bind, port), 128);
             RendezvousServer server = new RendezvousServer(socket, secret);
-            Thread.ofPlatform().daemon().name("kolo-rendezvous-accept-" + socket.getLocalPort())
+            server.acceptor = Thread.ofPlatform().daemon().name("kolo-rendezvous-accept-" + socket.getLocalPort())
                     .start(server::acceptLoop);
             return server;
         } catch (IOException e) {
@@ -218,6 +221,16 @@ public final class RendezvousServer implements KeyValueStore {
         }
         closed = true;
         closeQuietly(serverSocket);
+        // A thread blocked in accept() keeps the socket listening until it has been woken: wait for it, so that once
+        // close returns nothing listens on the port any more.
+        Thread t = acceptor;
+        if (t != null && t != Thread.currentThread()) {
+            try {
+                t.join(ACCEPTOR_EXIT);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         for (Socket s : connections) {
             closeQuietly(s);
         }
