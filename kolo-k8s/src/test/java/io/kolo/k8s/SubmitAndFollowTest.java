@@ -108,6 +108,9 @@ class SubmitAndFollowTest {
     /** The real thing: kolo k8s as a process, SIGINT as Ctrl-C sends it, the answer typed on its stdin. */
     @Test
     void ctrlCToTheProcessAsksAndDeletes(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                new ProcessBuilder("env", "--default-signal=INT", "true").start().waitFor() == 0,
+                "needs env --default-signal (GNU coreutils 8.31 or later) to give kolo k8s a SIGINT it does not ignore");
         java.nio.file.Path kubeconfig = dir.resolve("config");
         java.nio.file.Files.writeString(kubeconfig, """
                 apiVersion: v1
@@ -123,8 +126,11 @@ class SubmitAndFollowTest {
                 - name: u
                   user: {token: t}
                 """.formatted(cluster.client.getMasterUrl()));
-        List<String> cmd = new java.util.ArrayList<>(List.of(java.nio.file.Path.of(System.getProperty("java.home"),
-                "bin", "java").toString(), "-cp", System.getProperty("java.class.path"), K8sCli.class.getName()));
+        // A process started in the background by a non-interactive shell (as CI scripts do) ignores SIGINT, and its
+        // children inherit that: the JVM then installs no handler and Ctrl-C would do nothing. env resets it.
+        List<String> cmd = new java.util.ArrayList<>(List.of("env", "--default-signal=INT",
+                java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), K8sCli.class.getName()));
         cmd.addAll(List.of(SUBMIT));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().put("KUBECONFIG", kubeconfig.toString());
