@@ -224,21 +224,7 @@ final class BenchCommand implements Subcommand {
         if (np != null || !givenHosts()) {
             args.addAll(List.of("-np", Integer.toString(np != null ? np : 2)));
         }
-        if (hosts != null) {
-            args.addAll(List.of("-H", hosts));
-        }
-        if (hostfile != null) {
-            args.addAll(List.of("--hostfile", hostfile.toString()));
-        }
-        if (sshPort != null) {
-            args.addAll(List.of("-p", sshPort.toString()));
-        }
-        if (sshIdentityFile != null) {
-            args.addAll(List.of("-i", sshIdentityFile.toString()));
-        }
-        if (networkInterface != null) {
-            args.addAll(List.of("--network-interface", networkInterface));
-        }
+        args.addAll(hostOptions());
         args.addAll(List.of("--bind-to", bindTo));
         for (String x : exports) {
             args.addAll(List.of("-x", x));
@@ -302,23 +288,30 @@ final class BenchCommand implements Subcommand {
         }
     }
 
-    private String commandLine() {
-        List<String> words = new ArrayList<>(List.of("./kolo", "bench", collective, "-np", Integer.toString(ranks)));
+    /** The host, ssh and interface options as given, for kolo run's plan and for the recorded command line. */
+    private List<String> hostOptions() {
+        List<String> args = new ArrayList<>();
         if (hosts != null) {
-            words.addAll(List.of("-H", hosts));
+            args.addAll(List.of("-H", hosts));
         }
         if (hostfile != null) {
-            words.addAll(List.of("--hostfile", hostfile.toString()));
+            args.addAll(List.of("--hostfile", hostfile.toString()));
         }
         if (sshPort != null) {
-            words.addAll(List.of("-p", sshPort.toString()));
+            args.addAll(List.of("-p", sshPort.toString()));
         }
         if (sshIdentityFile != null) {
-            words.addAll(List.of("-i", sshIdentityFile.toString()));
+            args.addAll(List.of("-i", sshIdentityFile.toString()));
         }
         if (networkInterface != null) {
-            words.addAll(List.of("--network-interface", networkInterface));
+            args.addAll(List.of("--network-interface", networkInterface));
         }
+        return args;
+    }
+
+    private String commandLine() {
+        List<String> words = new ArrayList<>(List.of("./kolo", "bench", collective, "-np", Integer.toString(ranks)));
+        words.addAll(hostOptions());
         if (!sizes.equals(Sizes.DEFAULT)) {
             words.addAll(List.of("--sizes", sizes));
         }
