@@ -21,6 +21,22 @@ public interface ArrayCollectives {
     /** Every rank's tensor, concatenated along the first dimension in rank order. */
     Tensor allgather(Tensor tensor);
 
+    /**
+     * Every rank's tensor, concatenated along the first dimension in rank order, written into {@code output}, which
+     * the caller keeps and reuses (PyTorch's {@code all_gather_into_tensor}): no memory is allocated per call.
+     * {@code output} must be of the same type and hold exactly the gathered elements (its own shape is kept, so a
+     * flat output is fine); where it does not, the collective still runs on this rank and then fails here, naming
+     * the size it needed.
+     *
+     * <pre>{@code
+     * Tensor all = Tensor.of(arena.allocate(4L * comm.size() * rows * cols), DataType.FLOAT32, comm.size() * rows, cols);
+     * comm.allgatherInto(mine, all); // every step, into the same memory
+     * }</pre>
+     *
+     * @return {@code output}
+     */
+    Tensor allgatherInto(Tensor tensor, Tensor output);
+
     /** In place: {@code root}'s tensor is copied into every rank's tensor. */
     Tensor broadcast(Tensor tensor, int root);
 
@@ -70,6 +86,27 @@ public interface ArrayCollectives {
 
     default long[] allgather(long[] data) {
         return allgather(Tensor.of(data)).longs();
+    }
+
+    /** Every rank's array, concatenated in rank order, into {@code output} (see {@link #allgatherInto(Tensor, Tensor)}). */
+    default float[] allgatherInto(float[] data, float[] output) {
+        allgatherInto(Tensor.of(data), Tensor.of(output));
+        return output;
+    }
+
+    default double[] allgatherInto(double[] data, double[] output) {
+        allgatherInto(Tensor.of(data), Tensor.of(output));
+        return output;
+    }
+
+    default int[] allgatherInto(int[] data, int[] output) {
+        allgatherInto(Tensor.of(data), Tensor.of(output));
+        return output;
+    }
+
+    default long[] allgatherInto(long[] data, long[] output) {
+        allgatherInto(Tensor.of(data), Tensor.of(output));
+        return output;
     }
 
     default float[] broadcast(float[] data, int root) {

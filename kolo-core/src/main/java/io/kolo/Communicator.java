@@ -267,6 +267,19 @@ public final class Communicator extends ProcessSetCollectives implements ObjectC
         return all.allgatherAsync(name, tensor);
     }
 
+    /**
+     * Every rank's tensor, concatenated along the first dimension in rank order, into {@code output} (which must
+     * hold exactly that many elements of the same type; see {@link ArrayCollectives#allgatherInto(Tensor, Tensor)}).
+     */
+    @Override
+    public Tensor allgatherInto(Tensor tensor, Tensor output) {
+        return all.allgatherInto(tensor, output);
+    }
+
+    public Handle<Tensor> allgatherIntoAsync(String name, Tensor tensor, Tensor output) {
+        return all.allgatherIntoAsync(name, tensor, output);
+    }
+
     /** In place: {@code root}'s tensor is copied into every rank's tensor. */
     public Tensor broadcast(Tensor tensor, int root) {
         return all.broadcast(tensor, root);

@@ -191,6 +191,16 @@ public final class Kolo {
         return collective().allgather(tensor);
     }
 
+    /** Every rank's array, in rank order, into {@code output}, which the caller keeps (no allocation per call). */
+    public static float[] allgatherInto(float[] data, float[] output) {
+        return collective().allgatherInto(data, output);
+    }
+
+    /** Every rank's tensor, concatenated along the first dimension, into {@code output}, which the caller keeps. */
+    public static Tensor allgatherInto(Tensor tensor, Tensor output) {
+        return collective().allgatherInto(tensor, output);
+    }
+
     public static float[] broadcast(float[] data, int root) {
         return collective().broadcast(data, root);
     }

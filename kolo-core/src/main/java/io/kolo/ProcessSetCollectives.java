@@ -64,6 +64,11 @@ abstract sealed class ProcessSetCollectives permits Communicator {
         return on(set).allgather(tensor);
     }
 
+    /** Allgather among {@code set}'s ranks into {@code output}, which the caller keeps. */
+    public Tensor allgatherInto(Tensor tensor, Tensor output, ProcessSet set) {
+        return on(set).allgatherInto(tensor, output);
+    }
+
     public Handle<Tensor> allgatherAsync(String name, Tensor tensor, ProcessSet set) {
         return on(set).allgatherAsync(name, tensor);
     }

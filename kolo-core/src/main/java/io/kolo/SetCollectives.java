@@ -118,6 +118,39 @@ final class SetCollectives implements ObjectCollectives {
         return submit(o, x -> out[0]);
     }
 
+    @Override
+    public Tensor allgatherInto(Tensor tensor, Tensor output) {
+        return allgatherIntoAsync(null, tensor, output).await();
+    }
+
+    Handle<Tensor> allgatherIntoAsync(String name, Tensor tensor, Tensor output) {
+        requireRank(tensor, "allgather");
+        java.util.Objects.requireNonNull(output, "output");
+        Op o = Op.of(OpKind.ALLGATHER, name, tensor.dataType(), tensor.shape(), tensor.segment())
+                .into(output.segment(), shape -> misfit(output, tensor.dataType(), shape));
+        return submit(o, x -> output);
+    }
+
+    /** Why {@code output} cannot hold an allgather result of {@code type} and {@code shape}, or null. */
+    static String misfit(Tensor output, DataType type, long[] shape) {
+        long elements = 1;
+        for (long d : shape) {
+            elements *= d;
+        }
+        if (output.dataType() != type) {
+            return "the output tensor is " + output.dataType() + " but the gathered tensors are " + type
+                    + "; pass an output of " + type;
+        }
+        if (output.elements() != elements) {
+            return "the output tensor has " + output.elements() + " elements but the result has " + elements
+                    + " (shape " + java.util.Arrays.toString(shape) + "); pass an output of that many elements";
+        }
+        if (output.segment().isReadOnly()) {
+            return "the output tensor is read-only; pass writable memory";
+        }
+        return null;
+    }
+
     // ---- broadcast
 
     /** @param root the root's rank in this set */

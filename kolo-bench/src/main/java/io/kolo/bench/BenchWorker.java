@@ -234,8 +234,14 @@ public final class BenchWorker {
             long[] splits = new long[size];
             Arrays.fill(splits, elements / size);
 
+            // Allgather gathers into memory of the same kind that the caller keeps, as MPI_Allgather does.
+            Tensor output = collective == Collective.ALLGATHER
+                    ? Tensor.of(this.memory.allocate(arena, type, elements * type.byteSize()), type.koloType(), elements)
+                    : null;
+            Operands op = new Operands(name, tensor, splits, output);
+
             fill(tensor.segment(), inputElements, rank + 1);
-            check(step, run(name, tensor, splits));
+            check(step, run(op));
             // Zeros from here on: repeated in-place sums stay finite, so every iteration does the same work.
             tensor.segment().fill((byte) 0);
 
@@ -246,12 +252,12 @@ public final class BenchWorker {
                     waitForTurn(step);
                 }
                 if (part == 0) {
-                    warmUp(step, name, tensor, splits, more);
+                    warmUp(step, op, more);
                 } else {
                     // The peer's slice ran in between: caches and predictors are cold again.
-                    repeat(step.warmup(), name, tensor, splits);
+                    repeat(step.warmup(), op);
                 }
-                time(name, tensor, splits, nanos, (long) part * n, n);
+                time(op, nanos, (long) part * n, n);
             }
             int total = parts * n;
             // An op is finished when the slowest rank is: keep each iteration's worst time across ranks.
@@ -267,10 +273,10 @@ public final class BenchWorker {
      * the loop inside measure, adding that branch gave millisecond outliers and small-message averages many times the
      * medians (most likely the loop recompiling while it was timed).
      */
-    private void time(String name, Tensor tensor, long[] splits, MemorySegment nanos, long at, int n) {
+    private void time(Operands op, MemorySegment nanos, long at, int n) {
         for (int i = 0; i < n; i++) {
             long start = System.nanoTime();
-            run(name, tensor, splits);
+            run(op);
             nanos.setAtIndex(ValueLayout.JAVA_LONG, at + i, System.nanoTime() - start);
         }
     }
@@ -296,32 +302,36 @@ public final class BenchWorker {
      * (the coordinator's), it recompiles the engine's cycle, and ops run several times slower until it has, for
      * tens of milliseconds after a new name. A training loop repeats its names for hours; the bench times that steady state. Warm-up 0 means none.
      */
-    private void warmUp(Step step, String name, Tensor tensor, long[] splits, MemorySegment more) {
+    private void warmUp(Step step, Operands op, MemorySegment more) {
         if (step.warmup() == 0) {
             return;
         }
         long start = System.nanoTime();
         jit.reset();
         do {
-            repeat(step.warmup(), name, tensor, splits);
+            repeat(step.warmup(), op);
         } while (goOn(more, warmingUp(start, SIZE_WARMUP_NANOS, SIZE_WARMUP_NANOS, SIZE_WARMUP_MAX_NANOS)));
     }
 
-    private void repeat(int times, String name, Tensor tensor, long[] splits) {
+    private void repeat(int times, Operands op) {
         for (int i = 0; i < times; i++) {
-            run(name, tensor, splits);
+            run(op);
         }
     }
 
     /** One operation; returns the tensor holding the result. */
-    private Tensor run(String name, Tensor tensor, long[] splits) {
+    private Tensor run(Operands op) {
         return switch (collective) {
-            case ALLREDUCE -> await(comm.allreduceAsync(name, tensor, ReduceOp.SUM));
-            case ALLGATHER -> await(comm.allgatherAsync(name, tensor));
-            case BROADCAST -> await(comm.broadcastAsync(name, tensor, 0));
-            case ALLTOALL -> await(comm.alltoallAsync(name, tensor, splits)).tensor();
-            case REDUCESCATTER -> await(comm.reducescatterAsync(name, tensor, ReduceOp.SUM));
+            case ALLREDUCE -> await(comm.allreduceAsync(op.name, op.tensor, ReduceOp.SUM));
+            case ALLGATHER -> await(comm.allgatherIntoAsync(op.name, op.tensor, op.output));
+            case BROADCAST -> await(comm.broadcastAsync(op.name, op.tensor, 0));
+            case ALLTOALL -> await(comm.alltoallAsync(op.name, op.tensor, op.splits)).tensor();
+            case REDUCESCATTER -> await(comm.reducescatterAsync(op.name, op.tensor, ReduceOp.SUM));
         };
+    }
+
+    /** What one size's ops run on: its name, input, alltoall's splits and allgather's output (null for the others). */
+    private record Operands(String name, Tensor tensor, long[] splits, Tensor output) {
     }
 
     private static <T> T await(Handle<T> handle) {

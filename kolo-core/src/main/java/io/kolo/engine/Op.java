@@ -18,6 +18,16 @@ public final class Op {
         MemorySegment allocate(long[] shape);
     }
 
+    /**
+     * Says, once the result's shape is negotiated, whether the caller's own output memory ({@link #into}) can take
+     * it: every rank learns the shape only then, and a rank whose output does not fit must still take its part.
+     */
+    @FunctionalInterface
+    public interface OutputCheck {
+        /** @return why a result of {@code shape} does not fit the output, or null when it does */
+        String problem(long[] shape);
+    }
+
     /** Completion callback, called exactly once on the thread that ran the op's cycle. */
     public interface Listener {
         void completed(Op op);
@@ -40,6 +50,9 @@ public final class Op {
     /** The process set the op runs in (0: every rank). */
     int processSet;
     Outputs outputs;
+    /** Memory the caller keeps for the result (allgather into), or null to have {@link #outputs} allocate it. */
+    MemorySegment into;
+    OutputCheck intoCheck;
     Listener listener;
     long submittedNanos;
     /** When the engine thread picked it up: the end of its QUEUE span, the start of NEGOTIATE in the timeline. */
@@ -110,6 +123,17 @@ public final class Op {
 
     public Op outputs(Outputs outputs) {
         this.outputs = outputs;
+        return this;
+    }
+
+    /**
+     * Writes the result into {@code output}, which the caller keeps (allgather); {@code check} is asked first whether
+     * the negotiated result fits it. Without a fit the op still runs on this rank (so that no other rank waits for
+     * it) and then fails here, saying why.
+     */
+    public Op into(MemorySegment output, OutputCheck check) {
+        this.into = output;
+        this.intoCheck = check;
         return this;
     }
 

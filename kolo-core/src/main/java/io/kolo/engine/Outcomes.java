@@ -69,6 +69,16 @@ final class Outcomes {
         }
     }
 
+    /**
+     * Fails an op whose collective ran but whose result does not fit the output memory the caller gave it; as in
+     * {@link #deliver}, the failure is this op's alone.
+     */
+    void failResult(Op op, long[] shape, String problem) {
+        pending.remove(op.name);
+        fail(op, new KoloException(op.kind.label() + " '" + op.name + "' ran, but rank " + rank
+                + " could not take its result of shape " + Arrays.toString(shape) + ": " + problem));
+    }
+
     void fail(Op op, RuntimeException error) {
         release(op);
         try {
