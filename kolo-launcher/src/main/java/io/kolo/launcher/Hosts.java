@@ -158,11 +158,28 @@ final class Hosts {
         return null;
     }
 
-    /** This machine's names; no DNS lookups of the user's hosts, so a typo cannot hang the launcher. */
+    /**
+     * This machine's names; no DNS lookups of the user's hosts, so a typo cannot hang the launcher. Its own names
+     * (host name, canonical name, address) are looked up on the first host that is not obviously local, so a job on
+     * localhost alone (plain {@code -np}) never waits for them.
+     */
     static Predicate<String> localNames() {
+        var resolved = new Object() {
+            Set<String> names;
+        };
+        return host -> {
+            if (host.equalsIgnoreCase("localhost") || host.equals("::1") || host.startsWith("127.")) {
+                return true;
+            }
+            if (resolved.names == null) {
+                resolved.names = ownNames();
+            }
+            return resolved.names.contains(host);
+        };
+    }
+
+    private static Set<String> ownNames() {
         Set<String> names = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
-        names.add("localhost");
-        names.add("::1");
         try {
             InetAddress self = InetAddress.getLocalHost();
             names.add(self.getHostName());
@@ -176,6 +193,6 @@ final class Hosts {
         if (env != null && !env.isBlank()) {
             names.add(env);
         }
-        return host -> names.contains(host) || host.startsWith("127.");
+        return names;
     }
 }

@@ -57,8 +57,9 @@ final class JobStart {
             err.println("kolo: " + e.getMessage());
             return 1;
         }
-        // Segments of earlier jobs that were killed before their ranks could unlink them.
-        ShmSegments.removeStale();
+        // Segments of earlier jobs that were killed before their ranks could unlink them: on a thread of its own while
+        // the ranks start, since local ranks clear them too before they size their own, and no rank waits for this.
+        Thread.ofPlatform().daemon().name("kolo-stale-segments").start(ShmSegments::removeStale);
         try (server) {
             int port = server.address().getPort();
             List<Job.RankLaunch> launches = new ArrayList<>();

@@ -8,7 +8,10 @@ import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The {@code kolo} command. Exit codes: 0 when every rank succeeded, the first failing rank's exit code,
@@ -17,14 +20,23 @@ import java.util.List;
 public final class Main {
     static final int USAGE = 2;
 
+    /**
+     * The subcommands, in the order help lists them. Made when needed: picocli's model of a command is built by
+     * reflection, run once and interpreted, so {@code kolo run} builds only its own (see {@link #commandLine}).
+     */
+    private static final Map<String, Supplier<Subcommand>> SUBCOMMANDS = subcommands();
+
+    private static Map<String, Supplier<Subcommand>> subcommands() {
+        Map<String, Supplier<Subcommand>> all = new LinkedHashMap<>();
+        all.put("run", RunCommand::new);
+        all.put("keys", KeysCommand::new);
+        all.put("hostfile", HostfileCommand::new);
+        all.put("bench", BenchCommand::new);
+        all.put(K8sEntry.NAME, K8sEntry::new);
+        return all;
+    }
+
     @Command(name = "kolo",
-            subcommands = {
-                    RunCommand.class,
-                    KeysCommand.class,
-                    HostfileCommand.class,
-                    BenchCommand.class,
-                    K8sEntry.class,
-            },
             description = "Kolo: ring-allreduce for the JVM. 'kolo COMMAND --help' for a command's options.")
     static final class Kolo {
         @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
@@ -50,11 +62,12 @@ public final class Main {
         if (!argv.isEmpty() && argv.getFirst().equals(K8sEntry.NAME)) {
             return K8sEntry.run(argv.subList(1, argv.size()), out, err);
         }
+        CommandLine cli = commandLine(argv.isEmpty() ? null : argv.getFirst());
         if (!argv.isEmpty() && argv.getFirst().equals("run")) {
             argv = new ArrayList<>(argv.subList(0, 1));
-            argv.addAll(ProgramBoundary.normalize(Arrays.asList(args).subList(1, args.length)));
+            argv.addAll(ProgramBoundary.normalize(Arrays.asList(args).subList(1, args.length),
+                    cli.getSubcommands().get("run").getCommandSpec()));
         }
-        CommandLine cli = new CommandLine(new Kolo());
         // Arguments reach programs as given, as with mpirun: never replace "@FILE" by the file's contents.
         cli.setExpandAtFiles(false);
         cli.setOut(new PrintWriter(out, true));
@@ -81,6 +94,21 @@ public final class Main {
             err.println("kolo: interrupted");
             return 130;
         }
+    }
+
+    /**
+     * {@code kolo} with only the subcommand {@code first} names, when it names one; otherwise (help, a mistyped
+     * command) with all of them, so that help and errors list every command.
+     */
+    static CommandLine commandLine(String first) {
+        CommandLine cli = new CommandLine(new Kolo());
+        Supplier<Subcommand> only = first == null ? null : SUBCOMMANDS.get(first);
+        if (only != null) {
+            cli.addSubcommand(first, only.get());
+        } else {
+            SUBCOMMANDS.forEach((name, command) -> cli.addSubcommand(name, command.get()));
+        }
+        return cli;
     }
 
     private static int usage(PrintStream err, String message) {

@@ -19,24 +19,30 @@ final class ProgramBoundary {
      * How many words follow each option of {@code kolo run} (its value, or two for {@code -mca KEY VALUE}), read from
      * the options picocli knows, so that a new option can never be mistaken for the start of the program.
      */
-    static final Map<String, Integer> OPTION_ARITY = optionArity();
-
-    private static Map<String, Integer> optionArity() {
+    private static Map<String, Integer> optionArity(CommandLine.Model.CommandSpec run) {
         Map<String, Integer> arity = new java.util.HashMap<>();
-        for (CommandLine.Model.OptionSpec o : new CommandLine(new RunCommand()).getCommandSpec().options()) {
+        for (CommandLine.Model.OptionSpec o : run.options()) {
             for (String name : o.names()) {
                 arity.put(name, o.arity().max());
             }
         }
-        return Map.copyOf(arity);
+        return arity;
+    }
+
+    /** As {@link #normalize(List, CommandLine.Model.CommandSpec)} with a model of {@code kolo run} of its own. */
+    static List<String> normalize(List<String> args) {
+        return normalize(args, new CommandLine(new RunCommand()).getCommandSpec());
     }
 
     /**
      * Rewrites mpirun-style arguments so picocli sees the program behind an explicit "--": like mpirun, the
      * launcher's own options end at the first word that is not one, and after -jar APP or -cp CP MAIN,
      * so the program's own options (even ones named like ours) always reach the program.
+     *
+     * @param run picocli's model of {@code kolo run}, the one that then parses the result
      */
-    static List<String> normalize(List<String> args) {
+    static List<String> normalize(List<String> args, CommandLine.Model.CommandSpec run) {
+        Map<String, Integer> optionArity = optionArity(run);
         List<String> result = new ArrayList<>();
         int i = 0;
         while (i < args.size()) {
@@ -54,7 +60,7 @@ final class ProgramBoundary {
                 }
                 return result;
             }
-            int values = OPTION_ARITY.getOrDefault(a, 0);
+            int values = optionArity.getOrDefault(a, 0);
             if (values > 0) {
                 int end = Math.min(args.size(), i + 1 + values);
                 result.addAll(args.subList(i, end));

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class HostsTest {
@@ -80,6 +81,10 @@ class HostsTest {
         assertTrue(local.test("127.0.0.1"));
         assertTrue(local.test("127.0.1.1"));
         assertFalse(local.test("gpu-node-17.example"));
+        // Looked up on the first name that is not obviously local, and still this machine's.
+        String self = assertDoesNotThrow(() -> java.net.InetAddress.getLocalHost().getHostName());
+        assertTrue(local.test(self), self);
+        assertTrue(local.test(self.toUpperCase(java.util.Locale.ROOT)), self);
     }
 
     @Test
