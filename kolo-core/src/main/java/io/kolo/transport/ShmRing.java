@@ -23,6 +23,12 @@ final class ShmRing {
     /** Messages the consumer has read straight from the producer's memory (see {@link ShmTransport}); its writer. */
     private static final long DIRECT_READS = 192;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+    /**
+     * Pieces up to this size are copied word by word: {@link MemorySegment#copy}'s fixed cost (its checks, an overlap
+     * test among them) was the largest part of a small message's time in the ring (docs/performance.md, "Measured
+     * constants").
+     */
+    static final long WORD_COPY_MAX_BYTES = 64;
 
     private final MemorySegment control;
     private final MemorySegment data;
@@ -67,9 +73,9 @@ final class ShmRing {
         }
         long at = tail & mask;
         long first = Math.min(n, capacity - at);
-        MemorySegment.copy(src, offset, data, at, first);
+        copy(src, offset, data, at, first);
         if (n > first) {
-            MemorySegment.copy(src, offset + first, data, 0, n - first);
+            copy(src, offset + first, data, 0, n - first);
         }
         LONG.setRelease(control, TAIL, tail + n);
         return n;
@@ -85,12 +91,27 @@ final class ShmRing {
         }
         long at = head & mask;
         long first = Math.min(n, capacity - at);
-        MemorySegment.copy(data, at, dst, offset, first);
+        copy(data, at, dst, offset, first);
         if (n > first) {
-            MemorySegment.copy(data, 0, dst, offset + first, n - first);
+            copy(data, 0, dst, offset + first, n - first);
         }
         LONG.setRelease(control, HEAD, head + n);
         return n;
+    }
+
+    /** {@link MemorySegment#copy}, by 8-byte words and then bytes for pieces of at most {@link #WORD_COPY_MAX_BYTES}. */
+    static void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
+        if (bytes > WORD_COPY_MAX_BYTES) {
+            MemorySegment.copy(src, srcOffset, dst, dstOffset, bytes);
+            return;
+        }
+        long i = 0;
+        for (; i + 8 <= bytes; i += 8) {
+            dst.set(ValueLayout.JAVA_LONG_UNALIGNED, dstOffset + i, src.get(ValueLayout.JAVA_LONG_UNALIGNED, srcOffset + i));
+        }
+        for (; i < bytes; i++) {
+            dst.set(ValueLayout.JAVA_BYTE, dstOffset + i, src.get(ValueLayout.JAVA_BYTE, srcOffset + i));
+        }
     }
 
     /**

@@ -44,4 +44,33 @@ class ShmRingTest {
             }
         }
     }
+
+    @Test
+    void smallPiecesAreCopiedExactlyBetweenHeapAndNativeMemory() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment nativeSrc = arena.allocate(128);
+            MemorySegment heapSrc = MemorySegment.ofArray(new float[32]);
+            for (int i = 0; i < 128; i++) {
+                nativeSrc.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 7 + 1));
+                heapSrc.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 5 + 3));
+            }
+            for (MemorySegment src : new MemorySegment[]{nativeSrc, heapSrc}) {
+                for (boolean heapDst : new boolean[]{false, true}) {
+                    for (long bytes = 0; bytes <= ShmRing.WORD_COPY_MAX_BYTES + 9; bytes++) {
+                        for (long from = 0; from < 9; from++) {
+                            for (long to = 0; to < 9; to++) {
+                                MemorySegment dst = heapDst ? MemorySegment.ofArray(new long[16]) : arena.allocate(128);
+                                MemorySegment expected = arena.allocate(128);
+                                dst.fill((byte) 0x55);
+                                expected.fill((byte) 0x55);
+                                ShmRing.copy(src, from, dst, to, bytes);
+                                MemorySegment.copy(src, from, expected, to, bytes);
+                                assertEquals(-1, dst.mismatch(expected), bytes + " bytes from " + from + " to " + to);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
