@@ -84,7 +84,8 @@ public final class Engine implements AutoCloseable {
      * @throws KoloException            if the engine has failed or shut down, or the set was removed
      */
     public void submit(Op op) {
-        ProcessSetEngine set = byId.get(op.processSet);
+        // The global set, which every op without a set names, never goes away: no map lookup on its path.
+        ProcessSetEngine set = op.processSet == 0 ? global : byId.get(op.processSet);
         if (set == null) {
             String why = ended.get(op.processSet);
             throw new KoloException(why != null ? why : "process set " + op.processSet + " is not registered on rank "
