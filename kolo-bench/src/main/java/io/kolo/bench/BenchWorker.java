@@ -1,8 +1,6 @@
 package io.kolo.bench;
 
-import io.kolo.BFloat16;
 import io.kolo.Communicator;
-import io.kolo.Float16;
 import io.kolo.Handle;
 import io.kolo.ReduceOp;
 import io.kolo.Tensor;
@@ -240,8 +238,8 @@ public final class BenchWorker {
                     : null;
             Operands op = new Operands(name, tensor, splits, output);
 
-            fill(tensor.segment(), inputElements, rank + 1);
-            check(step, run(op));
+            BenchValues.fill(type, tensor.segment(), inputElements, rank + 1);
+            BenchValues.check(collective, type, rank, size, step.bytes(), run(op));
             // Zeros from here on: repeated in-place sums stay finite, so every iteration does the same work.
             tensor.segment().fill((byte) 0);
 
@@ -322,87 +320,15 @@ public final class BenchWorker {
     /** One operation; returns the tensor holding the result. */
     private Tensor run(Operands op) {
         return switch (collective) {
-            case ALLREDUCE -> await(comm.allreduceAsync(op.name, op.tensor, ReduceOp.SUM));
-            case ALLGATHER -> await(comm.allgatherIntoAsync(op.name, op.tensor, op.output));
-            case BROADCAST -> await(comm.broadcastAsync(op.name, op.tensor, 0));
-            case ALLTOALL -> await(comm.alltoallAsync(op.name, op.tensor, op.splits)).tensor();
-            case REDUCESCATTER -> await(comm.reducescatterAsync(op.name, op.tensor, ReduceOp.SUM));
+            case ALLREDUCE -> await(comm.allreduceAsync(op.name(), op.tensor(), ReduceOp.SUM));
+            case ALLGATHER -> await(comm.allgatherIntoAsync(op.name(), op.tensor(), op.output()));
+            case BROADCAST -> await(comm.broadcastAsync(op.name(), op.tensor(), 0));
+            case ALLTOALL -> await(comm.alltoallAsync(op.name(), op.tensor(), op.splits())).tensor();
+            case REDUCESCATTER -> await(comm.reducescatterAsync(op.name(), op.tensor(), ReduceOp.SUM));
         };
-    }
-
-    /** What one size's ops run on: its name, input, alltoall's splits and allgather's output (null for the others). */
-    private record Operands(String name, Tensor tensor, long[] splits, Tensor output) {
     }
 
     private static <T> T await(Handle<T> handle) {
         return handle.await();
-    }
-
-    /**
-     * Checks the first result, so a benchmark never reports the speed of a wrong answer: every rank put
-     * rank + 1 in each element it sent.
-     */
-    private void check(Step step, Tensor result) {
-        long n = result.elements();
-        long[] probes = {0, n / 2, n - 1};
-        for (long i : probes) {
-            if (n == 0) {
-                break;
-            }
-            double expected = switch (collective) {
-                case ALLREDUCE, REDUCESCATTER -> size * (size + 1) / 2.0;
-                case BROADCAST -> 1;
-                case ALLGATHER, ALLTOALL -> i / (n / size) + 1;
-            };
-            double actual = read(result.segment(), i);
-            if (actual != expected) {
-                throw new IllegalStateException(String.format(Locale.ROOT,
-                        "%s of %s gave %s at element %d on rank %d, expected %s", collective.id(),
-                        Sizes.format(step.bytes()), actual, i, rank, expected));
-            }
-        }
-    }
-
-    private void fill(MemorySegment seg, long elements, float value) {
-        switch (type) {
-            case F32 -> {
-                for (long i = 0; i < elements; i++) {
-                    seg.setAtIndex(ValueLayout.JAVA_FLOAT, i, value);
-                }
-            }
-            case F64 -> {
-                for (long i = 0; i < elements; i++) {
-                    seg.setAtIndex(ValueLayout.JAVA_DOUBLE, i, value);
-                }
-            }
-            case BF16, F16 -> {
-                short bits = type == ElementType.BF16 ? BFloat16.fromFloat(value) : Float16.fromFloat(value);
-                for (long i = 0; i < elements; i++) {
-                    seg.setAtIndex(ValueLayout.JAVA_SHORT, i, bits);
-                }
-            }
-            // The values filled are small whole numbers (rank + 1, a size's worth of them summed), exact in every type.
-            case I32 -> {
-                for (long i = 0; i < elements; i++) {
-                    seg.setAtIndex(ValueLayout.JAVA_INT, i, (int) value);
-                }
-            }
-            case I64 -> {
-                for (long i = 0; i < elements; i++) {
-                    seg.setAtIndex(ValueLayout.JAVA_LONG, i, (long) value);
-                }
-            }
-        }
-    }
-
-    private double read(MemorySegment seg, long i) {
-        return switch (type) {
-            case F32 -> seg.getAtIndex(ValueLayout.JAVA_FLOAT, i);
-            case F64 -> seg.getAtIndex(ValueLayout.JAVA_DOUBLE, i);
-            case BF16 -> BFloat16.toFloat(seg.getAtIndex(ValueLayout.JAVA_SHORT, i));
-            case F16 -> Float16.toFloat(seg.getAtIndex(ValueLayout.JAVA_SHORT, i));
-            case I32 -> seg.getAtIndex(ValueLayout.JAVA_INT, i);
-            case I64 -> seg.getAtIndex(ValueLayout.JAVA_LONG, i);
-        };
     }
 }
