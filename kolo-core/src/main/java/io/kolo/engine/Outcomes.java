@@ -62,21 +62,19 @@ final class Outcomes {
             op.setResult(shape, out);
             return true;
         } catch (RuntimeException | OutOfMemoryError e) {
-            pending.remove(op.name);
-            fail(op, new KoloException(op.kind.label() + " '" + op.name + "' ran, but rank " + rank
-                    + " could not hold its result of shape " + Arrays.toString(shape) + ": " + e));
+            failResult(op, shape, e.toString());
             return false;
         }
     }
 
     /**
-     * Fails an op whose collective ran but whose result does not fit the output memory the caller gave it; as in
-     * {@link #deliver}, the failure is this op's alone.
+     * Fails an op whose collective ran but whose result this rank cannot take (no memory for it, or the output memory
+     * the caller gave does not fit it, saying why in {@code problem}): the failure is this op's alone.
      */
     void failResult(Op op, long[] shape, String problem) {
         pending.remove(op.name);
         fail(op, new KoloException(op.kind.label() + " '" + op.name + "' ran, but rank " + rank
-                + " could not take its result of shape " + Arrays.toString(shape) + ": " + problem));
+                + " could not hold its result of shape " + Arrays.toString(shape) + ": " + problem));
     }
 
     void fail(Op op, RuntimeException error) {
