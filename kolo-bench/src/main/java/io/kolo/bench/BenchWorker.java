@@ -30,6 +30,11 @@ import java.util.Locale;
  * memory {@code native} (the default) or {@code heap} ({@link Memory}).
  */
 public final class BenchWorker {
+    /**
+     * Set (to anything) in the ranks' environment by {@code kolo bench --fresh-input}: every rank rewrites its input
+     * before each timed op, outside the timing.
+     */
+    public static final String FRESH_INPUT = "KOLO_BENCH_FRESH_INPUT";
     /** Starts each result line rank 0 prints to its standard output when the result file is {@code -}. */
     public static final String RESULT_PREFIX = "kolo-bench-result ";
     /** How long the JIT warm-up runs before the first timed op (see {@link #warmUpTheJit}). */
@@ -61,6 +66,7 @@ public final class BenchWorker {
     private int nextSlice;
     private final ElementType type;
     private final Memory memory;
+    private final boolean freshInput = System.getenv(FRESH_INPUT) != null;
     private final int rank;
     private final int size;
 
@@ -273,6 +279,12 @@ public final class BenchWorker {
      */
     private void time(Operands op, MemorySegment nanos, long at, int n) {
         for (int i = 0; i < n; i++) {
+            if (freshInput) {
+                // New values, as a program's next broadcast has: the sender's cache holds them dirty, where the
+                // same memory sent again would already lie in the receivers' caches. Small byte values keep floats
+                // finite and normal.
+                op.tensor().segment().fill((byte) (i & 0x3f));
+            }
             long start = System.nanoTime();
             run(op);
             nanos.setAtIndex(ValueLayout.JAVA_LONG, at + i, System.nanoTime() - start);

@@ -80,6 +80,12 @@ final class BenchCommand implements Subcommand {
                     + " takes them (default: ${DEFAULT-VALUE}).")
     String memory = "native";
 
+    @Option(names = "--fresh-input",
+            description = "Every Kolo rank writes new values into its input before each timed op (not timed), as a"
+                    + " program that broadcasts new parameters does. Without it a broadcast's root sends the same"
+                    + " unchanged memory every time. Not with --compare: the peers reuse their input.")
+    boolean freshInput;
+
     @Option(names = "--iters", paramLabel = "N", description = "Measured iterations per size (default: 2000 for small sizes down to 5 for large).")
     Integer iterations;
 
@@ -186,6 +192,10 @@ final class BenchCommand implements Subcommand {
             if (warmup != null && warmup < 0) {
                 throw new UsageException("--warmup must be 0 or more, got " + warmup);
             }
+            if (freshInput && compare) {
+                throw new UsageException("--fresh-input is for Kolo's own runs: the peers of --compare reuse their"
+                        + " input, so the two would not be measured alike; drop one of them");
+            }
             if (slices < 1) {
                 throw new UsageException("--slices must be at least 1, got " + slices);
             }
@@ -226,6 +236,9 @@ final class BenchCommand implements Subcommand {
         }
         args.addAll(hostOptions());
         args.addAll(List.of("--bind-to", bindTo));
+        if (freshInput) {
+            args.addAll(List.of("-x", BenchWorker.FRESH_INPUT + "=1"));
+        }
         for (String x : exports) {
             args.addAll(List.of("-x", x));
         }
@@ -320,6 +333,9 @@ final class BenchCommand implements Subcommand {
         }
         if (!memory.equals("native")) {
             words.addAll(List.of("--memory", memory));
+        }
+        if (freshInput) {
+            words.add("--fresh-input");
         }
         if (iterations != null) {
             words.addAll(List.of("--iters", iterations.toString()));

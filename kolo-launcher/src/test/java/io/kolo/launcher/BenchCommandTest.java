@@ -61,6 +61,22 @@ class BenchCommandTest {
         assertUsage("-x KOLO_TRANSPORT: use --transport", "bench", "allreduce", "-x", "KOLO_TRANSPORT=tcp",
                 "--sizes", "1KiB", "--iters", "1");
         assertUsage("Unknown option", "bench", "allreduce", "--frobnicate");
+        assertUsage("--fresh-input is for Kolo's own runs", "bench", "broadcast", "--fresh-input", "--compare");
+    }
+
+    @Test
+    void freshInputReachesTheRanksAndTheRecordedCommand(@TempDir Path dir) throws Exception {
+        List<String> placement = parse("broadcast", "--fresh-input").placement();
+        int x = placement.indexOf(io.kolo.bench.BenchWorker.FRESH_INPUT + "=1");
+        assertTrue(x > 0 && placement.get(x - 1).equals("-x"), placement.toString());
+        assertFalse(parse("broadcast").placement().contains(io.kolo.bench.BenchWorker.FRESH_INPUT + "=1"));
+
+        Path json = dir.resolve("fresh.json");
+        assertEquals(0, kolo("bench", "broadcast", "-np", "2", "--sizes", "64KiB", "--iters", "3", "--warmup", "1",
+                "--fresh-input", "--memory", "heap", "--json", json.toString()), err());
+        JsonNode doc = new ObjectMapper().readTree(Files.readString(json));
+        assertTrue(doc.get("command").asText().contains(" --fresh-input"), doc.get("command").asText());
+        assertEquals(65536L, doc.get("series").get(0).get("results").get(0).get("bytes").asLong());
     }
 
     @Test
