@@ -1,5 +1,7 @@
 package io.kolo;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -17,14 +19,31 @@ import java.util.function.BooleanSupplier;
  * @param <T> the result type
  */
 public final class Handle<T> {
-    private volatile String name;
+    private static final VarHandle LATCH;
+
+    static {
+        try {
+            LATCH = MethodHandles.lookup().findVarHandle(Handle.class, "latch", CountDownLatch.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    // Set by the API before the handle reaches its caller, so plain fields: whoever the caller hands it to sees them.
+    private String name;
     private final Duration defaultTimeout;
-    private final CountDownLatch done = new CountDownLatch(1);
-    private volatile T value;
-    private volatile RuntimeException error;
+    private Driver driver;
+    private java.util.function.Function<String, String> explainer;
+    /** Written before {@link #done} is set, read after it is seen set. */
+    private T value;
+    private RuntimeException error;
+    private volatile boolean done;
+    /**
+     * Made only when a thread must sleep until the op ends: a caller that drives the engine's cycles itself (the
+     * usual case) sees {@link #done} without one. A small op's handle is on the hot path of every collective.
+     */
+    private volatile CountDownLatch latch;
     private final BooleanSupplier isDone = this::poll;
-    private volatile Driver driver;
-    private volatile java.util.function.Function<String, String> explainer;
 
     /** Runs the engine's work on the waiting thread until {@code done} or the deadline ({@link System#nanoTime}). */
     @FunctionalInterface
@@ -44,7 +63,7 @@ public final class Handle<T> {
 
     /** True once the op has completed or failed; never blocks. */
     public boolean poll() {
-        return done.getCount() == 0;
+        return done;
     }
 
     /** Waits up to {@code KOLO_TIMEOUT_SECONDS} and returns the result. */
@@ -62,13 +81,29 @@ public final class Handle<T> {
         long now = System.nanoTime();
         long deadline = now + timeout.toNanos();
         Driver d = driver;
-        if (d != null && done.getCount() != 0) {
+        if (d != null && !done) {
             // Do the engine's work here rather than sleep until its thread has done it and wakes us.
             d.drive(isDone, now, deadline);
         }
+        if (!done) {
+            sleepUntilDone(timeout, deadline);
+        }
+        RuntimeException e = error;
+        if (e != null) {
+            throw e;
+        }
+        return value;
+    }
+
+    private void sleepUntilDone(Duration timeout, long deadline) {
+        CountDownLatch l = latch;
+        if (l == null) {
+            LATCH.compareAndSet(this, null, new CountDownLatch(1));
+            l = latch;
+        }
         try {
-            if (done.getCount() != 0
-                    && !done.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+            // Re-checked after the latch is in place: an end that came before it did not count it down.
+            if (!done && !l.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS) && !done) {
                 String waiting = explainer == null ? null : explainer.apply(name);
                 throw new KoloTimeoutException("timed out after " + timeout.toSeconds() + " s waiting for '" + name
                         + "': " + (waiting != null ? waiting
@@ -79,11 +114,6 @@ public final class Handle<T> {
             Thread.currentThread().interrupt();
             throw new KoloException("interrupted while waiting for '" + name + "'", e);
         }
-        RuntimeException e = error;
-        if (e != null) {
-            throw e;
-        }
-        return value;
     }
 
     /** Same as {@link #await()}. */
@@ -107,11 +137,23 @@ public final class Handle<T> {
 
     void complete(T result) {
         value = result;
-        done.countDown();
+        end();
     }
 
     void fail(RuntimeException e) {
         error = e;
-        done.countDown();
+        end();
+    }
+
+    /**
+     * The volatile write of {@link #done} comes before the read of {@link #latch}, as a sleeper's latch comes before
+     * its read of {@code done}: at least one of the two sees the other, so no sleeper misses the end.
+     */
+    private void end() {
+        done = true;
+        CountDownLatch l = latch;
+        if (l != null) {
+            l.countDown();
+        }
     }
 }

@@ -24,6 +24,8 @@ final class SetCollectives implements ObjectCollectives {
     private final int jobRank;
     private final AllreduceOps allreduces;
     private final Handle.Driver driver;
+    /** What a timed-out op of this set still waits for (one function for every handle: nothing allocated per op). */
+    private final java.util.function.Function<String, String> waitingFor;
     private final AtomicLong groupCounter = new AtomicLong();
 
     /**
@@ -39,6 +41,7 @@ final class SetCollectives implements ObjectCollectives {
         this.closed = closed;
         this.allreduces = new AllreduceOps(size);
         this.driver = engine::drive;
+        this.waitingFor = n -> engine.waitingFor(set, n);
     }
 
     @Override
@@ -241,7 +244,7 @@ final class SetCollectives implements ObjectCollectives {
             }
         });
         handle.drivenBy(driver);
-        handle.explainedBy(n -> engine.waitingFor(set, n));
+        handle.explainedBy(waitingFor);
         engine.submit(op);
         handle.named(op.name());
         return handle;
