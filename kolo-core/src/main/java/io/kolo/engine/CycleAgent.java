@@ -5,8 +5,13 @@ package io.kolo.engine;
  * thread the runner lets run it, never two at once.
  */
 interface CycleAgent {
-    /** Runs one cycle (the runner's lock is held); true when the engine is finished: an agreed shutdown, or a failure. */
-    boolean cycle();
+    /**
+     * Runs one cycle (the runner's lock is held); true when the engine is finished: an agreed shutdown, or a failure.
+     *
+     * @param nowNanos the runner's {@link System#nanoTime()} of a moment ago, the cycle's start (clock reads are a
+     *                 measurable share of a small op's work: docs/performance.md, "Small messages")
+     */
+    boolean cycle(long nowNanos);
 
     /** Whether this rank has ops that are not done yet, so its next cycle may be the one that runs them. */
     boolean hasWork();

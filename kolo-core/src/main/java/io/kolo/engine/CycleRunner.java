@@ -3,6 +3,7 @@ package io.kolo.engine;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
@@ -45,7 +46,8 @@ final class CycleRunner {
     /** Held by whichever thread runs a cycle: the runner's own, or a caller driving cycles while it waits. */
     private final ReentrantLock lock = new ReentrantLock();
     private final AtomicInteger drivers = new AtomicInteger();
-    private volatile long lastDriveNanos = System.nanoTime() - TimeUnit.DAYS.toNanos(1);
+    /** When a caller last drove cycles: written with release stores (others only need to see it soon, not at once). */
+    private final AtomicLong lastDriveNanos = new AtomicLong(System.nanoTime() - TimeUnit.DAYS.toNanos(1));
     /** The ranks agreed to shut down, or a cycle failed: no thread runs another cycle. */
     private volatile boolean finished;
     /** When this rank last had an op of its own (runner thread only). */
@@ -131,11 +133,13 @@ final class CycleRunner {
                     continue;
                 }
                 boolean leftWork = true;
+                long last = now;
                 try {
-                    driveCycles(done, now, deadlineNanos);
+                    last = driveCycles(done, now, deadlineNanos);
                     leftWork = agent.hasWork() || !agent.queueEmpty();
                 } finally {
-                    lastDriveNanos = System.nanoTime();
+                    // The start of the last cycle run, not a fresh clock read: a cycle that ends the op is short.
+                    lastDriveNanos.setRelease(last);
                     lock.unlock();
                 }
                 if (leftWork) {
@@ -150,16 +154,19 @@ final class CycleRunner {
         }
     }
 
-    /** Cycles until {@code done}, the engine finishes or the deadline passes. */
-    private void driveCycles(BooleanSupplier done, long nowNanos, long deadlineNanos) {
+    /**
+     * Cycles until {@code done}, the engine finishes or the deadline passes; returns the clock reading at the start of
+     * the last cycle run.
+     */
+    private long driveCycles(BooleanSupplier done, long nowNanos, long deadlineNanos) {
         long now = nowNanos;
         while (!finished && !done.getAsBoolean()) {
             if (now - deadlineNanos > 0) {
-                return;
+                return now;
             }
-            runCycle();
+            runCycle(now);
             if (finished || done.getAsBoolean()) {
-                return;
+                return now;
             }
             // Not done: another rank has not submitted it yet. Pace like the runner's thread would.
             now = System.nanoTime();
@@ -169,6 +176,7 @@ final class CycleRunner {
                 now = System.nanoTime();
             }
         }
+        return now;
     }
 
     /** Whether to sleep out {@code rest} before the next cycle, rather than start it at once (see PROMPT_CYCLES). */
@@ -178,11 +186,11 @@ final class CycleRunner {
 
     /** True while a caller runs cycles, or did within the last cycle time (before {@code now}) and so will likely again. */
     private boolean driven(long now) {
-        return drivers.get() > 0 || now - lastDriveNanos < Math.max(cycleNanos, MIN_DRIVEN_NANOS);
+        return drivers.get() > 0 || now - lastDriveNanos.getAcquire() < Math.max(cycleNanos, MIN_DRIVEN_NANOS);
     }
 
-    private void runCycle() {
-        if (agent.cycle()) {
+    private void runCycle(long now) {
+        if (agent.cycle(now)) {
             finished = true;
             if (Thread.currentThread() != thread) {
                 LockSupport.unpark(thread);
@@ -200,11 +208,13 @@ final class CycleRunner {
                     LockSupport.parkNanos(DRIVEN_PARK_NANOS);
                     continue;
                 }
-                long start = System.nanoTime();
+                long start;
                 lock.lock();
                 try {
+                    // Read once the lock is ours: a caller's cycles may have held it meanwhile.
+                    start = System.nanoTime();
                     if (!finished) {
-                        runCycle();
+                        runCycle(start);
                     }
                 } finally {
                     lock.unlock();
@@ -215,8 +225,8 @@ final class CycleRunner {
                 long now = System.nanoTime();
                 if (agent.hasWork() || agent.lastDrainNanos() - start >= 0) {
                     lastBusyNanos = now;
-                } else if (lastDriveNanos - lastBusyNanos > 0) {
-                    lastBusyNanos = lastDriveNanos;   // a caller ran cycles for its own op meanwhile
+                } else if (lastDriveNanos.getAcquire() - lastBusyNanos > 0) {
+                    lastBusyNanos = lastDriveNanos.getAcquire();   // a caller ran cycles for its own op meanwhile
                 }
                 long period = now - lastBusyNanos < IDLE_AFTER_NANOS ? cycleNanos
                         : Math.max(cycleNanos, Math.min(IDLE_CYCLE_NANOS, (now - lastBusyNanos) / 8));

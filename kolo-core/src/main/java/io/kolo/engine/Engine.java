@@ -205,8 +205,8 @@ public final class Engine implements AutoCloseable {
     /** Every set's cycle in turn, as one cycle of the {@link CycleRunner}. */
     private final class Cycles implements CycleAgent {
         @Override
-        public boolean cycle() {
-            boolean finished = global.cycle();
+        public boolean cycle(long nowNanos) {
+            boolean finished = global.cycle(nowNanos);
             if (!finished) {
                 // Between the global set's cycle and the others': the point every rank agreed on for set changes.
                 for (int i = 0; i < betweenCycles.size(); i++) {
@@ -214,7 +214,8 @@ public final class Engine implements AutoCloseable {
                 }
                 betweenCycles.clear();
                 for (int i = 1; i < cycling.size() && !finished; i++) {
-                    finished = cycling.get(i).cycle();
+                    // The global set's cycle may have waited for other ranks: each further set reads the clock anew.
+                    finished = cycling.get(i).cycle(System.nanoTime());
                 }
             }
             if (finished) {

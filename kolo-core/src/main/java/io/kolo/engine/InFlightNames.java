@@ -39,7 +39,8 @@ final class InFlightNames {
         }
 
         private void free() {
-            BUSY.setVolatile(this, false);
+            // A release store: it orders the drop above before it, and a claim's compare-and-set sees it soon after.
+            BUSY.setRelease(this, false);
         }
     }
 

@@ -17,7 +17,7 @@ final class Outcomes {
     private final int rank;
     private final PendingOps pending;
     private final InFlightNames inFlight;
-    private volatile long completed;
+    private final Counter completed = new Counter();
 
     Outcomes(int rank, PendingOps pending, InFlightNames inFlight) {
         this.rank = rank;
@@ -27,7 +27,7 @@ final class Outcomes {
 
     /** Ops completed since start. */
     long completed() {
-        return completed;
+        return completed.get();
     }
 
     /** Completes the ops of {@code r} that this rank has (a joined rank has none). */
@@ -36,7 +36,7 @@ final class Outcomes {
             Op op = pending.remove(r.names().get(i));
             if (op != null) {
                 release(op);
-                completed++;
+                completed.increment();
                 notifyCompleted(op);
             }
         }

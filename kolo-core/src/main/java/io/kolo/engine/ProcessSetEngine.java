@@ -72,9 +72,9 @@ final class ProcessSetEngine implements CycleAgent {
     /** Reused every cycle so that an idle engine cycling every millisecond makes no garbage. */
     private final List<Response> fromCache = new ArrayList<>();
     private final List<Response> toExecute = new ArrayList<>();
-    private volatile long cachedOps;
-    private volatile long fusedBuffers;
-    private volatile long eagerOps;
+    private final Counter cachedOps = new Counter();
+    private final Counter fusedBuffers = new Counter();
+    private final Counter eagerOps = new Counter();
     private final EngineTuning tuning;
 
     /**
@@ -156,7 +156,8 @@ final class ProcessSetEngine implements CycleAgent {
 
     /** Counters since start (updated by the cycles, read from any thread). */
     EngineStats stats() {
-        return new EngineStats(coordinator.rounds(), cachedOps, fusedBuffers, outcomes.completed(), eagerOps);
+        return new EngineStats(coordinator.rounds(), cachedOps.get(), fusedBuffers.get(), outcomes.completed(),
+                eagerOps.get());
     }
 
     RuntimeException failure() {
@@ -190,8 +191,8 @@ final class ProcessSetEngine implements CycleAgent {
     }
 
     @Override
-    public boolean cycle() {
-        return runCycle();
+    public boolean cycle(long nowNanos) {
+        return runCycle(nowNanos);
     }
 
     @Override
@@ -237,10 +238,10 @@ final class ProcessSetEngine implements CycleAgent {
     }
 
     /** One cycle; a failure or an agreed shutdown ends the engine for every thread. True when it ended. */
-    private boolean runCycle() {
+    private boolean runCycle(long now) {
         boolean finished;
         try {
-            finished = negotiate();
+            finished = negotiate(now);
         } catch (RuntimeException | Error e) {
             RuntimeException cause = e instanceof RuntimeException re ? re
                     : new KoloException("rank " + rank + " engine crashed: " + e, e);
@@ -260,8 +261,7 @@ final class ProcessSetEngine implements CycleAgent {
     }
 
     /** One negotiation cycle; returns true when the ranks agreed to shut down. */
-    private boolean negotiate() {
-        long now = System.nanoTime();
+    private boolean negotiate(long now) {
         cycleStartNanos = now;
         drainQueue(now);
         // Only positions below the cache's high-water mark can hold anything. The mark is the same on every
@@ -286,8 +286,8 @@ final class ProcessSetEngine implements CycleAgent {
         boolean tableBusy = vote.anyNot(CycleVote.TABLE_EMPTY);
         if (eagerOp != null && !anyJoined && vote.readyEverywhere(eager) && vote.validEverywhere(eager)) {
             parked.remove(eager);
-            cachedOps++;
-            eagerOps++;
+            cachedOps.increment();
+            eagerOps.increment();
             finishEager(cache.get(eager));
         }
         if (anyInvalid) {
@@ -295,7 +295,7 @@ final class ProcessSetEngine implements CycleAgent {
         }
         fromCache.clear();
         toExecute.clear();
-        cachedOps += admission.takeReady(anyJoined, fromCache);
+        cachedOps.add(admission.takeReady(anyJoined, fromCache));
         fusionPlanner.fuse(fromCache, toExecute);
         if (anyNew || anyInvalid || anyJoined || tableBusy) {
             toExecute.addAll(coordinator.run(toSend, rank, tuning.takePending(), tuning.receiver()));
@@ -355,7 +355,7 @@ final class ProcessSetEngine implements CycleAgent {
             return;
         }
         if (r.names().size() > 1) {
-            fusedBuffers++;
+            fusedBuffers.increment();
         }
         executors.get(r.kind()).execute(r, negotiated);
         tuning.ran(r.totalBytes());
