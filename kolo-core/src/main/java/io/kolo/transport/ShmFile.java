@@ -35,7 +35,8 @@ final class ShmFile {
     static final int RUNNING = 0;
     static final int CLOSED = 1;
     static final int ABORTED = 2;
-    private static final long MAGIC = 0x4b4f4c4f53484d31L; // "KOLOSHM1"
+    /** "KOLOSHM2": the second layout (rings with slot keys); a rank of another layout refuses the file. */
+    private static final long MAGIC = 0x4b4f4c4f53484d32L;
     private static final long HEADER_BYTES = 4096;
     private static final long OFF_MAGIC = 0;
     private static final long OFF_PID = 8;
@@ -91,6 +92,10 @@ final class ShmFile {
             INT.set(seg, OFF_RANK, rank);
             INT.set(seg, OFF_RINGS, rings);
             LONG.set(seg, OFF_CAPACITY, capacity);
+            java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+            for (int i = 0; i < rings; i++) {
+                ShmRing.initialize(seg, HEADER_BYTES + i * ShmRing.bytes(capacity), random.nextLong());
+            }
             INT.setRelease(seg, OFF_STATE, RUNNING);
             LONG.setRelease(seg, OFF_MAGIC, MAGIC);
             ok = true;
@@ -120,7 +125,8 @@ final class ShmFile {
             if ((long) LONG.getAcquire(seg, OFF_MAGIC) != MAGIC || f.rank() != expectedRank
                     || (int) INT.get(seg, OFF_RINGS) != rings || (long) LONG.get(seg, OFF_CAPACITY) != capacity) {
                 throw new KoloException("rank " + rank + ": shared-memory segment " + path + " is not rank "
-                        + expectedRank + "'s inbox with " + rings + " rings of " + capacity + " bytes");
+                        + expectedRank + "'s inbox with " + rings + " rings of " + capacity + " bytes (do all ranks use"
+                        + " the same Kolo version?)");
             }
             return f;
         } catch (IOException e) {

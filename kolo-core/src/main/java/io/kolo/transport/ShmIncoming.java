@@ -35,6 +35,8 @@ final class ShmIncoming {
     private long headerLeft;
     private Combiner combiner;
     private int unit;
+    /** The message comes as one slot ({@link ShmRing#pollSlot}), as the sender decides from the same length. */
+    private boolean slot;
 
     ShmIncoming(int rank, ShmLinks links, ShmPeers peers, MemorySegment header, MemorySegment stash,
                 MemorySegment stage, UnaryOperator<RuntimeException> fail) {
@@ -61,6 +63,11 @@ final class ShmIncoming {
         this.unit = unit;
         headerLeft = peer >= 0 && length >= ShmWire.DIRECT_MIN_BYTES && readsFrom[peer]
                 ? ShmWire.HEADER_BYTES : 0;
+        slot = peer >= 0 && length > 0 && length <= ShmRing.SLOT_DATA_BYTES;
+        if (slot && combiner != null) {
+            // The transport combines in place only from ShmWire.COMBINE_IN_PLACE_MIN_BYTES, far above a slot.
+            throw new IllegalStateException("a " + length + "-byte message cannot be combined in place");
+        }
     }
 
     boolean active() {
@@ -96,6 +103,15 @@ final class ShmIncoming {
                             + "); do all ranks run the same Kolo version?"));
                 }
             }
+            return true;
+        }
+        if (slot && left > 0) {
+            if (inbox[peer].pollSlot(seg, off, left) == 0) {
+                return false;
+            }
+            off += left;
+            left = 0;
+            peerFiles[peer].ringBell();
             return true;
         }
         if (left > 0) {

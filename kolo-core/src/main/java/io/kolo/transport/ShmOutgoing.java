@@ -30,6 +30,8 @@ final class ShmOutgoing {
     private long startNanos;
     private boolean awaitingRead;
     private long readTarget;
+    /** The message goes as one slot ({@link ShmRing#offerSlot}); the receiver decides alike from the length. */
+    private boolean slot;
 
     ShmOutgoing(ShmRing[] outbox, ShmFile[] peerFiles, boolean[] readBy, CopyChoice choice, MemorySegment header) {
         this.outbox = outbox;
@@ -51,6 +53,7 @@ final class ShmOutgoing {
         direct = false;
         timed = false;
         awaitingRead = false;
+        slot = peer >= 0 && length > 0 && length <= ShmRing.SLOT_DATA_BYTES;
         if (peer >= 0 && length >= ShmWire.DIRECT_MIN_BYTES && readBy[peer]) {
             // Both sides know the length and the pair's ability, so both know a header comes. Heap memory has no
             // fixed address for the receiver to read: it goes through the ring behind an inline header.
@@ -107,6 +110,15 @@ final class ShmOutgoing {
             }
             return false;
         }
+        if (slot && left > 0) {
+            if (outbox[peer].offerSlot(seg, off, left) == 0) {
+                return false;
+            }
+            off += left;
+            left = 0;
+            peerFiles[peer].ringBell();
+            return true;
+        }
         if (left > 0) {
             long n = outbox[peer].offer(seg, off, Math.min(left, ShmWire.CHUNK));
             if (n > 0) {
@@ -122,7 +134,8 @@ final class ShmOutgoing {
     /** Whether a {@link #step} could move something now (re-checked after announcing a sleep). */
     boolean canProgress() {
         if (headerLeft > 0 || left > 0) {
-            return outbox[peer].free() > 0;
+            // A slot may need padding to its line as well as the line itself.
+            return outbox[peer].free() >= (slot ? ShmRing.SLOT_ROOM_BYTES : 1);
         }
         return awaitingRead && outbox[peer].directReads() >= readTarget;
     }

@@ -22,6 +22,18 @@ final class ShmRing {
     private static final long HEAD = 128;
     /** Messages the consumer has read straight from the producer's memory (see {@link ShmTransport}); its writer. */
     private static final long DIRECT_READS = 192;
+    /** The ring's slot key, written once by the file's owner before any peer maps it (see {@link #offerSlot}). */
+    private static final long SLOT_KEY = 64;
+    /** A slot: one cache line, a check word and then up to {@link #SLOT_DATA_BYTES} of message. */
+    private static final long SLOT_BYTES = 64;
+    /**
+     * Messages of at most this many bytes travel as a slot ({@link #offerSlot}): the receiver then waits on one cache
+     * line that holds both the message and the word saying it is there, where a message in the byte stream costs it
+     * two lines fetched one after the other (the producer's position, then the bytes).
+     */
+    static final long SLOT_DATA_BYTES = SLOT_BYTES - 8;
+    /** Free bytes that always fit the next slot, padding included. */
+    static final long SLOT_ROOM_BYTES = 2 * SLOT_BYTES - 1;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     /**
      * Pieces up to this size are copied word by word: {@link MemorySegment#copy}'s fixed cost (its checks, an overlap
@@ -34,6 +46,8 @@ final class ShmRing {
     private final MemorySegment data;
     private final long capacity;
     private final long mask;
+    /** Mixed into every slot's check word, so that no byte pattern left in the ring by earlier messages can pass it. */
+    private final long slotKey;
     /**
      * Producer side: the consumer's position as last read. It only grows, so a stale value understates the free
      * space and is safe; it is read again only when the ring looks too full for what is offered. Reading it on every
@@ -51,6 +65,15 @@ final class ShmRing {
         this.data = segment.asSlice(offset + CONTROL_BYTES, capacity);
         this.capacity = capacity;
         this.mask = capacity - 1;
+        this.slotKey = (long) LONG.get(control, SLOT_KEY);
+    }
+
+    /**
+     * Owner side, once, when the ring's file is created: sets the ring at {@code offset} of {@code segment} up with a
+     * slot key. The top bit is set, so no check word of a slot can be zero (the fresh ring's bytes).
+     */
+    static void initialize(MemorySegment segment, long offset, long key) {
+        LONG.set(segment, offset + SLOT_KEY, key | Long.MIN_VALUE);
     }
 
     static long bytes(long capacity) {
@@ -79,6 +102,43 @@ final class ShmRing {
         }
         LONG.setRelease(control, TAIL, tail + n);
         return n;
+    }
+
+    /**
+     * Producer side: the whole message of {@code length} bytes (at most {@link #SLOT_DATA_BYTES}) as one slot, or
+     * nothing (returns 0) while the ring lacks the room. The slot starts at the next multiple of {@link #SLOT_BYTES}
+     * of the stream, which the consumer computes alike; the check word, written last, is the slot's position plus one
+     * mixed with the ring's key, so it matches only this slot, never what an earlier lap left there. The producer's
+     * position moves past the slot afterwards, for the free-space and wake-up checks.
+     */
+    long offerSlot(MemorySegment src, long offset, long length) {
+        long tail = (long) LONG.get(control, TAIL);
+        long at = (tail + SLOT_BYTES - 1) & -SLOT_BYTES;
+        long end = at + SLOT_BYTES;
+        if (end - cachedHead > capacity) {
+            cachedHead = (long) LONG.getAcquire(control, HEAD);
+            if (end - cachedHead > capacity) {
+                return 0;
+            }
+        }
+        long i = at & mask;
+        copy(src, offset, data, i + 8, length);
+        LONG.setRelease(data, i, (at + 1) ^ slotKey);
+        LONG.setRelease(control, TAIL, end);
+        return length;
+    }
+
+    /** Consumer side: the slot {@link #offerSlot} writes next, {@code length} bytes of it; 0 until it is there. */
+    long pollSlot(MemorySegment dst, long offset, long length) {
+        long head = (long) LONG.get(control, HEAD);
+        long at = (head + SLOT_BYTES - 1) & -SLOT_BYTES;
+        long i = at & mask;
+        if ((long) LONG.getAcquire(data, i) != ((at + 1) ^ slotKey)) {
+            return 0;
+        }
+        copy(data, i + 8, dst, offset, length);
+        LONG.setRelease(control, HEAD, at + SLOT_BYTES);
+        return length;
     }
 
     /** Consumer side: copies up to {@code length} available bytes out; returns how many (0 when empty). */

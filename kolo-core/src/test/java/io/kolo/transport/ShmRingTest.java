@@ -73,4 +73,73 @@ class ShmRingTest {
             }
         }
     }
+
+    @Test
+    void slotsAndStreamBytesShareTheRingInOrderAcrossManyLaps() {
+        try (Arena arena = Arena.ofConfined()) {
+            long capacity = 256;
+            MemorySegment region = arena.allocate(ShmRing.bytes(capacity), 64);
+            ShmRing.initialize(region, 0, 0x1234_5678_9abcL);
+            ShmRing producer = new ShmRing(region, 0, capacity);
+            ShmRing consumer = new ShmRing(region, 0, capacity);
+            MemorySegment src = arena.allocate(200);
+            MemorySegment dst = arena.allocate(200);
+            java.util.Random random = new java.util.Random(7);
+            for (int message = 0; message < 5000; message++) {
+                // Both sides know each message's length; short ones go as slots, the rest as stream bytes.
+                int length = 1 + random.nextInt(random.nextBoolean() ? (int) ShmRing.SLOT_DATA_BYTES : 200);
+                boolean slot = length <= ShmRing.SLOT_DATA_BYTES;
+                for (int i = 0; i < length; i++) {
+                    src.set(ValueLayout.JAVA_BYTE, i, (byte) (message * 31 + i));
+                }
+                dst.fill((byte) 0);
+                long sent = 0;
+                long got = 0;
+                while (got < length) {
+                    if (sent < length) {
+                        sent += slot ? producer.offerSlot(src, 0, length) : producer.offer(src, sent, length - sent);
+                    }
+                    got += slot ? consumer.pollSlot(dst, 0, length) : consumer.poll(dst, got, length - got);
+                }
+                assertEquals(length, sent, "message " + message);
+                assertEquals(-1, dst.asSlice(0, length).mismatch(src.asSlice(0, length)), "message " + message);
+                assertEquals(0, consumer.available(), "nothing left behind message " + message);
+            }
+        }
+    }
+
+    @Test
+    void aSlotIsSeenOnlyOnceItsProducerWroteIt() {
+        try (Arena arena = Arena.ofConfined()) {
+            long capacity = 128;
+            MemorySegment region = arena.allocate(ShmRing.bytes(capacity), 64);
+            ShmRing.initialize(region, 0, 42);
+            ShmRing producer = new ShmRing(region, 0, capacity);
+            ShmRing consumer = new ShmRing(region, 0, capacity);
+            MemorySegment src = arena.allocate(64);
+            MemorySegment dst = arena.allocate(64);
+            assertEquals(0, consumer.pollSlot(dst, 0, 8), "a fresh ring holds no slot");
+            // Earlier bytes that happen to hold the slot's position + 1, as an int64 tensor might: not a slot.
+            long dataAt = ShmRing.CONTROL_BYTES;
+            for (long p = 0; p < capacity; p += 8) {
+                region.set(ValueLayout.JAVA_LONG, dataAt + p, p + 1);
+            }
+            assertEquals(0, consumer.pollSlot(dst, 0, 8), "stale bytes are not a slot");
+            src.set(ValueLayout.JAVA_LONG, 0, 99);
+            assertEquals(8, producer.offerSlot(src, 0, 8));
+            // One byte of stream behind the slot; the next slot starts at the next line, which 128 bytes of ring
+            // hold only once the consumer has read the first slot.
+            assertEquals(1, producer.offer(src, 0, 1));
+            assertEquals(0, producer.offerSlot(src, 0, 8), "no room for padding and slot yet");
+            assertEquals(8, consumer.pollSlot(dst, 0, 8));
+            assertEquals(99, dst.get(ValueLayout.JAVA_LONG, 0));
+            src.set(ValueLayout.JAVA_LONG, 0, 100);
+            assertEquals(8, producer.offerSlot(src, 0, 8), "room once the first slot was read");
+            assertEquals(1, consumer.poll(dst, 0, 1));
+            assertEquals(99, dst.get(ValueLayout.JAVA_BYTE, 0));
+            assertEquals(8, consumer.pollSlot(dst, 0, 8));
+            assertEquals(100, dst.get(ValueLayout.JAVA_LONG, 0));
+            assertEquals(0, consumer.pollSlot(dst, 0, 8), "each slot is read once");
+        }
+    }
 }
