@@ -109,7 +109,8 @@ final class ShmRing {
      * nothing (returns 0) while the ring lacks the room. The slot starts at the next multiple of {@link #SLOT_BYTES}
      * of the stream, which the consumer computes alike; the check word, written last, is the slot's position plus one
      * mixed with the ring's key, so it matches only this slot, never what an earlier lap left there. The producer's
-     * position moves past the slot afterwards, for the free-space and wake-up checks.
+     * position moves past the slot afterwards, for the free-space and wake-up checks. The ring must hold at least
+     * {@link #SLOT_ROOM_BYTES} (the transport's rings hold 4096 bytes or more).
      */
     long offerSlot(MemorySegment src, long offset, long length) {
         long tail = (long) LONG.get(control, TAIL);
