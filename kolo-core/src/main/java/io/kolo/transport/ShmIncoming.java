@@ -63,7 +63,7 @@ final class ShmIncoming {
         this.unit = unit;
         headerLeft = peer >= 0 && length >= ShmWire.DIRECT_MIN_BYTES && readsFrom[peer]
                 ? ShmWire.HEADER_BYTES : 0;
-        slot = peer >= 0 && length > 0 && length <= ShmRing.SLOT_DATA_BYTES;
+        slot = peer >= 0 && ShmWire.slot(length);
         if (slot && combiner != null) {
             // The transport combines in place only from ShmWire.COMBINE_IN_PLACE_MIN_BYTES, far above a slot.
             throw new IllegalStateException("a " + length + "-byte message cannot be combined in place");

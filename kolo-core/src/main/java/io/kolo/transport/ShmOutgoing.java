@@ -53,7 +53,7 @@ final class ShmOutgoing {
         direct = false;
         timed = false;
         awaitingRead = false;
-        slot = peer >= 0 && length > 0 && length <= ShmRing.SLOT_DATA_BYTES;
+        slot = peer >= 0 && ShmWire.slot(length);
         if (peer >= 0 && length >= ShmWire.DIRECT_MIN_BYTES && readBy[peer]) {
             // Both sides know the length and the pair's ability, so both know a header comes. Heap memory has no
             // fixed address for the receiver to read: it goes through the ring behind an inline header.

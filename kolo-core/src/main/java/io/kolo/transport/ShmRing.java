@@ -114,7 +114,7 @@ final class ShmRing {
      */
     long offerSlot(MemorySegment src, long offset, long length) {
         long tail = (long) LONG.get(control, TAIL);
-        long at = (tail + SLOT_BYTES - 1) & -SLOT_BYTES;
+        long at = slotAt(tail);
         long end = at + SLOT_BYTES;
         if (end - cachedHead > capacity) {
             cachedHead = (long) LONG.getAcquire(control, HEAD);
@@ -129,10 +129,15 @@ final class ShmRing {
         return length;
     }
 
+    /** Where the next slot starts in the stream, from the producer's or the consumer's position alike. */
+    private static long slotAt(long position) {
+        return (position + SLOT_BYTES - 1) & -SLOT_BYTES;
+    }
+
     /** Consumer side: the slot {@link #offerSlot} writes next, {@code length} bytes of it; 0 until it is there. */
     long pollSlot(MemorySegment dst, long offset, long length) {
         long head = (long) LONG.get(control, HEAD);
-        long at = (head + SLOT_BYTES - 1) & -SLOT_BYTES;
+        long at = slotAt(head);
         long i = at & mask;
         if ((long) LONG.getAcquire(data, i) != ((at + 1) ^ slotKey)) {
             return 0;

@@ -41,6 +41,14 @@ final class ShmWire {
      * docs/performance.md, "Measured constants").
      */
     static final long CHOICE_MAX_BYTES = 1L << 20;
+    /**
+     * Whether a message of {@code length} bytes travels as one slot ({@link ShmRing#offerSlot}): the sender and the
+     * receiver both ask, so both frame it alike.
+     */
+    static boolean slot(long length) {
+        return length > 0 && length <= ShmRing.SLOT_DATA_BYTES;
+    }
+
     /** Header kinds, before every message of {@link #DIRECT_MIN_BYTES} or more between ranks that can read directly. */
     static final long HEADER_INLINE = 0x4B4F4C4F494E4C4EL;
     static final long HEADER_DIRECT = 0x4B4F4C4F44495254L;
