@@ -1,0 +1,41 @@
+package io.kolo.launcher;
+
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine.Command;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.function.Supplier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The {@code kolo} command's table of subcommands, which {@link Main} keeps by name to build only the one run. */
+class MainTest {
+    @Test
+    void everySubcommandIsListedUnderItsOwnCommandName() {
+        Map<String, Supplier<Subcommand>> all = Main.subcommands();
+        assertEquals(java.util.List.of("run", "keys", "hostfile", "bench", "k8s"), java.util.List.copyOf(all.keySet()));
+        all.forEach((name, make) -> {
+            Command command = make.get().getClass().getAnnotation(Command.class);
+            assertNotNull(command, name + " has no @Command");
+            assertEquals(name, command.name(), "listed as '" + name + "' but its @Command is named otherwise");
+        });
+    }
+
+    @Test
+    void helpListsEverySubcommand() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code = Main.run(new String[]{"--help"}, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), false);
+        String help = out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, help);
+        for (String name : Main.subcommands().keySet()) {
+            assertTrue(help.contains("  " + name + " "), "kolo --help does not list " + name + ":\n" + help);
+        }
+    }
+}
