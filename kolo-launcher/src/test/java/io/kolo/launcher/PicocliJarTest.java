@@ -38,6 +38,9 @@ class PicocliJarTest {
             launcherVersion = majorVersion(in);
         }
         try (JarFile ours = new JarFile(built.toFile()); JarFile theirs = new JarFile(published.toFile())) {
+            // On a module path it must still be the module the launcher's module-info requires.
+            assertEquals("info.picocli", java.lang.module.ModuleFinder.of(built).findAll().iterator().next()
+                    .descriptor().name(), "module name of " + built);
             Set<String> missing = classes(theirs);
             missing.removeAll(classes(ours));
             missing.removeIf(PicocliJarTest::anonymous);
