@@ -16,7 +16,7 @@ final class Counter {
     }
 
     void increment() {
-        value.setRelease(value.getPlain() + 1);
+        add(1);
     }
 
     long get() {

@@ -225,8 +225,11 @@ final class CycleRunner {
                 long now = System.nanoTime();
                 if (agent.hasWork() || agent.lastDrainNanos() - start >= 0) {
                     lastBusyNanos = now;
-                } else if (lastDriveNanos.getAcquire() - lastBusyNanos > 0) {
-                    lastBusyNanos = lastDriveNanos.getAcquire();   // a caller ran cycles for its own op meanwhile
+                } else {
+                    long lastDrive = lastDriveNanos.getAcquire();
+                    if (lastDrive - lastBusyNanos > 0) {
+                        lastBusyNanos = lastDrive;   // a caller ran cycles for its own op meanwhile
+                    }
                 }
                 long period = now - lastBusyNanos < IDLE_AFTER_NANOS ? cycleNanos
                         : Math.max(cycleNanos, Math.min(IDLE_CYCLE_NANOS, (now - lastBusyNanos) / 8));
