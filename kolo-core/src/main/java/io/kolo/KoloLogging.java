@@ -12,11 +12,19 @@ import java.util.logging.Logger;
  * configures Kolo's levels there, under the logger names {@code io.kolo.*}.
  */
 final class KoloLogging {
-    // java.util.logging holds loggers weakly: a level set on a logger nobody references would be forgotten.
-    private static final Logger KOLO = Logger.getLogger("io.kolo");
     private static ConsoleHandler handler;
 
     private KoloLogging() {
+    }
+
+    /**
+     * Made on first use: getting a java.util.logging logger sets up the whole LogManager (reads its configuration,
+     * makes the root handler), which costs a starting rank tens of milliseconds (docs/performance.md, "First run"),
+     * and with KOLO_LOG_LEVEL unset nothing here is needed.
+     */
+    private static final class Kolo {
+        // java.util.logging holds loggers weakly: a level set on a logger nobody references would be forgotten.
+        static final Logger LOGGER = Logger.getLogger("io.kolo");
     }
 
     /** Applies a level word of {@link io.kolo.bootstrap.KoloSettings#LOG_LEVEL}; null leaves logging as it is. */
@@ -31,28 +39,29 @@ final class KoloLogging {
             case "warning" -> Level.WARNING;
             default -> Level.SEVERE;
         };
-        KOLO.setLevel(jul);
+        Logger kolo = Kolo.LOGGER;
+        kolo.setLevel(jul);
         if (handler != null) {
-            KOLO.removeHandler(handler);
+            kolo.removeHandler(handler);
             handler = null;
         }
         if (jul.intValue() < Level.INFO.intValue()) {
             handler = new ConsoleHandler();
             handler.setLevel(jul);
-            KOLO.addHandler(handler);
-            KOLO.setUseParentHandlers(false);
+            kolo.addHandler(handler);
+            kolo.setUseParentHandlers(false);
         } else {
-            KOLO.setUseParentHandlers(true);
+            kolo.setUseParentHandlers(true);
         }
     }
 
     /** Back to the JDK's defaults (tests). */
     static synchronized void reset() {
-        KOLO.setLevel(null);
+        Kolo.LOGGER.setLevel(null);
         if (handler != null) {
-            KOLO.removeHandler(handler);
+            Kolo.LOGGER.removeHandler(handler);
             handler = null;
         }
-        KOLO.setUseParentHandlers(true);
+        Kolo.LOGGER.setUseParentHandlers(true);
     }
 }

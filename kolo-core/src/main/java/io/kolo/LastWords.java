@@ -20,7 +20,19 @@ final class LastWords {
     private static final List<Member> MEMBERS = new CopyOnWriteArrayList<>();
     private static boolean installed;
 
-    private record Member(int rank, KeyValueStore store) {
+    /**
+     * Equal only to itself, so that a handle removes exactly the member it added; not a record, whose equals links an
+     * invokedynamic call site on its first call, which a rank's shutdown paid for in tens of milliseconds
+     * (docs/performance.md, "First run").
+     */
+    private static final class Member {
+        final int rank;
+        final KeyValueStore store;
+
+        Member(int rank, KeyValueStore store) {
+            this.rank = rank;
+            this.store = store;
+        }
     }
 
     private LastWords() {
@@ -68,9 +80,9 @@ final class LastWords {
     private static void record(String words) {
         for (Member m : MEMBERS) {
             try {
-                m.store().putIfAbsent(StoreKeys.lastWords(m.rank()), words);
+                m.store.putIfAbsent(StoreKeys.lastWords(m.rank), words);
             } catch (RuntimeException storeGone) {
-                LOG.log(System.Logger.Level.DEBUG, "could not record rank " + m.rank() + "'s last words", storeGone);
+                LOG.log(System.Logger.Level.DEBUG, "could not record rank " + m.rank + "'s last words", storeGone);
             }
         }
     }

@@ -47,11 +47,15 @@ public final class Hierarchy {
         AlgorithmSettings rank0 = null;
         for (int r = 0; r < flat.size(); r++) {
             topologies.add(new Topology(in.getInt(), in.getInt(), in.getInt(), in.getInt(), in.getInt(), in.getInt()));
-            AlgorithmSettings theirs = new AlgorithmSettings(modes[in.getInt()], modes[in.getInt()]);
+            AlgorithmSettings.Mode allreduce = modes[in.getInt()];
+            AlgorithmSettings.Mode allgather = modes[in.getInt()];
             if (r == 0) {
-                rank0 = theirs;
-            } else if (!theirs.equals(rank0)) {
-                // Compared with rank 0's, so that every rank reports the same mismatch.
+                rank0 = new AlgorithmSettings(allreduce, allgather);
+            } else if (allreduce != rank0.hierarchicalAllreduce() || allgather != rank0.hierarchicalAllgather()) {
+                // Compared with rank 0's, so that every rank reports the same mismatch; field by field, because a
+                // record's equals links an invokedynamic call site on its first call, which a starting rank pays
+                // for in tens of milliseconds (docs/performance.md, "First run").
+                AlgorithmSettings theirs = new AlgorithmSettings(allreduce, allgather);
                 throw new KoloException("rank " + r + " runs with " + theirs + " but rank 0 with " + rank0
                         + ": set KOLO_HIERARCHICAL_ALLREDUCE and KOLO_HIERARCHICAL_ALLGATHER the same on every rank");
             }
