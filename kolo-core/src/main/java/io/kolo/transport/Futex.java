@@ -1,56 +1,26 @@
 package io.kolo.transport;
 
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 
 /**
  * Linux futexes on shared mappings, through {@code syscall(2)}: a rank sleeps in the kernel on a word of its inbox and
  * the rank that changes that word wakes it, like a socket wakes a selector. Parking for a fixed time instead either
  * burns a core or adds its interval to every message; yielding on a crowded host gives the core away for a whole
  * time slice. Where futexes are unavailable (not Linux/x86-64 or AArch64, or native access denied), {@link #AVAILABLE}
- * is false and callers park briefly instead.
+ * is false and callers park briefly instead. The call goes through {@link Syscall}.
  */
 final class Futex {
-    private static final System.Logger LOG = System.getLogger(Futex.class.getName());
     // Not FUTEX_PRIVATE_FLAG: the word is shared between processes.
     private static final long FUTEX_WAIT = 0;
     private static final long FUTEX_WAKE = 1;
-    private static final MethodHandle SYSCALL;
-    private static final long SYS_FUTEX;
-    static final boolean AVAILABLE;
-
-    static {
-        MethodHandle handle = null;
-        long nr = -1;
-        String arch = System.getProperty("os.arch");
-        if (System.getProperty("os.name").startsWith("Linux")) {
-            nr = switch (arch) {
-                case "amd64", "x86_64" -> 202;
-                case "aarch64" -> 98;
-                default -> -1;
-            };
-        }
-        if (nr > 0) {
-            try {
-                Linker linker = Linker.nativeLinker();
-                // Variadic arguments are all passed as 64-bit values: syscall() reads them as longs.
-                handle = linker.downcallHandle(linker.defaultLookup().find("syscall").orElseThrow(),
-                        FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS,
-                                ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS,
-                                ValueLayout.ADDRESS, ValueLayout.JAVA_LONG),
-                        Linker.Option.firstVariadicArg(1));
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.DEBUG, "futexes unavailable; shared memory waits will poll", e);
-                handle = null;
-            }
-        }
-        SYSCALL = handle;
-        SYS_FUTEX = nr;
-        AVAILABLE = handle != null;
-    }
+    /**
+     * Where a futex call's errno lands, shared by every thread and never read: a wait that timed out, was woken or
+     * found the word changed means the same to its caller, which looks at the word again.
+     */
+    private static final MemorySegment IGNORED_ERRNO = Syscall.AVAILABLE
+            ? Arena.global().allocate(Syscall.ERRNO_LAYOUT) : MemorySegment.NULL;
+    static final boolean AVAILABLE = Syscall.AVAILABLE;
 
     private Futex() {
     }
@@ -61,8 +31,8 @@ final class Futex {
      */
     static void await(MemorySegment word, int expected, MemorySegment timespec) {
         try {
-            long r = (long) SYSCALL.invokeExact(SYS_FUTEX, word, FUTEX_WAIT, (long) expected, timespec,
-                    MemorySegment.NULL, 0L);
+            long r = (long) Syscall.CALL.invokeExact(IGNORED_ERRNO, Syscall.FUTEX, word.address(), FUTEX_WAIT,
+                    (long) expected, timespec.address(), 0L, 0L);
         } catch (Throwable e) {
             throw new IllegalStateException("futex wait failed", e);
         }
@@ -71,8 +41,8 @@ final class Futex {
     /** Wakes every thread sleeping on {@code word}. */
     static void wakeAll(MemorySegment word) {
         try {
-            long r = (long) SYSCALL.invokeExact(SYS_FUTEX, word, FUTEX_WAKE, (long) Integer.MAX_VALUE,
-                    MemorySegment.NULL, MemorySegment.NULL, 0L);
+            long r = (long) Syscall.CALL.invokeExact(IGNORED_ERRNO, Syscall.FUTEX, word.address(), FUTEX_WAKE,
+                    (long) Integer.MAX_VALUE, 0L, 0L, 0L);
         } catch (Throwable e) {
             throw new IllegalStateException("futex wake failed", e);
         }
