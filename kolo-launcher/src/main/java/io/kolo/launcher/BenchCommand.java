@@ -27,7 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-@Command(name = "bench", sortOptions = false, separator = " ",
+@Command(name = "bench", addMethodSubcommands = false, sortOptions = false, separator = " ",
         description = "Measure a collective's latency and bus bandwidth per message size on N ranks (on this"
                 + " machine, or on hosts over ssh as kolo run starts them), optionally against Open MPI and Gloo.",
         customSynopsis = {

@@ -17,7 +17,7 @@ import java.util.Locale;
  * ({@code host slots=N}, what the MPI Operator writes to {@code /etc/mpi/hostfile}) or MPICH syntax
  * ({@code host:N}); {@code kolo run}, mpirun and mpiexec all read it.
  */
-@Command(name = "hostfile", sortOptions = false,
+@Command(name = "hostfile", addMethodSubcommands = false, sortOptions = false,
         description = "Render a hostfile (Open MPI or MPICH syntax) from -H or a list of hosts.",
         customSynopsis = {"kolo hostfile -H host:N[,host:N...] [--format openmpi|mpich] [--out FILE]",
                 "kolo hostfile [--slots N] [--format openmpi|mpich] [--out FILE] HOST..."})

@@ -13,7 +13,8 @@ import java.util.List;
  * jars) is neither a dependency of the launcher nor loaded by {@code kolo run}. The {@code ./kolo} script puts
  * kolo-k8s on the classpath for this command only.
  */
-@Command(name = K8sEntry.NAME, description = "Submit, follow and explain jobs on Kubernetes (kolo k8s --help).")
+@Command(name = K8sEntry.NAME, addMethodSubcommands = false,
+        description = "Submit, follow and explain jobs on Kubernetes (kolo k8s --help).")
 final class K8sEntry implements Subcommand {
     static final String NAME = "k8s";
     static final String CLI_CLASS = "io.kolo.k8s.K8sCli";

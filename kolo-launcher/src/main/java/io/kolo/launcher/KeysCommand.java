@@ -19,7 +19,7 @@ import java.nio.file.attribute.PosixFilePermissions;
  * {@code authorized_keys} holding it (644), in a directory of mode 700 — the modes sshd's StrictModes
  * accepts. Mount or copy DIR as {@code ~/.ssh} on every host.
  */
-@Command(name = "keys", sortOptions = false,
+@Command(name = "keys", addMethodSubcommands = false, sortOptions = false,
         description = "Make an ed25519 key pair and authorized_keys for password-less ssh between a job's hosts.",
         customSynopsis = "kolo keys generate --out DIR [--comment TEXT] [--force]")
 final class KeysCommand implements Subcommand {

@@ -38,11 +38,17 @@ public final class Main {
         return all;
     }
 
-    @Command(name = "kolo",
+    @Command(name = "kolo", addMethodSubcommands = false,
             description = "Kolo: ring-allreduce for the JVM. 'kolo COMMAND --help' for a command's options.")
     static final class Kolo {
         @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
         boolean help;
+    }
+
+    static {
+        // picocli's factory looks for Groovy's closure class when it first loads, and on every start that lookup
+        // fails with an exception: Kolo's annotations hold no closures (docs/performance.md, "First run").
+        System.setProperty("picocli.disable.closures", "true");
     }
 
     private Main() {

@@ -17,7 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
 
-@Command(name = "run", sortOptions = false, separator = " ",
+@Command(name = "run", addMethodSubcommands = false, sortOptions = false, separator = " ",
         description = {"Start N ranks of a program on this machine or over ssh on several hosts, tagged output,"
                 + " all-or-nothing exit.", "",
                 "A command line written for mpirun or horovodrun runs with that word replaced by 'kolo run':"
