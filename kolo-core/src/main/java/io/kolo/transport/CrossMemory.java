@@ -27,6 +27,9 @@ final class CrossMemory {
     CrossMemory(Arena arena) {
         this.local = arena.allocate(16, 8);
         this.remote = arena.allocate(16, 8);
+        // In the transport's arena, with the iovecs: the call takes addresses, not segments, and the errno slot is
+        // the one segment it is passed, which keeps that arena (and so the iovecs and the transport's staging
+        // buffer) from being closed while the kernel copies.
         this.errno = arena.allocate(Syscall.ERRNO_LAYOUT);
     }
 
