@@ -22,7 +22,7 @@ final class KoloLogging {
      * makes the root handler), which costs a starting rank tens of milliseconds (docs/performance.md, "First run"),
      * and with KOLO_LOG_LEVEL unset nothing here is needed.
      */
-    private static final class Kolo {
+    private static final class KoloLogger {
         // java.util.logging holds loggers weakly: a level set on a logger nobody references would be forgotten.
         static final Logger LOGGER = Logger.getLogger("io.kolo");
     }
@@ -39,7 +39,7 @@ final class KoloLogging {
             case "warning" -> Level.WARNING;
             default -> Level.SEVERE;
         };
-        Logger kolo = Kolo.LOGGER;
+        Logger kolo = KoloLogger.LOGGER;
         kolo.setLevel(jul);
         if (handler != null) {
             kolo.removeHandler(handler);
@@ -57,11 +57,11 @@ final class KoloLogging {
 
     /** Back to the JDK's defaults (tests). */
     static synchronized void reset() {
-        Kolo.LOGGER.setLevel(null);
+        KoloLogger.LOGGER.setLevel(null);
         if (handler != null) {
-            Kolo.LOGGER.removeHandler(handler);
+            KoloLogger.LOGGER.removeHandler(handler);
             handler = null;
         }
-        Kolo.LOGGER.setUseParentHandlers(true);
+        KoloLogger.LOGGER.setUseParentHandlers(true);
     }
 }

@@ -15,7 +15,7 @@ import java.lang.foreign.ValueLayout;
  * allocates nothing.
  */
 final class CrossMemory {
-    static final boolean AVAILABLE = Syscall.AVAILABLE && Syscall.PROCESS_VM_READV > 0;
+    static final boolean AVAILABLE = Syscall.AVAILABLE;
     static final int ESRCH = 3;
     static final int EFAULT = 14;
 

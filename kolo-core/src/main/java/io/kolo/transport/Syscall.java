@@ -27,7 +27,7 @@ final class Syscall {
      * libc's wrappers.
      */
     static final MethodHandle CALL;
-    /** The call numbers, -1 on an architecture not listed. */
+    /** The call numbers, -1 on an architecture not listed (then nothing is bound). */
     static final long FUTEX;
     static final long PROCESS_VM_READV;
     static final boolean AVAILABLE;

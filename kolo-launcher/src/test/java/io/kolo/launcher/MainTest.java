@@ -23,6 +23,8 @@ class MainTest {
             Command command = make.get().getClass().getAnnotation(Command.class);
             assertNotNull(command, name + " has no @Command");
             assertEquals(name, command.name(), "listed as '" + name + "' but its @Command is named otherwise");
+            // picocli would otherwise scan every method of the command for more subcommands on each start.
+            assertEquals(false, command.addMethodSubcommands(), name + ": set addMethodSubcommands = false");
         });
     }
 

@@ -16,6 +16,7 @@ import java.util.jar.JarFile;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -31,7 +32,7 @@ class PicocliJarTest {
     void launcherLibHoldsEveryPicocliClassCompiledForThisJdk() throws IOException {
         Path built = onlyPicocliJar();
         Path published = Path.of(CommandLine.class.getProtectionDomain().getCodeSource().getLocation().getPath());
-        assertTrue(!published.equals(built.toAbsolutePath()), "tests should see the published jar, not " + built);
+        assertNotEquals(built.toAbsolutePath(), published, "tests should see the published jar, not " + built);
 
         int launcherVersion;
         try (InputStream in = Main.class.getResourceAsStream("Main.class")) {
