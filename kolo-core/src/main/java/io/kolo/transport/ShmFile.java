@@ -87,7 +87,7 @@ final class ShmFile {
                 zeros.clear().limit((int) Math.min(zeros.capacity(), bytes - at));
                 at += ch.write(zeros, at);
             }
-            MemorySegment seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
+            MemorySegment seg = map(ch, bytes, arena);
             LONG.set(seg, OFF_PID, pid);
             INT.set(seg, OFF_RANK, rank);
             INT.set(seg, OFF_RINGS, rings);
@@ -120,7 +120,7 @@ final class ShmFile {
                         + " has " + ch.size() + " bytes, expected " + bytes + " (do all ranks use the same Kolo version"
                         + " and KOLO_SHM_RING_BYTES?)");
             }
-            MemorySegment seg = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
+            MemorySegment seg = map(ch, bytes, arena);
             ShmFile f = new ShmFile(path, seg, rings, capacity);
             if ((long) LONG.getAcquire(seg, OFF_MAGIC) != MAGIC || f.rank() != expectedRank
                     || (int) INT.get(seg, OFF_RINGS) != rings || (long) LONG.get(seg, OFF_CAPACITY) != capacity) {
@@ -133,6 +133,22 @@ final class ShmFile {
             throw new KoloException("rank " + rank + " could not map rank " + expectedRank + "'s shared-memory segment "
                     + path + ": " + e + " (are the ranks really on one host, sharing /dev/shm? else set"
                     + " KOLO_TRANSPORT=tcp)", e);
+        }
+    }
+
+    /**
+     * Maps the file and views it as plain native memory of the same arena. A mapped segment is a class of its own, so
+     * the rings' copies would meet three or more segment classes (mapped, the buffers' native, arrays) in the JDK's
+     * shared accessor code, where C2 then calls through virtual-dispatch stubs instead of inlining (about 8 % of an
+     * 8-byte allreduce's CPU profile; docs/performance.md, "Small messages"). Without native access for Kolo (viewing
+     * memory anew is a restricted method) the mapped segment serves as it is.
+     */
+    private static MemorySegment map(FileChannel ch, long bytes, Arena arena) throws IOException {
+        MemorySegment mapped = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
+        try {
+            return mapped.reinterpret(bytes, arena, null);
+        } catch (IllegalCallerException e) {
+            return mapped;
         }
     }
 

@@ -137,6 +137,29 @@ class ShmTransportTest {
         assertEquals(List.of(), filesOf(job));
     }
 
+    /** The memory is seen as plain native memory, one segment class with the buffers' (see ShmFile.map). */
+    @Test
+    void aMappedInboxIsViewedAsPlainNativeMemoryOfItsArena() throws Exception {
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
+        MemorySegment bell;
+        try (Arena arena = Arena.ofShared()) {
+            ShmFile f = ShmFile.create(SHM, ShmGroup.newJob(), 0, 2, 4096, arena);
+            try {
+                ShmFile peer = ShmFile.open(f.path(), 0, 2, 4096, arena, 1);
+                for (ShmFile each : List.of(f, peer)) {
+                    assertTrue(each.bellWord().isNative());
+                    assertFalse(each.bellWord().isMapped(), "still a mapped segment");
+                }
+                peer.ringBell();
+                assertEquals(1, f.bell(), "both views share the file's memory");
+                bell = f.bellWord();
+            } finally {
+                f.unlink();
+            }
+        }
+        assertThrows(IllegalStateException.class, () -> bell.get(ValueLayout.JAVA_INT, 0), "closing the arena ends it");
+    }
+
     @Test
     void receiveTimesOutNamingThePeer() {
         assumeTrue(ShmSegments.available(), "no writable /dev/shm");
