@@ -18,7 +18,10 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
  * followed by {@link #scale}).
  *
  * <p>Each (type, operation) pair has its own counted loop with the dispatch outside it, so that C2 can
- * vectorise the loop body. Semantics:
+ * vectorise the loop body, and each loop is a method of its own: the JIT compiles a method at a time, and until it
+ * has compiled a loop, each of its element accesses is a chain of calls. With the four loops of FLOAT32 in one method,
+ * C1 took 44 ms to compile them while a program's first allreduce ran the loop interpreted (docs/performance.md,
+ * "First run"). Semantics:
  * <ul>
  *   <li>Integer SUM and PRODUCT wrap around as Java arithmetic does; UINT8 MIN/MAX compare unsigned.</li>
  *   <li>BAND/BOR are defined for integer types only.</li>
@@ -109,61 +112,79 @@ public final class Kernels {
         long bytes = Math.multiplyExact(count, (long) type.byteSize());
         Objects.checkFromIndexSize(offset, bytes, seg.byteSize());
         switch (type) {
-            case INT8 -> {
-                for (long i = 0; i < count; i++) {
-                    seg.set(JAVA_BYTE, offset + i, (byte) (long) (seg.get(JAVA_BYTE, offset + i) * factor));
-                }
-            }
-            case UINT8 -> {
-                for (long i = 0; i < count; i++) {
-                    seg.set(JAVA_BYTE, offset + i,
-                            (byte) (long) (Byte.toUnsignedInt(seg.get(JAVA_BYTE, offset + i)) * factor));
-                }
-            }
-            case INT16 -> {
-                for (long i = 0; i < count; i++) {
-                    long p = offset + i * 2;
-                    seg.set(JAVA_SHORT_UNALIGNED, p, (short) (long) (seg.get(JAVA_SHORT_UNALIGNED, p) * factor));
-                }
-            }
-            case INT32 -> {
-                for (long i = 0; i < count; i++) {
-                    long p = offset + i * 4;
-                    seg.set(JAVA_INT_UNALIGNED, p, (int) (long) (seg.get(JAVA_INT_UNALIGNED, p) * factor));
-                }
-            }
-            case INT64 -> {
-                for (long i = 0; i < count; i++) {
-                    long p = offset + i * 8;
-                    seg.set(JAVA_LONG_UNALIGNED, p, (long) (seg.get(JAVA_LONG_UNALIGNED, p) * factor));
-                }
-            }
-            case FLOAT16 -> {
-                for (long i = 0; i < count; i++) {
-                    long p = offset + i * 2;
-                    float v = Float.float16ToFloat(seg.get(JAVA_SHORT_UNALIGNED, p));
-                    seg.set(JAVA_SHORT_UNALIGNED, p, Float.floatToFloat16((float) (v * factor)));
-                }
-            }
-            case BFLOAT16 -> {
-                for (long i = 0; i < count; i++) {
-                    long p = offset + i * 2;
-                    float v = BFloat16.toFloat(seg.get(JAVA_SHORT_UNALIGNED, p));
-                    seg.set(JAVA_SHORT_UNALIGNED, p, BFloat16.fromFloat((float) (v * factor)));
-                }
-            }
-            case FLOAT32 -> {
-                for (long i = 0; i < count; i++) {
-                    long p = offset + i * 4;
-                    seg.set(JAVA_FLOAT_UNALIGNED, p, (float) (seg.get(JAVA_FLOAT_UNALIGNED, p) * factor));
-                }
-            }
-            case FLOAT64 -> {
-                for (long i = 0; i < count; i++) {
-                    long p = offset + i * 8;
-                    seg.set(JAVA_DOUBLE_UNALIGNED, p, seg.get(JAVA_DOUBLE_UNALIGNED, p) * factor);
-                }
-            }
+            case INT8 -> scaleInt8(seg, offset, count, factor);
+            case UINT8 -> scaleUint8(seg, offset, count, factor);
+            case INT16 -> scaleInt16(seg, offset, count, factor);
+            case INT32 -> scaleInt32(seg, offset, count, factor);
+            case INT64 -> scaleInt64(seg, offset, count, factor);
+            case FLOAT16 -> scaleFloat16(seg, offset, count, factor);
+            case BFLOAT16 -> scaleBFloat16(seg, offset, count, factor);
+            case FLOAT32 -> scaleFloat32(seg, offset, count, factor);
+            case FLOAT64 -> scaleFloat64(seg, offset, count, factor);
+        }
+    }
+
+    private static void scaleInt8(MemorySegment seg, long offset, long count, double factor) {
+        for (long i = 0; i < count; i++) {
+            seg.set(JAVA_BYTE, offset + i, (byte) (long) (seg.get(JAVA_BYTE, offset + i) * factor));
+        }
+    }
+
+    private static void scaleUint8(MemorySegment seg, long offset, long count, double factor) {
+        for (long i = 0; i < count; i++) {
+            seg.set(JAVA_BYTE, offset + i,
+                    (byte) (long) (Byte.toUnsignedInt(seg.get(JAVA_BYTE, offset + i)) * factor));
+        }
+    }
+
+    private static void scaleInt16(MemorySegment seg, long offset, long count, double factor) {
+        for (long i = 0; i < count; i++) {
+            long p = offset + i * 2;
+            seg.set(JAVA_SHORT_UNALIGNED, p, (short) (long) (seg.get(JAVA_SHORT_UNALIGNED, p) * factor));
+        }
+    }
+
+    private static void scaleInt32(MemorySegment seg, long offset, long count, double factor) {
+        for (long i = 0; i < count; i++) {
+            long p = offset + i * 4;
+            seg.set(JAVA_INT_UNALIGNED, p, (int) (long) (seg.get(JAVA_INT_UNALIGNED, p) * factor));
+        }
+    }
+
+    private static void scaleInt64(MemorySegment seg, long offset, long count, double factor) {
+        for (long i = 0; i < count; i++) {
+            long p = offset + i * 8;
+            seg.set(JAVA_LONG_UNALIGNED, p, (long) (seg.get(JAVA_LONG_UNALIGNED, p) * factor));
+        }
+    }
+
+    private static void scaleFloat16(MemorySegment seg, long offset, long count, double factor) {
+        for (long i = 0; i < count; i++) {
+            long p = offset + i * 2;
+            float v = Float.float16ToFloat(seg.get(JAVA_SHORT_UNALIGNED, p));
+            seg.set(JAVA_SHORT_UNALIGNED, p, Float.floatToFloat16((float) (v * factor)));
+        }
+    }
+
+    private static void scaleBFloat16(MemorySegment seg, long offset, long count, double factor) {
+        for (long i = 0; i < count; i++) {
+            long p = offset + i * 2;
+            float v = BFloat16.toFloat(seg.get(JAVA_SHORT_UNALIGNED, p));
+            seg.set(JAVA_SHORT_UNALIGNED, p, BFloat16.fromFloat((float) (v * factor)));
+        }
+    }
+
+    private static void scaleFloat32(MemorySegment seg, long offset, long count, double factor) {
+        for (long i = 0; i < count; i++) {
+            long p = offset + i * 4;
+            seg.set(JAVA_FLOAT_UNALIGNED, p, (float) (seg.get(JAVA_FLOAT_UNALIGNED, p) * factor));
+        }
+    }
+
+    private static void scaleFloat64(MemorySegment seg, long offset, long count, double factor) {
+        for (long i = 0; i < count; i++) {
+            long p = offset + i * 8;
+            seg.set(JAVA_DOUBLE_UNALIGNED, p, seg.get(JAVA_DOUBLE_UNALIGNED, p) * factor);
         }
     }
 
@@ -173,262 +194,346 @@ public final class Kernels {
 
     private static void reduceInt8(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
         switch (op) {
-            case SUM -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_BYTE, ao + i, (byte) (a.get(JAVA_BYTE, ao + i) + b.get(JAVA_BYTE, bo + i)));
-                }
-            }
-            case PRODUCT -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_BYTE, ao + i, (byte) (a.get(JAVA_BYTE, ao + i) * b.get(JAVA_BYTE, bo + i)));
-                }
-            }
-            case MIN -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_BYTE, ao + i, (byte) (Math.min(a.get(JAVA_BYTE, ao + i), b.get(JAVA_BYTE, bo + i))));
-                }
-            }
-            case MAX -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_BYTE, ao + i, (byte) (Math.max(a.get(JAVA_BYTE, ao + i), b.get(JAVA_BYTE, bo + i))));
-                }
-            }
-            case BAND -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_BYTE, ao + i, (byte) (a.get(JAVA_BYTE, ao + i) & b.get(JAVA_BYTE, bo + i)));
-                }
-            }
-            case BOR -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_BYTE, ao + i, (byte) (a.get(JAVA_BYTE, ao + i) | b.get(JAVA_BYTE, bo + i)));
-                }
-            }
+            case SUM -> sumInt8(a, ao, b, bo, n);
+            case PRODUCT -> productInt8(a, ao, b, bo, n);
+            case MIN -> minInt8(a, ao, b, bo, n);
+            case MAX -> maxInt8(a, ao, b, bo, n);
+            case BAND -> bandInt8(a, ao, b, bo, n);
+            case BOR -> borInt8(a, ao, b, bo, n);
+        }
+    }
+
+    private static void sumInt8(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_BYTE, ao + i, (byte) (a.get(JAVA_BYTE, ao + i) + b.get(JAVA_BYTE, bo + i)));
+        }
+    }
+
+    private static void productInt8(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_BYTE, ao + i, (byte) (a.get(JAVA_BYTE, ao + i) * b.get(JAVA_BYTE, bo + i)));
+        }
+    }
+
+    private static void minInt8(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_BYTE, ao + i, (byte) (Math.min(a.get(JAVA_BYTE, ao + i), b.get(JAVA_BYTE, bo + i))));
+        }
+    }
+
+    private static void maxInt8(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_BYTE, ao + i, (byte) (Math.max(a.get(JAVA_BYTE, ao + i), b.get(JAVA_BYTE, bo + i))));
+        }
+    }
+
+    private static void bandInt8(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_BYTE, ao + i, (byte) (a.get(JAVA_BYTE, ao + i) & b.get(JAVA_BYTE, bo + i)));
+        }
+    }
+
+    private static void borInt8(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_BYTE, ao + i, (byte) (a.get(JAVA_BYTE, ao + i) | b.get(JAVA_BYTE, bo + i)));
         }
     }
 
     private static void reduceInt16(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
         switch (op) {
-            case SUM -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (a.get(JAVA_SHORT_UNALIGNED, ao + i * 2) + b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)));
-                }
-            }
-            case PRODUCT -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (a.get(JAVA_SHORT_UNALIGNED, ao + i * 2) * b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)));
-                }
-            }
-            case MIN -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (Math.min(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2), b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
-                }
-            }
-            case MAX -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (Math.max(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2), b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
-                }
-            }
-            case BAND -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (a.get(JAVA_SHORT_UNALIGNED, ao + i * 2) & b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)));
-                }
-            }
-            case BOR -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (a.get(JAVA_SHORT_UNALIGNED, ao + i * 2) | b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)));
-                }
-            }
+            case SUM -> sumInt16(a, ao, b, bo, n);
+            case PRODUCT -> productInt16(a, ao, b, bo, n);
+            case MIN -> minInt16(a, ao, b, bo, n);
+            case MAX -> maxInt16(a, ao, b, bo, n);
+            case BAND -> bandInt16(a, ao, b, bo, n);
+            case BOR -> borInt16(a, ao, b, bo, n);
+        }
+    }
+
+    private static void sumInt16(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (a.get(JAVA_SHORT_UNALIGNED, ao + i * 2) + b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)));
+        }
+    }
+
+    private static void productInt16(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (a.get(JAVA_SHORT_UNALIGNED, ao + i * 2) * b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)));
+        }
+    }
+
+    private static void minInt16(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (Math.min(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2), b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
+        }
+    }
+
+    private static void maxInt16(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (Math.max(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2), b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
+        }
+    }
+
+    private static void bandInt16(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (a.get(JAVA_SHORT_UNALIGNED, ao + i * 2) & b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)));
+        }
+    }
+
+    private static void borInt16(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, (short) (a.get(JAVA_SHORT_UNALIGNED, ao + i * 2) | b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)));
         }
     }
 
     private static void reduceInt32(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
         switch (op) {
-            case SUM -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_INT_UNALIGNED, ao + i * 4, a.get(JAVA_INT_UNALIGNED, ao + i * 4) + b.get(JAVA_INT_UNALIGNED, bo + i * 4));
-                }
-            }
-            case PRODUCT -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_INT_UNALIGNED, ao + i * 4, a.get(JAVA_INT_UNALIGNED, ao + i * 4) * b.get(JAVA_INT_UNALIGNED, bo + i * 4));
-                }
-            }
-            case MIN -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_INT_UNALIGNED, ao + i * 4, Math.min(a.get(JAVA_INT_UNALIGNED, ao + i * 4), b.get(JAVA_INT_UNALIGNED, bo + i * 4)));
-                }
-            }
-            case MAX -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_INT_UNALIGNED, ao + i * 4, Math.max(a.get(JAVA_INT_UNALIGNED, ao + i * 4), b.get(JAVA_INT_UNALIGNED, bo + i * 4)));
-                }
-            }
-            case BAND -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_INT_UNALIGNED, ao + i * 4, a.get(JAVA_INT_UNALIGNED, ao + i * 4) & b.get(JAVA_INT_UNALIGNED, bo + i * 4));
-                }
-            }
-            case BOR -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_INT_UNALIGNED, ao + i * 4, a.get(JAVA_INT_UNALIGNED, ao + i * 4) | b.get(JAVA_INT_UNALIGNED, bo + i * 4));
-                }
-            }
+            case SUM -> sumInt32(a, ao, b, bo, n);
+            case PRODUCT -> productInt32(a, ao, b, bo, n);
+            case MIN -> minInt32(a, ao, b, bo, n);
+            case MAX -> maxInt32(a, ao, b, bo, n);
+            case BAND -> bandInt32(a, ao, b, bo, n);
+            case BOR -> borInt32(a, ao, b, bo, n);
+        }
+    }
+
+    private static void sumInt32(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_INT_UNALIGNED, ao + i * 4, a.get(JAVA_INT_UNALIGNED, ao + i * 4) + b.get(JAVA_INT_UNALIGNED, bo + i * 4));
+        }
+    }
+
+    private static void productInt32(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_INT_UNALIGNED, ao + i * 4, a.get(JAVA_INT_UNALIGNED, ao + i * 4) * b.get(JAVA_INT_UNALIGNED, bo + i * 4));
+        }
+    }
+
+    private static void minInt32(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_INT_UNALIGNED, ao + i * 4, Math.min(a.get(JAVA_INT_UNALIGNED, ao + i * 4), b.get(JAVA_INT_UNALIGNED, bo + i * 4)));
+        }
+    }
+
+    private static void maxInt32(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_INT_UNALIGNED, ao + i * 4, Math.max(a.get(JAVA_INT_UNALIGNED, ao + i * 4), b.get(JAVA_INT_UNALIGNED, bo + i * 4)));
+        }
+    }
+
+    private static void bandInt32(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_INT_UNALIGNED, ao + i * 4, a.get(JAVA_INT_UNALIGNED, ao + i * 4) & b.get(JAVA_INT_UNALIGNED, bo + i * 4));
+        }
+    }
+
+    private static void borInt32(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_INT_UNALIGNED, ao + i * 4, a.get(JAVA_INT_UNALIGNED, ao + i * 4) | b.get(JAVA_INT_UNALIGNED, bo + i * 4));
         }
     }
 
     private static void reduceInt64(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
         switch (op) {
-            case SUM -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_LONG_UNALIGNED, ao + i * 8, a.get(JAVA_LONG_UNALIGNED, ao + i * 8) + b.get(JAVA_LONG_UNALIGNED, bo + i * 8));
-                }
-            }
-            case PRODUCT -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_LONG_UNALIGNED, ao + i * 8, a.get(JAVA_LONG_UNALIGNED, ao + i * 8) * b.get(JAVA_LONG_UNALIGNED, bo + i * 8));
-                }
-            }
-            case MIN -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_LONG_UNALIGNED, ao + i * 8, Math.min(a.get(JAVA_LONG_UNALIGNED, ao + i * 8), b.get(JAVA_LONG_UNALIGNED, bo + i * 8)));
-                }
-            }
-            case MAX -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_LONG_UNALIGNED, ao + i * 8, Math.max(a.get(JAVA_LONG_UNALIGNED, ao + i * 8), b.get(JAVA_LONG_UNALIGNED, bo + i * 8)));
-                }
-            }
-            case BAND -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_LONG_UNALIGNED, ao + i * 8, a.get(JAVA_LONG_UNALIGNED, ao + i * 8) & b.get(JAVA_LONG_UNALIGNED, bo + i * 8));
-                }
-            }
-            case BOR -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_LONG_UNALIGNED, ao + i * 8, a.get(JAVA_LONG_UNALIGNED, ao + i * 8) | b.get(JAVA_LONG_UNALIGNED, bo + i * 8));
-                }
-            }
+            case SUM -> sumInt64(a, ao, b, bo, n);
+            case PRODUCT -> productInt64(a, ao, b, bo, n);
+            case MIN -> minInt64(a, ao, b, bo, n);
+            case MAX -> maxInt64(a, ao, b, bo, n);
+            case BAND -> bandInt64(a, ao, b, bo, n);
+            case BOR -> borInt64(a, ao, b, bo, n);
+        }
+    }
+
+    private static void sumInt64(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_LONG_UNALIGNED, ao + i * 8, a.get(JAVA_LONG_UNALIGNED, ao + i * 8) + b.get(JAVA_LONG_UNALIGNED, bo + i * 8));
+        }
+    }
+
+    private static void productInt64(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_LONG_UNALIGNED, ao + i * 8, a.get(JAVA_LONG_UNALIGNED, ao + i * 8) * b.get(JAVA_LONG_UNALIGNED, bo + i * 8));
+        }
+    }
+
+    private static void minInt64(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_LONG_UNALIGNED, ao + i * 8, Math.min(a.get(JAVA_LONG_UNALIGNED, ao + i * 8), b.get(JAVA_LONG_UNALIGNED, bo + i * 8)));
+        }
+    }
+
+    private static void maxInt64(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_LONG_UNALIGNED, ao + i * 8, Math.max(a.get(JAVA_LONG_UNALIGNED, ao + i * 8), b.get(JAVA_LONG_UNALIGNED, bo + i * 8)));
+        }
+    }
+
+    private static void bandInt64(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_LONG_UNALIGNED, ao + i * 8, a.get(JAVA_LONG_UNALIGNED, ao + i * 8) & b.get(JAVA_LONG_UNALIGNED, bo + i * 8));
+        }
+    }
+
+    private static void borInt64(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_LONG_UNALIGNED, ao + i * 8, a.get(JAVA_LONG_UNALIGNED, ao + i * 8) | b.get(JAVA_LONG_UNALIGNED, bo + i * 8));
         }
     }
 
     private static void reduceUint8(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
         switch (op) {
-            case MIN -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_BYTE, ao + i, (byte) (Math.min(Byte.toUnsignedInt(a.get(JAVA_BYTE, ao + i)), Byte.toUnsignedInt(b.get(JAVA_BYTE, bo + i)))));
-                }
-            }
-            case MAX -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_BYTE, ao + i, (byte) (Math.max(Byte.toUnsignedInt(a.get(JAVA_BYTE, ao + i)), Byte.toUnsignedInt(b.get(JAVA_BYTE, bo + i)))));
-                }
-            }
+            case MIN -> minUint8(a, ao, b, bo, n);
+            case MAX -> maxUint8(a, ao, b, bo, n);
             // Two's-complement wrap-around makes these bit-for-bit the same as the signed kernels.
             default -> reduceInt8(a, ao, b, bo, n, op);
         }
     }
 
+    private static void minUint8(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_BYTE, ao + i, (byte) (Math.min(Byte.toUnsignedInt(a.get(JAVA_BYTE, ao + i)), Byte.toUnsignedInt(b.get(JAVA_BYTE, bo + i)))));
+        }
+    }
+
+    private static void maxUint8(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_BYTE, ao + i, (byte) (Math.max(Byte.toUnsignedInt(a.get(JAVA_BYTE, ao + i)), Byte.toUnsignedInt(b.get(JAVA_BYTE, bo + i)))));
+        }
+    }
+
     private static void reduceFloat32(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
         switch (op) {
-            case SUM -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_FLOAT_UNALIGNED, ao + i * 4, a.get(JAVA_FLOAT_UNALIGNED, ao + i * 4) + b.get(JAVA_FLOAT_UNALIGNED, bo + i * 4));
-                }
-            }
-            case PRODUCT -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_FLOAT_UNALIGNED, ao + i * 4, a.get(JAVA_FLOAT_UNALIGNED, ao + i * 4) * b.get(JAVA_FLOAT_UNALIGNED, bo + i * 4));
-                }
-            }
-            case MIN -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_FLOAT_UNALIGNED, ao + i * 4, Math.min(a.get(JAVA_FLOAT_UNALIGNED, ao + i * 4), b.get(JAVA_FLOAT_UNALIGNED, bo + i * 4)));
-                }
-            }
-            case MAX -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_FLOAT_UNALIGNED, ao + i * 4, Math.max(a.get(JAVA_FLOAT_UNALIGNED, ao + i * 4), b.get(JAVA_FLOAT_UNALIGNED, bo + i * 4)));
-                }
-            }
+            case SUM -> sumFloat32(a, ao, b, bo, n);
+            case PRODUCT -> productFloat32(a, ao, b, bo, n);
+            case MIN -> minFloat32(a, ao, b, bo, n);
+            case MAX -> maxFloat32(a, ao, b, bo, n);
             default -> throw undefined(op, DataType.FLOAT32);
+        }
+    }
+
+    private static void sumFloat32(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_FLOAT_UNALIGNED, ao + i * 4, a.get(JAVA_FLOAT_UNALIGNED, ao + i * 4) + b.get(JAVA_FLOAT_UNALIGNED, bo + i * 4));
+        }
+    }
+
+    private static void productFloat32(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_FLOAT_UNALIGNED, ao + i * 4, a.get(JAVA_FLOAT_UNALIGNED, ao + i * 4) * b.get(JAVA_FLOAT_UNALIGNED, bo + i * 4));
+        }
+    }
+
+    private static void minFloat32(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_FLOAT_UNALIGNED, ao + i * 4, Math.min(a.get(JAVA_FLOAT_UNALIGNED, ao + i * 4), b.get(JAVA_FLOAT_UNALIGNED, bo + i * 4)));
+        }
+    }
+
+    private static void maxFloat32(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_FLOAT_UNALIGNED, ao + i * 4, Math.max(a.get(JAVA_FLOAT_UNALIGNED, ao + i * 4), b.get(JAVA_FLOAT_UNALIGNED, bo + i * 4)));
         }
     }
 
     private static void reduceFloat64(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
         switch (op) {
-            case SUM -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_DOUBLE_UNALIGNED, ao + i * 8, a.get(JAVA_DOUBLE_UNALIGNED, ao + i * 8) + b.get(JAVA_DOUBLE_UNALIGNED, bo + i * 8));
-                }
-            }
-            case PRODUCT -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_DOUBLE_UNALIGNED, ao + i * 8, a.get(JAVA_DOUBLE_UNALIGNED, ao + i * 8) * b.get(JAVA_DOUBLE_UNALIGNED, bo + i * 8));
-                }
-            }
-            case MIN -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_DOUBLE_UNALIGNED, ao + i * 8, Math.min(a.get(JAVA_DOUBLE_UNALIGNED, ao + i * 8), b.get(JAVA_DOUBLE_UNALIGNED, bo + i * 8)));
-                }
-            }
-            case MAX -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_DOUBLE_UNALIGNED, ao + i * 8, Math.max(a.get(JAVA_DOUBLE_UNALIGNED, ao + i * 8), b.get(JAVA_DOUBLE_UNALIGNED, bo + i * 8)));
-                }
-            }
+            case SUM -> sumFloat64(a, ao, b, bo, n);
+            case PRODUCT -> productFloat64(a, ao, b, bo, n);
+            case MIN -> minFloat64(a, ao, b, bo, n);
+            case MAX -> maxFloat64(a, ao, b, bo, n);
             default -> throw undefined(op, DataType.FLOAT64);
+        }
+    }
+
+    private static void sumFloat64(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_DOUBLE_UNALIGNED, ao + i * 8, a.get(JAVA_DOUBLE_UNALIGNED, ao + i * 8) + b.get(JAVA_DOUBLE_UNALIGNED, bo + i * 8));
+        }
+    }
+
+    private static void productFloat64(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_DOUBLE_UNALIGNED, ao + i * 8, a.get(JAVA_DOUBLE_UNALIGNED, ao + i * 8) * b.get(JAVA_DOUBLE_UNALIGNED, bo + i * 8));
+        }
+    }
+
+    private static void minFloat64(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_DOUBLE_UNALIGNED, ao + i * 8, Math.min(a.get(JAVA_DOUBLE_UNALIGNED, ao + i * 8), b.get(JAVA_DOUBLE_UNALIGNED, bo + i * 8)));
+        }
+    }
+
+    private static void maxFloat64(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_DOUBLE_UNALIGNED, ao + i * 8, Math.max(a.get(JAVA_DOUBLE_UNALIGNED, ao + i * 8), b.get(JAVA_DOUBLE_UNALIGNED, bo + i * 8)));
         }
     }
 
     private static void reduceFloat16(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
         switch (op) {
-            case SUM -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, Float.floatToFloat16(Float.float16ToFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)) + Float.float16ToFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
-                }
-            }
-            case PRODUCT -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, Float.floatToFloat16(Float.float16ToFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)) * Float.float16ToFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
-                }
-            }
-            case MIN -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, Float.floatToFloat16(Math.min(Float.float16ToFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)), Float.float16ToFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)))));
-                }
-            }
-            case MAX -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, Float.floatToFloat16(Math.max(Float.float16ToFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)), Float.float16ToFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)))));
-                }
-            }
+            case SUM -> sumFloat16(a, ao, b, bo, n);
+            case PRODUCT -> productFloat16(a, ao, b, bo, n);
+            case MIN -> minFloat16(a, ao, b, bo, n);
+            case MAX -> maxFloat16(a, ao, b, bo, n);
             default -> throw undefined(op, DataType.FLOAT16);
+        }
+    }
+
+    private static void sumFloat16(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, Float.floatToFloat16(Float.float16ToFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)) + Float.float16ToFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
+        }
+    }
+
+    private static void productFloat16(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, Float.floatToFloat16(Float.float16ToFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)) * Float.float16ToFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
+        }
+    }
+
+    private static void minFloat16(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, Float.floatToFloat16(Math.min(Float.float16ToFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)), Float.float16ToFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)))));
+        }
+    }
+
+    private static void maxFloat16(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, Float.floatToFloat16(Math.max(Float.float16ToFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)), Float.float16ToFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)))));
         }
     }
 
     private static void reduceBFloat16(MemorySegment a, long ao, MemorySegment b, long bo, long n, Reduction op) {
         switch (op) {
-            case SUM -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, BFloat16.fromFloat(BFloat16.toFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)) + BFloat16.toFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
-                }
-            }
-            case PRODUCT -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, BFloat16.fromFloat(BFloat16.toFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)) * BFloat16.toFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
-                }
-            }
-            case MIN -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, BFloat16.fromFloat(Math.min(BFloat16.toFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)), BFloat16.toFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)))));
-                }
-            }
-            case MAX -> {
-                for (long i = 0; i < n; i++) {
-                    a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, BFloat16.fromFloat(Math.max(BFloat16.toFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)), BFloat16.toFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)))));
-                }
-            }
+            case SUM -> sumBFloat16(a, ao, b, bo, n);
+            case PRODUCT -> productBFloat16(a, ao, b, bo, n);
+            case MIN -> minBFloat16(a, ao, b, bo, n);
+            case MAX -> maxBFloat16(a, ao, b, bo, n);
             default -> throw undefined(op, DataType.BFLOAT16);
+        }
+    }
+
+    private static void sumBFloat16(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, BFloat16.fromFloat(BFloat16.toFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)) + BFloat16.toFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
+        }
+    }
+
+    private static void productBFloat16(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, BFloat16.fromFloat(BFloat16.toFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)) * BFloat16.toFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2))));
+        }
+    }
+
+    private static void minBFloat16(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, BFloat16.fromFloat(Math.min(BFloat16.toFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)), BFloat16.toFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)))));
+        }
+    }
+
+    private static void maxBFloat16(MemorySegment a, long ao, MemorySegment b, long bo, long n) {
+        for (long i = 0; i < n; i++) {
+            a.set(JAVA_SHORT_UNALIGNED, ao + i * 2, BFloat16.fromFloat(Math.max(BFloat16.toFloat(a.get(JAVA_SHORT_UNALIGNED, ao + i * 2)), BFloat16.toFloat(b.get(JAVA_SHORT_UNALIGNED, bo + i * 2)))));
         }
     }
 
