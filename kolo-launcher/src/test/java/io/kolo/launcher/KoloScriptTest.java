@@ -94,6 +94,43 @@ class KoloScriptTest {
                 lines.subList(main + 1, lines.size()));
     }
 
+    /**
+     * After a build the script trains the AOT caches with a two-rank job and keeps rank 0's examples cache, named in
+     * the JVM's tagged output, even where another rank's file sorts first. The made-up JDK plays the training run: it
+     * writes the three caches and prints what a JDK 25 prints, as kolo run tags it.
+     */
+    @Test
+    void keepsRankZerosCacheAfterABuild(@TempDir Path tmp) throws Exception {
+        Path home = tmp.resolve("checkout");
+        checkout(home);
+        Files.delete(home.resolve("kolo-launcher/target/.kolo-built"));
+        Files.writeString(home.resolve("mvnw"), "#!/bin/sh\nmkdir -p kolo-examples/target\n");
+        executable(home.resolve("mvnw"));
+        Path jdk = jdk(tmp.resolve("jdk-25"), "25.0.1");
+        Files.writeString(jdk.resolve("bin/java"), """
+                #!/bin/sh
+                for a in "$@"; do case "$a" in -XX:AOTCacheOutput=*) out="${a#-XX:AOTCacheOutput=}" ;; esac; done
+                if [ -n "$out" ]; then
+                  w="$(dirname "$out")"
+                  echo launcher > "$out"
+                  echo "rank 1" > "$w/rank-pid111.aot"
+                  echo "rank 0" > "$w/rank-pid222.aot"
+                  echo "[1]<stdout>:AOTCache creation is complete: $w/rank-pid111.aot 7 bytes"
+                  echo "[0]<stdout>:AOTCache creation is complete: $w/rank-pid222.aot 7 bytes"
+                  exit 0
+                fi
+                echo "ran $*"
+                """);
+
+        List<String> lines = run(home.resolve("kolo"), tmp, Map.of("JAVA_HOME", jdk.toString(), "TMPDIR", tmp.toString()),
+                "--help");
+
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("ran ") && l.endsWith("io.kolo.launcher.Main --help")),
+                lines.toString());
+        assertEquals("rank 0\n", Files.readString(home.resolve("kolo-examples/target/kolo-examples.aot")));
+        assertEquals("launcher\n", Files.readString(home.resolve("kolo-launcher/target/kolo-launcher.aot")));
+    }
+
     @Test
     void readsTheJdkVersionFromItsReleaseFile(@TempDir Path tmp) throws Exception {
         Path home = tmp.resolve("checkout");
