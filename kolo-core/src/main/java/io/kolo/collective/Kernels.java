@@ -19,9 +19,9 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED;
  *
  * <p>Each (type, operation) pair has its own counted loop with the dispatch outside it, so that C2 can
  * vectorise the loop body, and each loop is a method of its own: the JIT compiles a method at a time, and until it
- * has compiled a loop, each of its element accesses is a chain of calls. With the four loops of FLOAT32 in one method,
- * C1 took 44 ms to compile them while a program's first allreduce ran the loop interpreted (docs/performance.md,
- * "First run"). Semantics:
+ * has compiled a loop, each of its element accesses is a chain of calls. A method of one loop is compiled several
+ * times sooner than one of four, so a program's first allreduce runs the loop interpreted for less long
+ * (docs/performance.md, "First run"). Semantics:
  * <ul>
  *   <li>Integer SUM and PRODUCT wrap around as Java arithmetic does; UINT8 MIN/MAX compare unsigned.</li>
  *   <li>BAND/BOR are defined for integer types only.</li>
