@@ -160,6 +160,19 @@ class ShmTransportTest {
         assertThrows(IllegalStateException.class, () -> bell.get(ValueLayout.JAVA_INT, 0), "closing the arena ends it");
     }
 
+    /** Where the JVM denies Kolo native access, viewing the memory anew is refused: the mapped segment serves. */
+    @Test
+    void withoutNativeAccessTheMappedSegmentServes() throws Exception {
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(java, "--illegal-native-access=deny", "-cp", System.getProperty("java.class.path"),
+                ShmFileWithoutNativeAccess.class.getName(), SHM.toString()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), out);
+        assertEquals(0, p.exitValue(), out);
+        assertEquals(List.of("mapped=true bell=1"), out.lines().toList());
+    }
+
     @Test
     void receiveTimesOutNamingThePeer() {
         assumeTrue(ShmSegments.available(), "no writable /dev/shm");
