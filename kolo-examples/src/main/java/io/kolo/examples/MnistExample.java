@@ -2,6 +2,7 @@ package io.kolo.examples;
 
 import ai.djl.Device;
 import ai.djl.Model;
+import ai.djl.engine.Engine;
 import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
@@ -147,6 +148,8 @@ public final class MnistExample {
         RankZero rankZero = new RankZero(Kolo.communicator());
         rankZero.log("mnist: " + modelName + " on " + Kolo.size() + " rank(s), batch " + batchSize + " per rank, "
                 + mnist.description());
+        // The same initial parameters in every run of the same --seed (rank 0's are broadcast to the others).
+        Engine.getInstance().setRandomSeed((int) seed);
         boolean cnn = modelName.equals("cnn");
         Shape sample = cnn ? new Shape(1, 28, 28) : new Shape(784);
         try (Model model = Model.newInstance("mnist-" + modelName)) {
