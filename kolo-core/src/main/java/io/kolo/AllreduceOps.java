@@ -49,7 +49,7 @@ final class AllreduceOps {
         // Adasum's dot products need the full values: it never travels compressed.
         DataType wire = op == ReduceOp.ADASUM ? null : compression.wireType(type);
         if (wire == null) {
-            return new Allreduce(Op.of(OpKind.ALLREDUCE, name, type, tensor.shape(), tensor.segment())
+            return new Allreduce(Op.of(OpKind.ALLREDUCE, name, type, tensor.shapeShared(), tensor.segment())
                     .reduce(op, prescale, postscale), null);
         }
         long n = tensor.elements();
@@ -59,7 +59,7 @@ final class AllreduceOps {
         double pre = op == ReduceOp.AVERAGE ? prescale / size : prescale;
         Compressor.compress(tensor.segment(), type, n, pre, packed, wire);
         ReduceOp wireOp = op == ReduceOp.AVERAGE ? ReduceOp.SUM : op;
-        return new Allreduce(Op.of(OpKind.ALLREDUCE, name, wire, tensor.shape(), packed).reduce(wireOp, 1.0, 1.0),
+        return new Allreduce(Op.of(OpKind.ALLREDUCE, name, wire, tensor.shapeShared(), packed).reduce(wireOp, 1.0, 1.0),
                 () -> {
                     Compressor.decompress(packed, wire, n, postscale, tensor.segment(), type);
                     if (pooled != null) {

@@ -90,8 +90,8 @@ final class SetCollectives implements ObjectCollectives {
         }
         Handle<List<Tensor>> all = new Handle<>(group, engine.settings().timeout());
         all.explainedBy(n -> engine.waitingFor(set, n + ".0"));
-        all.drivenBy((done, now, deadline) -> engine.drive(() -> handles.getLast().poll() || done.getAsBoolean(),
-                now, deadline));
+        all.drivenBy((done, since, timeout) -> engine.drive(() -> handles.getLast().poll() || done.getAsBoolean(),
+                since, timeout));
         Thread.ofVirtual().start(() -> {
             try {
                 List<Tensor> out = new ArrayList<>();
@@ -116,7 +116,7 @@ final class SetCollectives implements ObjectCollectives {
     Handle<Tensor> allgatherAsync(String name, Tensor tensor) {
         requireRank(tensor, "allgather");
         Tensor[] out = new Tensor[1];
-        Op o = Op.of(OpKind.ALLGATHER, name, tensor.dataType(), tensor.shape(), tensor.segment())
+        Op o = Op.of(OpKind.ALLGATHER, name, tensor.dataType(), tensor.shapeShared(), tensor.segment())
                 .outputs(shape -> (out[0] = Tensor.allocateLike(tensor, tensor.dataType(), shape)).segment());
         return submit(o, x -> out[0]);
     }
@@ -129,7 +129,7 @@ final class SetCollectives implements ObjectCollectives {
     Handle<Tensor> allgatherIntoAsync(String name, Tensor tensor, Tensor output) {
         requireRank(tensor, "allgather");
         java.util.Objects.requireNonNull(output, "output");
-        Op o = Op.of(OpKind.ALLGATHER, name, tensor.dataType(), tensor.shape(), tensor.segment())
+        Op o = Op.of(OpKind.ALLGATHER, name, tensor.dataType(), tensor.shapeShared(), tensor.segment())
                 .into(output.segment(), shape -> misfit(output, tensor.dataType(), shape));
         return submit(o, x -> output);
     }
@@ -163,7 +163,7 @@ final class SetCollectives implements ObjectCollectives {
     }
 
     Handle<Tensor> broadcastAsync(String name, Tensor tensor, int root) {
-        Op o = Op.of(OpKind.BROADCAST, name, tensor.dataType(), tensor.shape(), tensor.segment()).root(root);
+        Op o = Op.of(OpKind.BROADCAST, name, tensor.dataType(), tensor.shapeShared(), tensor.segment()).root(root);
         return submit(o, x -> tensor);
     }
 
@@ -182,7 +182,7 @@ final class SetCollectives implements ObjectCollectives {
             java.util.Arrays.fill(s, rows / size);
         }
         Tensor[] out = new Tensor[1];
-        Op o = Op.of(OpKind.ALLTOALL, name, tensor.dataType(), tensor.shape(), tensor.segment()).splits(s)
+        Op o = Op.of(OpKind.ALLTOALL, name, tensor.dataType(), tensor.shapeShared(), tensor.segment()).splits(s)
                 .outputs(shape -> (out[0] = Tensor.allocateLike(tensor, tensor.dataType(), shape)).segment());
         return submit(o, x -> new AlltoallResult(out[0], x.receivedSplits()));
     }
@@ -196,7 +196,7 @@ final class SetCollectives implements ObjectCollectives {
                     + " SUM, AVERAGE, MIN, MAX or PRODUCT");
         }
         Tensor[] out = new Tensor[1];
-        Op o = Op.of(OpKind.REDUCESCATTER, name, tensor.dataType(), tensor.shape(), tensor.segment())
+        Op o = Op.of(OpKind.REDUCESCATTER, name, tensor.dataType(), tensor.shapeShared(), tensor.segment())
                 .reduce(op, 1.0, 1.0)
                 .outputs(shape -> (out[0] = Tensor.allocateLike(tensor, tensor.dataType(), shape)).segment());
         return submit(o, x -> out[0]);
@@ -247,6 +247,7 @@ final class SetCollectives implements ObjectCollectives {
         handle.explainedBy(waitingFor);
         engine.submit(op);
         handle.named(op.name());
+        handle.submittedAt(op.submittedNanos());
         return handle;
     }
 

@@ -151,6 +151,11 @@ public final class Tensor {
         return shape.clone();
     }
 
+    /** The shape itself, not a copy, for callers in this package that copy it or only read it (an op copies it). */
+    long[] shapeShared() {
+        return shape;
+    }
+
     /** Number of elements (product of the shape). */
     public long elements() {
         return elements;

@@ -28,7 +28,7 @@ final class Admission {
 
     void admit(Op op) {
         int p = cache.position(op.name);
-        if (p >= 0 && cache.get(p).answers(op.request(rank)) && parked.get(p) == null) {
+        if (p >= 0 && cache.get(p).answers(op) && parked.get(p) == null) {
             parked.park(p, op);
         } else {
             if (p >= 0) {
@@ -84,7 +84,7 @@ final class Admission {
     void revalidate() {
         for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {
             Op op = parked.get(p);
-            if (cache.position(op.name) != p || !cache.get(p).answers(op.request(rank))) {
+            if (cache.position(op.name) != p || !cache.get(p).answers(op)) {
                 toSend.add(parked.remove(p));
             }
         }

@@ -39,4 +39,10 @@ record Execution(CollectiveOps ops, PendingOps pending, Scratch fusion, Scratch 
         trace.spans(r, pending, negotiated, t0, t1, t2, direct);
         outcomes.finish(r);
     }
+
+    /** {@link #done} for a single-name response whose op is at hand, run straight from where it lies. */
+    void done(Response r, Op op, long negotiated, long end) {
+        trace.spans(r, pending, negotiated, negotiated, negotiated, end, true);
+        outcomes.finish(op);
+    }
 }

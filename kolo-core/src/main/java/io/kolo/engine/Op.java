@@ -146,6 +146,11 @@ public final class Op {
         return name;
     }
 
+    /** When it was submitted, in {@link System#nanoTime()} terms (0 before). */
+    public long submittedNanos() {
+        return submittedNanos;
+    }
+
     public OpKind kind() {
         return kind;
     }
@@ -170,7 +175,7 @@ public final class Op {
         return lastJoined;
     }
 
-    /** This op as sent to the coordinator; built once (at submission, after the name is final) and reused. */
+    /** This op as sent to the coordinator; built once, on the cycle's thread, when it first goes there. */
     Request request(int rank) {
         Request r = request;
         if (r == null || r.rank() != rank) {

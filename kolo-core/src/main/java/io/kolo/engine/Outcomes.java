@@ -42,6 +42,14 @@ final class Outcomes {
         }
     }
 
+    /** Completes {@code op}, pending under its own name (the key is its own string: no character comparison). */
+    void finish(Op op) {
+        pending.remove(op.name);
+        release(op);
+        completed.increment();
+        notifyCompleted(op);
+    }
+
     /** Completes an op that was never pending under its name (a join). */
     void complete(Op op) {
         release(op);

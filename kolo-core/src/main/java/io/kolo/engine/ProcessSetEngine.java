@@ -288,7 +288,7 @@ final class ProcessSetEngine implements CycleAgent {
             parked.remove(eager);
             cachedOps.increment();
             eagerOps.increment();
-            finishEager(cache.get(eager));
+            finishEager(cache.get(eager), eagerOp, eager);
         }
         if (anyInvalid) {
             admission.eraseInvalid(high);
@@ -311,18 +311,20 @@ final class ProcessSetEngine implements CycleAgent {
         return anyShutdown;
     }
 
-    /** The eager op's payload was reduced with the bit vector and every rank's was real: finish it from there. */
-    private void finishEager(Response r) {
+    /**
+     * The eager op's payload was reduced with the bit vector and every rank's was real: finish {@code op} from there.
+     * The op is at hand and {@code r} is the cache's own entry at {@code position}, so no name is looked up.
+     */
+    private void finishEager(Response r, Op op, int position) {
         long negotiated = trace.clock();
-        Op op = pending.get(r.names().getFirst());
         MemorySegment bits = vote.bits();
         long payloadAt = vote.payloadAt();
         Reductions.finish(bits, payloadAt, r.totalElements(), r, size);
         MemorySegment.copy(bits, payloadAt, op.input, 0, r.totalBytes());
         long done = trace.clock();
-        execution.done(r, negotiated, negotiated, negotiated, done, true);
+        execution.done(r, op, negotiated, done);
         tuning.ran(r.totalBytes());
-        cache.put(r);
+        cache.touch(position);
     }
 
     private void drainQueue(long now) {

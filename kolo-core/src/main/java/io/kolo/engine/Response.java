@@ -75,11 +75,13 @@ record Response(OpKind kind, List<String> names, DataType type, ReduceOp op, dou
                 lastJoined);
     }
 
-    /** Would a rank's new submission be answered exactly by this cached response? */
-    boolean answers(Request r) {
-        return kind == r.kind() && type == r.type() && op == r.op() && Arrays.equals(shapes[0], r.shape())
-                && prescale == r.prescale() && postscale == r.postscale() && root == r.root()
-                && r.group() == null;
+    /**
+     * Would this rank's new submission be answered exactly by this cached response? Compares the op's own fields, so
+     * that an op answered from the cache never needs its {@link Request} (made only for the coordinator).
+     */
+    boolean answers(Op o) {
+        return kind == o.kind && type == o.type && op == o.reduceOp && Arrays.equals(shapes[0], o.shape)
+                && prescale == o.prescale && postscale == o.postscale && root == o.root && o.group == null;
     }
 
     void write(DataOutput out) throws IOException {

@@ -88,6 +88,11 @@ final class ResponseCache {
         highWater = Math.max(highWater, p + 1);
     }
 
+    /** The entry at {@code position} ran again, unchanged: what {@link #put} of that same entry does. */
+    void touch(int position) {
+        lastUsed[position] = ++clock;
+    }
+
     void erase(int position) {
         forgetRepeated(position);
         if (entries[position] != null) {

@@ -6,8 +6,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What a submitted op gets on the caller's thread before it is queued: a generated name when it has none, a check that
- * the engine's thread can read its memory, its name's in-flight slot, and its request (built here so that the engine's
- * per-op path allocates nothing).
+ * the engine's thread can read its memory, and its name's in-flight slot. Its {@link Request} is made only if it goes
+ * to the coordinator (a new name, or a changed one): an op the response cache answers is compared field by field.
  */
 final class Submissions {
     private final int rank;
@@ -43,12 +43,6 @@ final class Submissions {
         if (op.slot == null) {
             throw new IllegalArgumentException("a collective named '" + op.name + "' is already in flight on rank "
                     + rank + "; wait for it to finish or give the new one another name");
-        }
-        try {
-            op.request(rank);
-        } catch (RuntimeException e) {
-            inFlight.release(op.slot, !op.generatedName);
-            throw e;
         }
     }
 }
