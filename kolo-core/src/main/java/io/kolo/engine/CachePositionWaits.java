@@ -11,6 +11,8 @@ final class CachePositionWaits {
     private final Op[] at;
     private final long[] words;
     private int count;
+    /** Words at or above this index are zero: {@link #next} scans no further (most jobs park in the first word). */
+    private int top;
 
     CachePositionWaits(int capacity) {
         at = new Op[capacity];
@@ -29,6 +31,7 @@ final class CachePositionWaits {
         if (at[position] == null) {
             count++;
             words[position >>> 6] |= 1L << position;
+            top = Math.max(top, (position >>> 6) + 1);
         }
         at[position] = op;
     }
@@ -39,7 +42,9 @@ final class CachePositionWaits {
         if (op != null) {
             at[position] = null;
             words[position >>> 6] &= ~(1L << position);
-            count--;
+            if (--count == 0) {
+                top = 0;
+            }
         }
         return op;
     }
@@ -52,12 +57,12 @@ final class CachePositionWaits {
     /** The first position at or after {@code from} that holds an op, or -1; removing ops meanwhile is fine. */
     int next(int from) {
         int w = from >>> 6;
-        if (count == 0 || w >= words.length) {
+        if (count == 0 || w >= top) {
             return -1;
         }
         long word = words[w] & (-1L << from);
         while (word == 0) {
-            if (++w == words.length) {
+            if (++w == top) {
                 return -1;
             }
             word = words[w];
@@ -78,5 +83,6 @@ final class CachePositionWaits {
         Arrays.fill(at, null);
         Arrays.fill(words, 0);
         count = 0;
+        top = 0;
     }
 }

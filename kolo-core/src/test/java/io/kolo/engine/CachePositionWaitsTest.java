@@ -71,4 +71,21 @@ class CachePositionWaitsTest {
         assertTrue(parked.isEmpty());
         assertEquals(-1, parked.next(0));
     }
+
+    @Test
+    void positionsParkedAfterTheSetEmptiedAreFoundInEveryWord() {
+        CachePositionWaits parked = new CachePositionWaits(256);
+        Op a = op("a");
+        Op b = op("b");
+        parked.park(199, a);
+        assertSame(a, parked.remove(199));
+        assertEquals(List.of(), positions(parked));
+        parked.park(3, a);
+        assertEquals(List.of(3), positions(parked));
+        parked.park(150, b);
+        assertEquals(List.of(3, 150), positions(parked));
+        parked.remove(a);
+        assertEquals(List.of(150), positions(parked));
+        assertEquals(150, parked.next(0));
+    }
 }
