@@ -44,19 +44,11 @@ public final class Handle<T> {
      */
     private volatile CountDownLatch latch;
     private final BooleanSupplier isDone = this::poll;
-    /** When the op was submitted ({@link System#nanoTime}), if {@link #submittedAt} told: the driver starts from it. */
-    private long submittedNanos;
-    private boolean submitted;
 
-    /**
-     * Runs the engine's work on the waiting thread until {@code done} or for {@code timeoutNanos}, starting from
-     * {@code sinceNanos} (a {@link System#nanoTime} reading taken before); returns the deadline it drove to, or
-     * {@code sinceNanos + timeoutNanos} when {@code done} came true at once (a driver whose {@code done} can be true
-     * before this handle is, as a group's, is called with a fresh {@code sinceNanos}).
-     */
+    /** Runs the engine's work on the waiting thread until {@code done} or the deadline ({@link System#nanoTime}). */
     @FunctionalInterface
     interface Driver {
-        long drive(BooleanSupplier done, long sinceNanos, long timeoutNanos);
+        void drive(BooleanSupplier done, long nowNanos, long deadlineNanos);
     }
 
     Handle(String name, Duration defaultTimeout) {
@@ -86,18 +78,15 @@ public final class Handle<T> {
      * @throws KoloException        (or {@link RankFailedException}) if the op failed, with the cause on every rank
      */
     public T await(Duration timeout) {
-        long timeoutNanos = timeout.toNanos();
+        long now = System.nanoTime();
+        long deadline = now + timeout.toNanos();
         Driver d = driver;
-        long deadline = 0;
-        boolean timed = false;
         if (d != null && !done) {
-            // Do the engine's work here rather than sleep until its thread has done it and wakes us. From the op's
-            // submission time: an op that the first cycle ends then costs no clock reading here.
-            deadline = d.drive(isDone, submitted ? submittedNanos : System.nanoTime(), timeoutNanos);
-            timed = true;
+            // Do the engine's work here rather than sleep until its thread has done it and wakes us.
+            d.drive(isDone, now, deadline);
         }
         if (!done) {
-            sleepUntilDone(timeout, timed ? deadline : System.nanoTime() + timeoutNanos);
+            sleepUntilDone(timeout, deadline);
         }
         RuntimeException e = error;
         if (e != null) {
@@ -144,12 +133,6 @@ public final class Handle<T> {
 
     void named(String generated) {
         this.name = generated;
-    }
-
-    /** The op was submitted at {@code nanos} ({@link System#nanoTime}). */
-    void submittedAt(long nanos) {
-        this.submittedNanos = nanos;
-        this.submitted = true;
     }
 
     void complete(T result) {

@@ -90,8 +90,8 @@ final class SetCollectives implements ObjectCollectives {
         }
         Handle<List<Tensor>> all = new Handle<>(group, engine.settings().timeout());
         all.explainedBy(n -> engine.waitingFor(set, n + ".0"));
-        all.drivenBy((done, since, timeout) -> engine.drive(() -> handles.getLast().poll() || done.getAsBoolean(),
-                since, timeout));
+        all.drivenBy((done, now, deadline) -> engine.drive(() -> handles.getLast().poll() || done.getAsBoolean(),
+                now, deadline));
         Thread.ofVirtual().start(() -> {
             try {
                 List<Tensor> out = new ArrayList<>();
@@ -247,7 +247,6 @@ final class SetCollectives implements ObjectCollectives {
         handle.explainedBy(waitingFor);
         engine.submit(op);
         handle.named(op.name());
-        handle.submittedAt(op.submittedNanos());
         return handle;
     }
 

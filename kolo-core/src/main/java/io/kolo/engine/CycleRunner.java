@@ -109,57 +109,33 @@ final class CycleRunner {
     }
 
     /**
-     * Runs cycles on the calling thread until {@code done}, or for {@code timeoutNanos}. Returns early, without error,
-     * when the engine finishes; the caller then learns the outcome from its handle.
+     * Runs cycles on the calling thread until {@code done} or the deadline. Returns early, without error, when the
+     * engine finishes; the caller then learns the outcome from its handle.
      *
-     * <p>The first cycle starts from {@code sinceNanos}, the caller's clock reading of a moment ago (its op's
-     * submission): an eager op ends in that cycle, and then the wait reads no clock. The timeout counts from the first
-     * reading after that cycle, so a wait lasts at least {@code timeoutNanos} from this call however old
-     * {@code sinceNanos} is.
-     *
-     * @param sinceNanos   a {@link System#nanoTime()} reading taken before this call
-     * @param timeoutNanos how long to drive cycles for, at most
-     * @return the deadline driven to, in {@link System#nanoTime()} terms, for a caller that goes on waiting; when
-     * {@code done} came true in the first cycle, {@code sinceNanos + timeoutNanos}
+     * @param nowNanos      the caller's {@link System#nanoTime()} of a moment ago (it computed the deadline from it)
+     * @param deadlineNanos when to give up driving, in {@link System#nanoTime()} terms
      */
-    long drive(BooleanSupplier done, long sinceNanos, long timeoutNanos) {
+    void drive(BooleanSupplier done, long nowNanos, long deadlineNanos) {
         Thread me = Thread.currentThread();
         // The engine's own callbacks must not recurse into cycles; a virtual thread would pin its carrier.
         if (me == thread || me.isVirtual() || done.getAsBoolean()) {
-            return System.nanoTime() + timeoutNanos;
+            return;
         }
         drivers.incrementAndGet();
         try {
-            long now = sinceNanos;
-            long deadline = 0;
-            boolean timed = false;
-            while (!done.getAsBoolean() && !finished && (!timed || deadline - now > 0)) {
+            // Clock reads are kept to what pacing and the deadline need: an eager op finishes in its first cycle.
+            long now = nowNanos;
+            while (!done.getAsBoolean() && !finished && deadlineNanos - now > 0) {
                 if (!lock.tryLock()) {
                     // The runner's thread is finishing a cycle, or another caller drives: its cycles run our op too.
                     LockSupport.parkNanos(LOCK_POLL_NANOS);
                     now = System.nanoTime();
-                    if (!timed) {
-                        deadline = now + timeoutNanos;
-                        timed = true;
-                    }
                     continue;
                 }
                 boolean leftWork = true;
                 long last = now;
                 try {
-                    if (!timed) {
-                        if (!finished) {
-                            runCycle(now);
-                        }
-                        if (!finished && !done.getAsBoolean()) {
-                            now = System.nanoTime();
-                            deadline = now + timeoutNanos;
-                            timed = true;
-                            last = driveCycles(done, now, deadline);
-                        }
-                    } else {
-                        last = driveCycles(done, now, deadline);
-                    }
+                    last = driveCycles(done, now, deadlineNanos);
                     leftWork = agent.hasWork() || !agent.queueEmpty();
                 } finally {
                     // The start of the last cycle run, not a fresh clock read: a cycle that ends the op is short.
@@ -171,18 +147,8 @@ final class CycleRunner {
                 }
                 if (!done.getAsBoolean()) {
                     now = System.nanoTime();
-                    if (!timed) {
-                        deadline = now + timeoutNanos;
-                        timed = true;
-                    }
                 }
             }
-            if (timed) {
-                return deadline;
-            }
-            // Done after the first cycle, with no clock read. A caller whose own wait is not over yet (it waits for
-            // more than this op) counts its timeout from sinceNanos, which it then took just before the call.
-            return done.getAsBoolean() ? sinceNanos + timeoutNanos : System.nanoTime() + timeoutNanos;
         } finally {
             drivers.decrementAndGet();
         }

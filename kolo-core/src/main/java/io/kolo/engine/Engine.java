@@ -175,19 +175,16 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
-     * Runs this rank's cycles on the calling thread until {@code done}, or for {@code timeoutNanos}, instead of waiting
-     * for the engine thread to run them and wake the caller: a blocking collective then costs no hand-off between
-     * threads on this rank. Returns early, without error, when the engine stops or fails; the caller then learns the
-     * outcome from its handle.
+     * Runs this rank's cycles on the calling thread until {@code done} or the deadline, instead of waiting for the
+     * engine thread to run them and wake the caller: a blocking collective then costs no hand-off between threads on
+     * this rank. Returns early, without error, when the engine stops or fails; the caller then learns the outcome
+     * from its handle.
      *
-     * @param sinceNanos   a {@link System#nanoTime()} reading taken before this call (its op's submission): the first
-     *                     cycle starts from it, and the timeout counts from the first clock reading after that cycle
-     * @param timeoutNanos how long to drive cycles for, at most
-     * @return the deadline driven to, in {@link System#nanoTime()} terms, for a caller that goes on waiting; when
-     * {@code done} came true in the first cycle, {@code sinceNanos + timeoutNanos}
+     * @param nowNanos      the caller's {@link System#nanoTime()} of a moment ago (it computed the deadline from it)
+     * @param deadlineNanos when to give up driving, in {@link System#nanoTime()} terms
      */
-    public long drive(BooleanSupplier done, long sinceNanos, long timeoutNanos) {
-        return runner.drive(done, sinceNanos, timeoutNanos);
+    public void drive(BooleanSupplier done, long nowNanos, long deadlineNanos) {
+        runner.drive(done, nowNanos, deadlineNanos);
     }
 
     /**

@@ -146,11 +146,6 @@ public final class Op {
         return name;
     }
 
-    /** When it was submitted, in {@link System#nanoTime()} terms (0 before). */
-    public long submittedNanos() {
-        return submittedNanos;
-    }
-
     public OpKind kind() {
         return kind;
     }

@@ -79,7 +79,8 @@ class EngineDriveTest {
                             }
                         });
                 engine.submit(op);
-                engine.drive(() -> ranOn.get() != null, System.nanoTime(), TimeUnit.SECONDS.toNanos(20));
+                long now = System.nanoTime();
+                engine.drive(() -> ranOn.get() != null, now, now + TimeUnit.SECONDS.toNanos(20));
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
                 while (ranOn.get() == null && System.nanoTime() < deadline) {
                     Thread.onSpinWait();
