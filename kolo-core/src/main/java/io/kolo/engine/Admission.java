@@ -12,14 +12,12 @@ final class Admission {
     /** A cached op not ready everywhere within this time goes to the coordinator, where stalls are seen. */
     private static final long CACHE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    private final int rank;
     private final ResponseCache cache;
     private final CachePositionWaits parked;
     private final CycleVote vote;
     private final List<Op> toSend;
 
-    Admission(int rank, ResponseCache cache, CachePositionWaits parked, CycleVote vote, List<Op> toSend) {
-        this.rank = rank;
+    Admission(ResponseCache cache, CachePositionWaits parked, CycleVote vote, List<Op> toSend) {
         this.cache = cache;
         this.parked = parked;
         this.vote = vote;
