@@ -65,4 +65,16 @@ class ResponseCacheTest {
         cache.markRepeated(cache.position("bc"));
         assertEquals(-1, cache.repeated());
     }
+
+    @Test
+    void anEntryRunAgainFromItsPositionIsTheLastToBeEvicted() {
+        ResponseCache cache = new ResponseCache(2, LIMIT);
+        cache.put(allreduce("a", DataType.FLOAT32, 2));
+        cache.put(allreduce("b", DataType.FLOAT32, 2));
+        cache.touch(cache.position("a"));   // the eager op "a" ran again: "b" is now the least recently used
+        cache.put(allreduce("c", DataType.FLOAT32, 2));
+        assertEquals(-1, cache.position("b"));
+        assertEquals(0, cache.position("a"));
+        assertEquals(1, cache.position("c"));
+    }
 }
