@@ -35,9 +35,7 @@ final class Outcomes {
         for (int i = 0; i < r.names().size(); i++) {
             Op op = pending.remove(r.names().get(i));
             if (op != null) {
-                release(op);
-                completed.increment();
-                notifyCompleted(op);
+                completeRemoved(op);
             }
         }
     }
@@ -45,6 +43,11 @@ final class Outcomes {
     /** Completes {@code op}, pending under its own name (the key is its own string: no character comparison). */
     void finish(Op op) {
         pending.remove(op.name);
+        completeRemoved(op);
+    }
+
+    /** Ends an op that was just taken out of the pending ops, its collective run. */
+    private void completeRemoved(Op op) {
         release(op);
         completed.increment();
         notifyCompleted(op);

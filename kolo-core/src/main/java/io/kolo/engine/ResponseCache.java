@@ -84,11 +84,11 @@ final class ResponseCache {
             forgetRepeated(p);
         }
         entries[p] = response;
-        lastUsed[p] = ++clock;
+        touch(p);
         highWater = Math.max(highWater, p + 1);
     }
 
-    /** The entry at {@code position} ran again, unchanged: what {@link #put} of that same entry does. */
+    /** The entry at {@code position} ran again: the last to be evicted now ({@link #put} of the same entry does no more). */
     void touch(int position) {
         lastUsed[position] = ++clock;
     }
