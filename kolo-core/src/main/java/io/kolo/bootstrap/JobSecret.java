@@ -1,10 +1,6 @@
 package io.kolo.bootstrap;
 
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
-import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
-import java.security.SecureRandom;
 import java.util.HexFormat;
 
 /**
@@ -12,21 +8,21 @@ import java.util.HexFormat;
  * a fresh challenge, so the secret itself never crosses the wire.
  */
 public final class JobSecret {
-    private static final String ALGORITHM = "HmacSHA256";
-    private static final SecureRandom RANDOM = new SecureRandom();
     private final byte[] key;
 
     private JobSecret(byte[] key) {
         this.key = key.clone();
-        // The JDK loads its crypto policy files on first use; under a flood of connections that exhausts the file
-        // descriptors, that first use would fail, and keep failing. Use it now, while nothing is listening yet.
+        // The JDK sets up its security providers on a digest's first use, reading files, and the random source is a
+        // file too; under a flood of connections that exhausts the file descriptors, a first use then would fail.
+        // Use both now, while nothing is listening yet.
         mac(new byte[0]);
+        RandomBytes.fill(new byte[0]);
     }
 
     /** A fresh random 256-bit secret, as the launcher generates per job. */
     public static JobSecret generate() {
         byte[] key = new byte[32];
-        RANDOM.nextBytes(key);
+        RandomBytes.fill(key);
         return new JobSecret(key);
     }
 
@@ -65,19 +61,13 @@ public final class JobSecret {
     /** A fresh random challenge. */
     public static byte[] newChallenge() {
         byte[] c = new byte[32];
-        RANDOM.nextBytes(c);
+        RandomBytes.fill(c);
         return c;
     }
 
     /** HMAC-SHA256 of {@code message} under this secret. */
     public byte[] mac(byte[] message) {
-        try {
-            Mac mac = Mac.getInstance(ALGORITHM);
-            mac.init(new SecretKeySpec(key, ALGORITHM));
-            return mac.doFinal(message);
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("HmacSHA256 unavailable in this JDK", e);
-        }
+        return HmacSha256.mac(key, message);
     }
 
     /** Constant-time check that {@code proof} is this secret's HMAC of {@code message}. */

@@ -2,6 +2,7 @@ package io.kolo.transport;
 
 import io.kolo.KoloException;
 import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.bootstrap.RandomBytes;
 import io.kolo.bootstrap.StartWait;
 import io.kolo.bootstrap.StoreKeys;
 
@@ -112,7 +113,7 @@ final class ShmSetup {
                                          ShmFile[] peerFiles, CrossMemory cross, boolean[] readsFrom,
                                          boolean[] readBy, long deadline, Duration startTimeout) {
         MemorySegment probe = arena.allocate(8, 8);
-        long magic = new java.security.SecureRandom().nextLong() | 1;
+        long magic = RandomBytes.nextLong() | 1;
         probe.set(ValueLayout.JAVA_LONG, 0, magic);
         store.put(StoreKeys.shmProbe(rank), probe.address() + ":" + magic);
         MemorySegment got = arena.allocate(8, 8);
