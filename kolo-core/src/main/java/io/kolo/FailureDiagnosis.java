@@ -1,5 +1,6 @@
 package io.kolo;
 
+import io.kolo.bootstrap.LazyLogger;
 import io.kolo.bootstrap.RankFailure;
 import io.kolo.bootstrap.StoreKeys;
 import io.kolo.bootstrap.KeyValueStore;
@@ -21,7 +22,7 @@ import java.util.Optional;
  * peer's failure: a record that does was made by a peer that saw it close, and it replaces that record with what it saw.
  */
 final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
-    private static final System.Logger LOG = System.getLogger(FailureDiagnosis.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(FailureDiagnosis.class);
 
     private static final long CAUSE_WAIT_MILLIS = 2000;
     private final int rank;

@@ -75,11 +75,7 @@ final class Jobs {
         if (assigned != null) {
             return assigned;
         }
-        try {
-            return java.net.InetAddress.getLocalHost().getHostName();
-        } catch (java.io.IOException e) {
-            return "this host";
-        }
+        return io.kolo.bootstrap.HostName.local().orElse("this host");
     }
 
     static List<Communicator> localHosts(int hosts, int perHost, EngineSettings engineSettings) {

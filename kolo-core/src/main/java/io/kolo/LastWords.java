@@ -1,6 +1,7 @@
 package io.kolo;
 
 import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.bootstrap.LazyLogger;
 import io.kolo.bootstrap.StoreKeys;
 
 import java.util.List;
@@ -15,7 +16,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * says that much.
  */
 final class LastWords {
-    private static final System.Logger LOG = System.getLogger(LastWords.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(LastWords.class);
     /** The ranks of this process that are in a job now (several in one JVM under Spark, or in tests). */
     private static final List<Member> MEMBERS = new CopyOnWriteArrayList<>();
     private static boolean installed;

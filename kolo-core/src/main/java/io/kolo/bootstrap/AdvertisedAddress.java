@@ -12,7 +12,7 @@ import java.net.InetSocketAddress;
  * same network carries the ranks' traffic), else loopback for a job whose store is on loopback.
  */
 public final class AdvertisedAddress {
-    private static final System.Logger LOG = System.getLogger(AdvertisedAddress.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(AdvertisedAddress.class);
     // Any port will do: connecting a UDP socket only asks the kernel for a route, it sends nothing.
     private static final int ROUTE_PROBE_PORT = 9;
 

@@ -24,7 +24,7 @@ import java.util.stream.Stream;
  * socket}): compute threads keep their own CPUs, memory stays near them.
  */
 public final class CpuBinding {
-    private static final System.Logger LOG = System.getLogger(CpuBinding.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(CpuBinding.class);
     public static final String VARIABLE = KoloSettings.BIND_TO.name();
     private static final int MASK_BYTES = 128;
 

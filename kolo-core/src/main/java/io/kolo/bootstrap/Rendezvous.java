@@ -31,7 +31,7 @@ import java.util.regex.Pattern;
  * </ol>
  */
 public final class Rendezvous implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger(Rendezvous.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(Rendezvous.class);
 
     /** Port rank 0 serves on when only {@code KOLO_RENDEZVOUS_ADDR} is given under mpirun or srun. */
     public static final int DEFAULT_PORT = 29500;
@@ -250,10 +250,6 @@ public final class Rendezvous implements AutoCloseable {
     }
 
     private static String hostName() {
-        try {
-            return InetAddress.getLocalHost().getHostName();
-        } catch (UnknownHostException e) {
-            return "this host";
-        }
+        return HostName.local().orElse("this host");
     }
 }

@@ -26,7 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * hosts it, which is how the launcher records why a rank died.
  */
 public final class RendezvousServer implements KeyValueStore {
-    private static final System.Logger LOG = System.getLogger(RendezvousServer.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(RendezvousServer.class);
 
     // Long enough for a loaded machine, short enough that a silent stranger does not pin a thread.
     static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);

@@ -2,6 +2,7 @@ package io.kolo.collective;
 
 import io.kolo.KoloException;
 import io.kolo.Topology;
+import io.kolo.bootstrap.LazyLogger;
 import io.kolo.transport.Transport;
 
 import java.nio.ByteBuffer;
@@ -16,7 +17,7 @@ import java.util.Optional;
  */
 public final class Hierarchy {
 
-    private static final System.Logger LOG = System.getLogger(Hierarchy.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(Hierarchy.class);
     private static final int INTS_PER_RANK = 8;
 
     private Hierarchy() {
@@ -90,8 +91,12 @@ public final class Hierarchy {
         if (obstacle.isPresent()) {
             boolean asked = settings.hierarchicalAllreduce() == AlgorithmSettings.Mode.ON
                     || settings.hierarchicalAllgather() == AlgorithmSettings.Mode.ON;
-            LOG.log(asked && flat.rank() == 0 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
-                    "hierarchical collectives not used: {0}", obstacle.get());
+            // On one host that is what anyone expects; saying so at DEBUG would look the logging backend up at
+            // every start (LazyLogger).
+            if (asked || everyRank.getFirst().crossSize() > 1) {
+                LOG.log(asked && flat.rank() == 0 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+                        "hierarchical collectives not used: {0}", obstacle.get());
+            }
             return flat;
         }
         Topology me = everyRank.get(flat.rank());

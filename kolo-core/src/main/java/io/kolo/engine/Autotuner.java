@@ -1,5 +1,7 @@
 package io.kolo.engine;
 
+import io.kolo.bootstrap.LazyLogger;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -15,7 +17,7 @@ import java.util.Locale;
  * cycle everywhere, so the ranks always fuse alike. Settings the user fixed keep their value.
  */
 final class Autotuner {
-    private static final System.Logger LOG = System.getLogger(Autotuner.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(Autotuner.class);
     /** Fusion threshold: off below this point of its axis, else 64 KiB .. 256 MiB on a log scale. */
     private static final double FUSION_OFF_BELOW = 0.05;
     private static final double MIN_FUSION_LOG2 = 16;

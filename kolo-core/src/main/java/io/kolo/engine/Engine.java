@@ -2,6 +2,7 @@ package io.kolo.engine;
 
 import io.kolo.EngineStats;
 import io.kolo.KoloException;
+import io.kolo.bootstrap.LazyLogger;
 import io.kolo.collective.CollectiveOps;
 
 import java.util.ArrayList;
@@ -26,7 +27,7 @@ import java.util.function.BooleanSupplier;
  * <p>{@link CycleRunner} paces the cycles (on the engine's thread, or a waiting caller's).
  */
 public final class Engine implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger(Engine.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(Engine.class);
 
     private final int rank;
     private final int size;

@@ -1,6 +1,7 @@
 package io.kolo.engine;
 
 import io.kolo.DataType;
+import io.kolo.bootstrap.LazyLogger;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,7 +17,7 @@ import java.util.Objects;
  * disagreement into an error response that reaches every rank. Also tracks join and stalls.
  */
 final class MessageTable {
-    private static final System.Logger LOG = System.getLogger(MessageTable.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(MessageTable.class);
     /** The stall inspector's longest period, and the age from which an op's missing ranks are told to every rank. */
     private static final long INSPECT_NANOS = 1_000_000_000L;
 

@@ -3,6 +3,7 @@ package io.kolo.engine;
 import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 import io.kolo.RankFailedException;
+import io.kolo.bootstrap.LazyLogger;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
@@ -12,7 +13,7 @@ import java.util.Arrays;
  * which may submit that op), its listener is told, and a listener that throws cannot hurt the engine.
  */
 final class Outcomes {
-    private static final System.Logger LOG = System.getLogger(Outcomes.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(Outcomes.class);
 
     private final int rank;
     private final PendingOps pending;

@@ -2,6 +2,7 @@ package io.kolo.engine;
 
 import io.kolo.EngineStats;
 import io.kolo.KoloException;
+import io.kolo.bootstrap.LazyLogger;
 import io.kolo.collective.CollectiveOps;
 import io.kolo.collective.Scratch;
 
@@ -31,7 +32,7 @@ import java.util.Map;
  * keeps submission, the order of a cycle, and what a failure does.
  */
 final class ProcessSetEngine implements CycleAgent {
-    private static final System.Logger LOG = System.getLogger(ProcessSetEngine.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(ProcessSetEngine.class);
     /** Names whose in-flight slot is kept between ops, at least (see {@link InFlightNames}). */
     private static final int KEPT_NAMES = 4096;
 

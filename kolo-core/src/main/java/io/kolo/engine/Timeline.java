@@ -1,5 +1,7 @@
 package io.kolo.engine;
 
+import io.kolo.bootstrap.LazyLogger;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -14,7 +16,7 @@ import java.nio.file.StandardOpenOption;
  * Events collect in a buffer on the engine thread and are written once per cycle.
  */
 final class Timeline implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger(Timeline.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(Timeline.class);
     private static final byte[] CLOSE = "\n]\n".getBytes(StandardCharsets.UTF_8);
 
     private final FileChannel file;

@@ -1,6 +1,7 @@
 package io.kolo.transport;
 
 import io.kolo.KoloException;
+import io.kolo.bootstrap.LazyLogger;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -30,7 +31,7 @@ import java.nio.file.attribute.UserPrincipal;
  * ({@link #RUNNING}, {@link #CLOSED}, {@link #ABORTED}), which peers poll while they wait.
  */
 final class ShmFile {
-    private static final System.Logger LOG = System.getLogger(ShmFile.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(ShmFile.class);
     static final String PREFIX = "kolo-";
     static final int RUNNING = 0;
     static final int CLOSED = 1;

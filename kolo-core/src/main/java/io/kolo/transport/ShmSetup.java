@@ -2,6 +2,7 @@ package io.kolo.transport;
 
 import io.kolo.KoloException;
 import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.bootstrap.LazyLogger;
 import io.kolo.bootstrap.RandomBytes;
 import io.kolo.bootstrap.StartWait;
 import io.kolo.bootstrap.StoreKeys;
@@ -21,7 +22,7 @@ import java.util.Objects;
  * ({@link ShmLinks}), never the store.
  */
 final class ShmSetup {
-    private static final System.Logger LOG = System.getLogger(ShmSetup.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(ShmSetup.class);
     /** Smallest ring chosen when /dev/shm is short of space. */
     static final long MIN_RING_BYTES = 64 << 10;
 

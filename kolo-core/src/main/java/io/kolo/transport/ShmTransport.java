@@ -4,6 +4,7 @@ import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 import io.kolo.bootstrap.CpuBinding;
 import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.bootstrap.LazyLogger;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -47,7 +48,7 @@ public final class ShmTransport implements Transport {
         NEVER
     }
 
-    private static final System.Logger LOG = System.getLogger(ShmTransport.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(ShmTransport.class);
     /** Default bytes per ring (per ordered pair of ranks on a host). */
     public static final long DEFAULT_RING_BYTES = io.kolo.bootstrap.KoloSettings.SHM_RING_BYTES.defaultValue();
     static final Path DIR = ShmSegments.DIR;

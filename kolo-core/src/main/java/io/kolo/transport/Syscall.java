@@ -1,5 +1,7 @@
 package io.kolo.transport;
 
+import io.kolo.bootstrap.LazyLogger;
+
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
@@ -19,7 +21,7 @@ import java.lang.invoke.VarHandle;
  * <p>Known on Linux x86-64 and AArch64; elsewhere {@link #AVAILABLE} is false and the callers do without.
  */
 final class Syscall {
-    private static final System.Logger LOG = System.getLogger(Syscall.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(Syscall.class);
     static final StructLayout ERRNO_LAYOUT = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = ERRNO_LAYOUT.varHandle(MemoryLayout.PathElement.groupElement("errno"));
     /**

@@ -1,5 +1,6 @@
 package io.kolo.transport;
 
+import io.kolo.bootstrap.LazyLogger;
 import io.kolo.bootstrap.StartWait;
 import io.kolo.bootstrap.StoreKeys;
 import io.kolo.KoloException;
@@ -30,7 +31,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /** Connection setup; separate so the data path above carries none of its state. */
 final class TcpMeshBuilder implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger(TcpMeshBuilder.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(TcpMeshBuilder.class);
     private static final String PURPOSE = "data";
     /** The whole handshake of one connection, at most: real peers need milliseconds. */
     private static final long HANDSHAKE_MILLIS = 10_000;

@@ -5,6 +5,7 @@ import io.kolo.KoloTimeoutException;
 import io.kolo.bootstrap.Handshake;
 import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.bootstrap.LazyLogger;
 
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -44,7 +45,7 @@ import java.util.function.Consumer;
  * leaves the transport dead: every later call fails at once with the first failure.
  */
 public final class TcpTransport implements Transport {
-    private static final System.Logger LOG = System.getLogger(TcpTransport.class.getName());
+    private static final System.Logger LOG = LazyLogger.of(TcpTransport.class);
     /**
      * Fixed, so the kernel does not start every connection small and grow it: a receive buffer larger than one step's
      * message never makes the sender wait for the reader.

@@ -1,5 +1,6 @@
 package io.kolo.transport;
 
+import io.kolo.bootstrap.HostName;
 import io.kolo.bootstrap.StartWait;
 import io.kolo.bootstrap.StoreKeys;
 import io.kolo.bootstrap.JobEnvironment;
@@ -117,11 +118,7 @@ public final class Transports {
     /** Same value for processes that can map each other's files in {@code /dev/shm}. */
     static String hostKey() {
         StringBuilder key = new StringBuilder();
-        try {
-            key.append(InetAddress.getLocalHost().getHostName());
-        } catch (IOException e) {
-            key.append("unknown-host");
-        }
+        key.append(HostName.local().orElse("unknown-host"));
         try {
             key.append('/').append(Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).trim());
         } catch (IOException | RuntimeException e) {
