@@ -166,12 +166,10 @@ public final class BenchWorker {
 
     /** The kernel's host name (no name lookup, which can stall on a host without DNS). */
     private static String hostName() {
-        try {
-            return Files.readString(Path.of("/proc/sys/kernel/hostname")).strip();
-        } catch (IOException | RuntimeException e) {
+        return io.kolo.bootstrap.HostName.local().orElseGet(() -> {
             String env = System.getenv("HOSTNAME");
             return env == null ? "?" : env;
-        }
+        });
     }
 
     /**

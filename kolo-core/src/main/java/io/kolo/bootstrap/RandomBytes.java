@@ -3,6 +3,7 @@ package io.kolo.bootstrap;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -26,13 +27,9 @@ public final class RandomBytes {
 
     /** A random {@code long}. */
     public static long nextLong() {
-        byte[] b = new byte[8];
+        byte[] b = new byte[Long.BYTES];
         fill(b);
-        long v = 0;
-        for (byte x : b) {
-            v = (v << 8) | (x & 0xff);
-        }
-        return v;
+        return ByteBuffer.wrap(b).getLong();
     }
 
     /** The device, or the JDK's generator where the device cannot be opened (a sandbox, another system). */

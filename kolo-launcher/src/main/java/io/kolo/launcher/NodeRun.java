@@ -2,6 +2,7 @@ package io.kolo.launcher;
 
 import io.kolo.KoloException;
 import io.kolo.bootstrap.AdvertisedAddress;
+import io.kolo.bootstrap.HostName;
 import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.RendezvousClient;
@@ -14,7 +15,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
-import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -105,11 +105,7 @@ final class NodeRun {
         }
 
         private static String hostName(Map<String, String> env) {
-            try {
-                return InetAddress.getLocalHost().getHostName();
-            } catch (UnknownHostException e) {
-                return env.getOrDefault("HOSTNAME", "localhost");
-            }
+            return HostName.local().orElseGet(() -> env.getOrDefault("HOSTNAME", "localhost"));
         }
     }
 
