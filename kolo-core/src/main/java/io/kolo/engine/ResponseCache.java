@@ -88,7 +88,10 @@ final class ResponseCache {
         highWater = Math.max(highWater, p + 1);
     }
 
-    /** The entry at {@code position} ran again: the last to be evicted now ({@link #put} of the same entry does no more). */
+    /**
+     * The entry at {@code position} ran again: the last to be evicted now ({@link #put} of the same entry does no
+     * more).
+     */
     void touch(int position) {
         lastUsed[position] = ++clock;
     }
