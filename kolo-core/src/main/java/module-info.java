@@ -3,7 +3,7 @@
  * io.kolo.Communicator}, {@link io.kolo.Tensor}, ...), with {@code io.kolo.elastic} for elastic jobs and
  * {@code io.kolo.launch} for code that starts ranks in its own process manager (Spark, a scheduler). The engine, the
  * algorithms and the transports are internal; the launcher reaches the bootstrap and the transports' cleanup, the
- * benchmarks the reduction kernels and the host's name, and nothing else does.
+ * benchmarks the reduction kernels, and nothing else does.
  *
  * <pre>{@code
  * Kolo.init();                                   // joins the job its environment describes
@@ -18,7 +18,7 @@ module io.kolo.core {
     exports io.kolo;
     exports io.kolo.elastic;
     exports io.kolo.launch;
-    exports io.kolo.bootstrap to io.kolo.launcher, io.kolo.bench;
+    exports io.kolo.bootstrap to io.kolo.launcher;
     exports io.kolo.transport to io.kolo.launcher;
     exports io.kolo.collective to io.kolo.bench;
 }

@@ -166,10 +166,12 @@ public final class BenchWorker {
 
     /** The kernel's host name (no name lookup, which can stall on a host without DNS). */
     private static String hostName() {
-        return io.kolo.bootstrap.HostName.local().orElseGet(() -> {
+        try {
+            return Files.readString(Path.of("/proc/sys/kernel/hostname")).strip();
+        } catch (IOException | RuntimeException e) {
             String env = System.getenv("HOSTNAME");
             return env == null ? "?" : env;
-        });
+        }
     }
 
     /**
