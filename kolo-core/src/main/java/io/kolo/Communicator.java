@@ -209,6 +209,25 @@ public final class Communicator extends ProcessSetCollectives implements ObjectC
         return all.allreduce(tensor, op, compression);
     }
 
+    /**
+     * In place and named, as Horovod's {@code hvd.allreduce(tensor, name=...)}: the name lets the engine recognise the
+     * op when it comes again. A small allreduce repeated under its name (a loss, a metric, at most
+     * {@code KOLO_EAGER_ALLREDUCE_BYTES}) then runs on the calling thread within one exchange of messages.
+     *
+     * <pre>{@code
+     * float[] loss = {batchLoss};
+     * comm.allreduce("loss", Tensor.of(loss), ReduceOp.AVERAGE);   // every step, the same name
+     * }</pre>
+     */
+    public Tensor allreduce(String name, Tensor tensor, ReduceOp op) {
+        return all.allreduce(name, tensor, op, 1.0, 1.0);
+    }
+
+    /** Named and in place, with factors applied before and after the reduction (see {@link #allreduce(String, Tensor, ReduceOp)}). */
+    public Tensor allreduce(String name, Tensor tensor, ReduceOp op, double prescale, double postscale) {
+        return all.allreduce(name, tensor, op, prescale, postscale);
+    }
+
     public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op) {
         return all.allreduceAsync(name, tensor, op);
     }

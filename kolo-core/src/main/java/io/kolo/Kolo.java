@@ -159,6 +159,29 @@ public final class Kolo {
         return collective().allreduce(tensor, op);
     }
 
+    /**
+     * In place and named (see {@link Communicator#allreduce(String, Tensor, ReduceOp)}): a small allreduce repeated
+     * under one name costs one exchange of messages.
+     *
+     * <pre>{@code
+     * float[] loss = {batchLoss};
+     * Kolo.allreduce("loss", loss, ReduceOp.AVERAGE);
+     * }</pre>
+     */
+    public static float[] allreduce(String name, float[] data, ReduceOp op) {
+        collective().allreduce(name, Tensor.of(data), op);
+        return data;
+    }
+
+    public static double[] allreduce(String name, double[] data, ReduceOp op) {
+        collective().allreduce(name, Tensor.of(data), op);
+        return data;
+    }
+
+    public static Tensor allreduce(String name, Tensor tensor, ReduceOp op) {
+        return collective().allreduce(name, tensor, op);
+    }
+
     public static Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op) {
         return collective().allreduceAsync(name, tensor, op);
     }

@@ -24,6 +24,11 @@ abstract sealed class ProcessSetCollectives permits Communicator {
         return on(set).allreduce(tensor, op, compression);
     }
 
+    /** Named and in place, among {@code set}'s ranks (see {@link Communicator#allreduce(String, Tensor, ReduceOp)}). */
+    public Tensor allreduce(String name, Tensor tensor, ReduceOp op, ProcessSet set) {
+        return on(set).allreduce(name, tensor, op, 1.0, 1.0);
+    }
+
     public Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, ProcessSet set) {
         return on(set).allreduceAsync(name, tensor, op);
     }

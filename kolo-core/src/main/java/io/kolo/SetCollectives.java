@@ -66,6 +66,20 @@ final class SetCollectives implements ObjectCollectives {
         return allreduceAsync(null, tensor, op, 1.0, 1.0, compression).await();
     }
 
+    /**
+     * Blocking and named: a small allreduce repeated under its name runs on this thread in the engine's next cycle,
+     * with no op or handle ({@link Engine#allreduceNow}); anything else is submitted and awaited.
+     */
+    Tensor allreduce(String name, Tensor tensor, ReduceOp op, double prescale, double postscale) {
+        Compression compression = engine.settings().compression();
+        if (name != null && !closed.getAsBoolean() && compression.wireType(tensor.dataType()) == null
+                && engine.allreduceNow(set, name, tensor.dataType(), tensor.shapeShared(), tensor.segment(), op,
+                prescale, postscale)) {
+            return tensor;
+        }
+        return allreduceAsync(name, tensor, op, prescale, postscale, compression).await();
+    }
+
     Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op) {
         return allreduceAsync(name, tensor, op, 1.0, 1.0, engine.settings().compression());
     }

@@ -87,8 +87,21 @@ final class FuzzRank {
         }
         Submitted[] submitted = new Submitted[ops.size()];
         FuzzReference reference = new FuzzReference(program.seed(), size, everyone());
+        // Some named allreduces this rank calls blocking, after its asynchronous ones and in program order, so that no
+        // two ranks wait for each other: each rank chooses its own, so one op may be blocking here and not elsewhere.
+        boolean[] blocking = new boolean[ops.size()];
+        for (int k = 0; k < ops.size(); k++) {
+            blocking[k] = ops.get(k).kind() == FuzzOp.Kind.ALLREDUCE && ops.get(k).name() != null && mine.nextBoolean();
+        }
         for (int k : order) {
-            submitted[k] = submit(ops.get(k));
+            if (!blocking[k]) {
+                submitted[k] = submit(ops.get(k));
+            }
+        }
+        for (int k = 0; k < ops.size(); k++) {
+            if (blocking[k]) {
+                submitted[k] = callBlocking(ops.get(k));
+            }
         }
         Collections.shuffle(order, mine);
         long[] hashes = new long[ops.size()];
@@ -159,6 +172,19 @@ final class FuzzRank {
                 yield new Submitted(null, List.of());
             }
         };
+    }
+
+    /** A named allreduce called blocking ({@link Communicator#allreduce(String, Tensor, ReduceOp, double, double)}). */
+    private Submitted callBlocking(FuzzOp op) {
+        Tensor in = FuzzValues.input(program.seed(), op.id() * 16, rank, op.typeOf(rank), op.shapeOf(rank),
+                op.memory());
+        Handle<Tensor> outcome = new Handle<>(op.name(), java.time.Duration.ZERO);
+        try {
+            outcome.complete(comm.allreduce(op.name(), in, op.opOf(rank), op.prescaleOf(rank), op.postscale()));
+        } catch (RuntimeException e) {
+            outcome.fail(e);
+        }
+        return new Submitted(outcome, List.of(in));
     }
 
     /** Checks one op's outcome; returns a hash of the results every rank holds alike. */

@@ -19,22 +19,36 @@ class NameReuseTest {
 
     /** The sequence of the bug report; returns what each later op summed to. */
     static long[] grow(Communicator comm) {
+        return grow(comm, false);
+    }
+
+    /** An allreduce of {@code a} named {@code name}, called blocking or submitted and awaited. */
+    private static void sum(Communicator comm, boolean blocking, String name, int[] a) {
+        if (blocking) {
+            comm.allreduce(name, Tensor.of(a), ReduceOp.SUM);
+        } else {
+            comm.allreduceAsync(name, Tensor.of(a), ReduceOp.SUM).await();
+        }
+    }
+
+    /** {@link #grow(Communicator)}, with the allreduces called blocking (the path that runs on the caller's thread) or not. */
+    static long[] grow(Communicator comm, boolean blocking) {
         int n = comm.size();
         for (int k = 0; k < 2; k++) {
             int[] small = filled(289, comm.rank() + 1);
-            comm.allreduceAsync("b", Tensor.of(small), ReduceOp.SUM).await();
+            sum(comm, blocking, "b", small);
             check(small, n * (n + 1) / 2, "b (small)");
         }
         int[] large = filled(4913, comm.rank() + 1);
-        comm.allreduceAsync("b", Tensor.of(large), ReduceOp.SUM).await();
+        sum(comm, blocking, "b", large);
         check(large, n * (n + 1) / 2, "b (large)");
         int[] other = filled(10, 2);
-        comm.allreduceAsync("other0", Tensor.of(other), ReduceOp.SUM).await();
+        sum(comm, blocking, "other0", other);
         check(other, 2 * n, "other0");
         // The name goes on being used, at either size, with the eager path and without.
         for (int k = 0; k < 3; k++) {
             int[] again = filled(k % 2 == 0 ? 4913 : 289, 1);
-            comm.allreduceAsync("b", Tensor.of(again), ReduceOp.SUM).await();
+            sum(comm, blocking, "b", again);
             check(again, n, "b (again " + k + ")");
         }
         return new long[]{large[0], other[0]};
@@ -65,6 +79,16 @@ class NameReuseTest {
 
     @ParameterizedTest
     @ValueSource(ints = {2, 3, 4})
+    void calledBlockingANameThatGrowsAfterItWasCachedStillWorks(int size) {
+        // Odd ranks call blocking, even ones submit and await: either side may run it on the caller's thread.
+        for (long[] r : Ranks.run(size, comm -> grow(comm, comm.rank() % 2 == 1 || size == 2))) {
+            assertEquals(size * (size + 1) / 2, r[0]);
+            assertEquals(2L * size, r[1]);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {2, 3, 4})
     void aNameThatGrowsAfterItWasCachedStillWorksOverTcpAndSharedMemory(int size) throws Exception {
         int port = Ranks.freePort();
         String secret = JobSecret.generate().toHex();
@@ -79,7 +103,7 @@ class NameReuseTest {
             env.put("KOLO_LOCAL_SIZE", Integer.toString(size / 2));
             env.put("KOLO_LOCAL_RANK", Integer.toString(r % (size / 2)));
             return env;
-        }, comm -> grow(comm));
+        }, comm -> grow(comm, comm.rank() % 2 == 0));
         for (Object r : results) {
             if (r instanceof Throwable t) {
                 throw new AssertionError(t);

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class TimelineTest {
@@ -51,5 +52,20 @@ class TimelineTest {
                 assertTrue(((Double) e.get("dur")) >= 0 && ((Double) e.get("ts")) >= 0, e.toString());
             }
         }
+    }
+
+    @Test
+    void everyBlockingNamedAllreduceHasItsSpans(@TempDir Path dir) throws Exception {
+        // With a timeline, a repeated small blocking allreduce goes as an op (with the vote still), so none is missing.
+        Path file = dir.resolve("timeline.json");
+        Ranks.run(2, Map.of("KOLO_TIMELINE", file.toString()), comm -> {
+            float[] loss = new float[1];
+            for (int step = 0; step < 40; step++) {
+                comm.allreduce("loss", Tensor.of(loss), ReduceOp.AVERAGE);
+            }
+            return null;
+        });
+        long spans = events(file).stream().filter(e -> "ALLREDUCE".equals(e.get("name"))).count();
+        assertEquals(40, spans, "ALLREDUCE spans of 40 ops");
     }
 }

@@ -332,7 +332,7 @@ public final class BenchWorker {
     /** One operation; returns the tensor holding the result. */
     private Tensor run(Operands op) {
         return switch (collective) {
-            case ALLREDUCE -> await(comm.allreduceAsync(op.name(), op.tensor(), ReduceOp.SUM));
+            case ALLREDUCE -> comm.allreduce(op.name(), op.tensor(), ReduceOp.SUM);
             case ALLGATHER -> await(comm.allgatherIntoAsync(op.name(), op.tensor(), op.output()));
             case BROADCAST -> await(comm.broadcastAsync(op.name(), op.tensor(), 0));
             case ALLTOALL -> await(comm.alltoallAsync(op.name(), op.tensor(), op.splits())).tensor();

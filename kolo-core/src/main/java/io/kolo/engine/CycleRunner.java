@@ -155,6 +155,46 @@ final class CycleRunner {
     }
 
     /**
+     * Takes the cycle for one run on the calling thread ({@link #cycleHere}), if no thread runs one now and the engine
+     * goes on; false otherwise. A true return must be followed by {@link #leaveCycle}. For a blocking op that one cycle
+     * will likely finish: no driving loop, no deadline, no wait for the lock.
+     */
+    boolean enterCycle() {
+        Thread me = Thread.currentThread();
+        // The engine's own callbacks must not recurse into cycles; a virtual thread would pin its carrier.
+        if (me == thread || me.isVirtual() || finished || lock.isHeldByCurrentThread() || !lock.tryLock()) {
+            return false;
+        }
+        if (finished) {
+            lock.unlock();
+            return false;
+        }
+        return true;
+    }
+
+    /** One cycle, between {@link #enterCycle} and {@link #leaveCycle}. */
+    void cycleHere(long nowNanos) {
+        runCycle(nowNanos);
+    }
+
+    /**
+     * Gives the cycle back; {@code startNanos} was the cycle's start. The runner's thread stays out of the way as after
+     * {@link #drive}, and is woken if the cycle left work behind.
+     */
+    void leaveCycle(long startNanos) {
+        boolean leftWork = true;
+        try {
+            leftWork = agent.hasWork() || !agent.queueEmpty();
+        } finally {
+            lastDriveNanos.setRelease(startNanos);
+            lock.unlock();
+        }
+        if (leftWork) {
+            LockSupport.unpark(thread);
+        }
+    }
+
+    /**
      * Cycles until {@code done}, the engine finishes or the deadline passes; returns the clock reading at the start of
      * the last cycle run.
      */

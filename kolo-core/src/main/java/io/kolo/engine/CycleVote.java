@@ -83,6 +83,12 @@ final class CycleVote implements AutoCloseable {
         }
     }
 
+    /** Sets the ready bit of position {@code p} (below the high-water mark): an op without a parked one is ready. */
+    void markReady(int p) {
+        long at = 8L * (1 + p / 64);
+        bits.set(ValueLayout.JAVA_LONG, at, bits.get(ValueLayout.JAVA_LONG, at) | (1L << (p % 64)));
+    }
+
     /** Where the eager payload lies in the vector. */
     long payloadAt() {
         return 8L * (1 + 2L * words);
@@ -93,15 +99,15 @@ final class CycleVote implements AutoCloseable {
     }
 
     /**
-     * The exchange: the bits alone, or with {@code eager}'s payload (this rank's data when {@code eagerOp} is here,
-     * else whatever lies there: the ready bit tells every rank whether all payloads were real).
+     * The exchange: the bits alone, or with {@code eager}'s payload (this rank's data when its op is here, else null
+     * and whatever lies there: the ready bit tells every rank whether all payloads were real).
      */
-    void exchange(CollectiveOps ops, Response eager, Op eagerOp) {
+    void exchange(CollectiveOps ops, Response eager, MemorySegment payload) {
         if (eager == null) {
             ops.allreduce(bits, 1 + 2L * words, DataType.INT64, Reduction.BAND);
         } else {
-            if (eagerOp != null) {
-                MemorySegment.copy(eagerOp.input, 0, bits, payloadAt(), eager.totalBytes());
+            if (payload != null) {
+                MemorySegment.copy(payload, 0, bits, payloadAt(), eager.totalBytes());
                 if (eager.prescale() != 1.0) {
                     Kernels.scale(bits, payloadAt(), eager.totalElements(), eager.type(), eager.prescale());
                 }

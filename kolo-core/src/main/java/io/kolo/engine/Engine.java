@@ -1,10 +1,13 @@
 package io.kolo.engine;
 
+import io.kolo.DataType;
 import io.kolo.EngineStats;
 import io.kolo.KoloException;
+import io.kolo.ReduceOp;
 import io.kolo.bootstrap.LazyLogger;
 import io.kolo.collective.CollectiveOps;
 
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -186,6 +189,43 @@ public final class Engine implements AutoCloseable {
      */
     public void drive(BooleanSupplier done, long nowNanos, long deadlineNanos) {
         runner.drive(done, nowNanos, deadlineNanos);
+    }
+
+    /**
+     * A blocking allreduce, run at once on the calling thread when it can be: a small allreduce repeated under one name
+     * (the response cache's eager entry, which travels with the cycle's vote) needs no op, queue, handle or hand-off;
+     * the caller runs the cycle with its tensor as the payload. Returns false when that is not possible now (another
+     * thread runs a cycle, the request is not the eager entry's, a timeline is written, ...) or when not every rank of
+     * the set had the op ready in that cycle: the caller then submits it as an ordinary op and awaits it. The name is
+     * claimed as for {@link #submit} (a second op of the name in flight is refused), and every rank may run the same
+     * op either way.
+     *
+     * @param set  the process set (0: every rank)
+     * @param data the tensor: the payload, and where the result is written
+     * @throws KoloException if the cycle failed (the job's failure, naming the op)
+     */
+    public boolean allreduceNow(int set, String name, DataType type, long[] shape, MemorySegment data, ReduceOp op,
+                                double prescale, double postscale) {
+        ProcessSetEngine s = set == 0 ? global : byId.get(set);
+        if (s == null || !runner.enterCycle()) {
+            return false;
+        }
+        long now = System.nanoTime();
+        try {
+            if (!s.armDirect(name, type, shape, data, op, prescale, postscale)) {
+                return false;
+            }
+            boolean done;
+            try {
+                runner.cycleHere(now);
+            } finally {
+                // Under the cycle still: the armed op is the cycle's state.
+                done = s.disarmDirect(name);
+            }
+            return done;
+        } finally {
+            runner.leaveCycle(now);
+        }
     }
 
     /**

@@ -39,6 +39,11 @@ final class OpTrace implements AutoCloseable {
         return timeline == null ? 0 : System.nanoTime();
     }
 
+    /** Whether a timeline is written: then every op needs its spans, and so its {@link Op}. */
+    boolean enabled() {
+        return timeline != null;
+    }
+
     /** A cycle that runs ops begins ({@code KOLO_TIMELINE_MARK_CYCLES}). */
     void cycleStart() {
         if (timeline != null && markCycles) {

@@ -54,6 +54,11 @@ final class Outcomes {
         notifyCompleted(op);
     }
 
+    /** Counts an allreduce that completed without an op (see {@link Engine#allreduceNow}). */
+    void countCompleted() {
+        completed.increment();
+    }
+
     /** Completes an op that was never pending under its name (a join). */
     void complete(Op op) {
         release(op);

@@ -1,7 +1,9 @@
 package io.kolo.engine;
 
+import io.kolo.DataType;
 import io.kolo.EngineStats;
 import io.kolo.KoloException;
+import io.kolo.ReduceOp;
 import io.kolo.bootstrap.LazyLogger;
 import io.kolo.collective.CollectiveOps;
 import io.kolo.collective.Scratch;
@@ -25,7 +27,8 @@ import java.util.Map;
  * which checks them, fuses what is ready and broadcasts the responses.
  *
  * <p>The last small allreduce repeated from the cache rides with the bit vector (the <em>eager</em> op, see
- * {@link CycleVote}), so a repeated loss or metric costs one round of messages, not two.
+ * {@link CycleVote}, {@link EagerExchange}), so a repeated loss or metric costs one round of messages, not two; called
+ * blocking, it needs no op at all: its caller runs the cycle with its tensor as the payload ({@link DirectAllreduce}).
  *
  * <p>The parts: {@link CycleVote} is the bit vector, {@link CoordinatorRound} the slow path, {@link FusionPlanner}
  * fusion, one {@link OpExecutor} per kind of collective runs the responses, {@link Outcomes} ends the ops. This class
@@ -77,6 +80,8 @@ final class ProcessSetEngine implements CycleAgent {
     private final Counter fusedBuffers = new Counter();
     private final Counter eagerOps = new Counter();
     private final EngineTuning tuning;
+    private final DirectAllreduce direct;
+    private final EagerExchange eager;
 
     /**
      * @param id      the set's id (0: every rank of the job)
@@ -95,6 +100,7 @@ final class ProcessSetEngine implements CycleAgent {
         this.cache = new ResponseCache(settings.cacheCapacity(), settings.eagerAllreduceBytes());
         InFlightNames inFlight = new InFlightNames(Math.max(KEPT_NAMES, settings.cacheCapacity()));
         this.submissions = new Submissions(rank, inFlight);
+        this.direct = new DirectAllreduce(cache, inFlight);
         this.parked = new CachePositionWaits(settings.cacheCapacity());
         this.vote = new CycleVote(settings.cacheCapacity(), settings.eagerAllreduceBytes());
         this.admission = new Admission(cache, parked, vote, toSend);
@@ -105,6 +111,7 @@ final class ProcessSetEngine implements CycleAgent {
         this.execution = new Execution(ops, pending, fusion, scratch, trace, outcomes);
         executors.putAll(execution.executors());
         this.tuning = new EngineTuning(id, rank, settings, ops, fusionPlanner, runner, cache, parked, toSend);
+        this.eager = new EagerExchange(cache, parked, vote, direct, execution, tuning);
         executors.put(OpKind.JOIN, (r, negotiated) -> {
             if (joinOp != null) {
                 Op op = joinOp;
@@ -140,6 +147,31 @@ final class ProcessSetEngine implements CycleAgent {
         } else {
             runner.submitted(op.submittedNanos);
         }
+    }
+
+    /**
+     * Runs a blocking allreduce in the cycle its caller is about to run (it holds the cycle: see
+     * {@link Engine#allreduceNow}) when the cache's eager entry answers it; false when it cannot.
+     */
+    boolean armDirect(String name, DataType type, long[] shape, MemorySegment data, ReduceOp op,
+                      double prescale, double postscale) {
+        if (fatal != null || terminated || shutdownRequested || trace.enabled()) {
+            return false;
+        }
+        return direct.arm(name, type, shape, data, op, prescale, postscale);
+    }
+
+    /**
+     * After the cycle of an armed direct allreduce: whether it completed. If not (some rank did not have it ready),
+     * the caller submits it as an op; if the cycle failed, this throws the failure.
+     */
+    boolean disarmDirect(String name) {
+        boolean done = direct.disarm();
+        RuntimeException f = fatal;
+        if (!done && f != null) {
+            throw Outcomes.copy(f, "allreduce '" + name + "' failed");
+        }
+        return done;
     }
 
     private void checkUsable() {
@@ -274,22 +306,16 @@ final class ProcessSetEngine implements CycleAgent {
                 | (joinOp == null ? CycleVote.NOT_JOINED : 0) | (vote.anyInvalidHere() ? 0 : CycleVote.ALL_VALID)
                 | (coordinator.tableBusy() || tuning.hasPending() ? 0 : CycleVote.TABLE_EMPTY);
         vote.fill(flags, high, parked);
-        // The eager op depends only on state every rank shares, and the cache drops the mark when the entry changes,
-        // so the payload always fits the space reserved for it after the bit vector.
-        int eager = cache.repeated();
-        Op eagerOp = eager >= 0 ? parked.get(eager) : null;
-        vote.exchange(ops, eager >= 0 ? cache.get(eager) : null, eagerOp);
+        eager.exchange(ops);
 
         boolean anyNew = vote.anyNot(CycleVote.NOTHING_NEW);
         boolean anyShutdown = vote.anyNot(CycleVote.NO_SHUTDOWN);
         boolean anyJoined = vote.anyNot(CycleVote.NOT_JOINED);
         boolean anyInvalid = vote.anyNot(CycleVote.ALL_VALID);
         boolean tableBusy = vote.anyNot(CycleVote.TABLE_EMPTY);
-        if (eagerOp != null && !anyJoined && vote.readyEverywhere(eager) && vote.validEverywhere(eager)) {
-            parked.remove(eager);
+        if (eager.finish(anyJoined)) {
             cachedOps.increment();
             eagerOps.increment();
-            finishEager(cache.get(eager), eagerOp, eager);
         }
         if (anyInvalid) {
             admission.eraseInvalid(high);
@@ -310,22 +336,6 @@ final class ProcessSetEngine implements CycleAgent {
         admission.revalidate();
         tuning.endOfCycle();
         return anyShutdown;
-    }
-
-    /**
-     * The eager op's payload was reduced with the bit vector and every rank's was real: finish {@code op} from there.
-     * The op is at hand and {@code r} is the cache's own entry at {@code position}, so no name is looked up.
-     */
-    private void finishEager(Response r, Op op, int position) {
-        long negotiated = trace.clock();
-        MemorySegment bits = vote.bits();
-        long payloadAt = vote.payloadAt();
-        Reductions.finish(bits, payloadAt, r.totalElements(), r, size);
-        MemorySegment.copy(bits, payloadAt, op.input, 0, r.totalBytes());
-        long done = trace.clock();
-        execution.done(r, op, negotiated, done);
-        tuning.ran(r.totalBytes());
-        cache.touch(position);
     }
 
     private void drainQueue(long now) {

@@ -84,6 +84,12 @@ record Response(OpKind kind, List<String> names, DataType type, ReduceOp op, dou
                 && prescale == o.prescale && postscale == o.postscale && root == o.root && o.group == null;
     }
 
+    /** {@link #answers} for an allreduce that has no {@link Op} (see {@link Engine#allreduceNow}). */
+    boolean answersAllreduce(DataType t, ReduceOp reduceOp, long[] shape, double pre, double post) {
+        return kind == OpKind.ALLREDUCE && type == t && op == reduceOp && Arrays.equals(shapes[0], shape)
+                && prescale == pre && postscale == post && root == 0;
+    }
+
     void write(DataOutput out) throws IOException {
         out.writeByte(kind.ordinal());
         out.writeInt(names.size());

@@ -1,0 +1,78 @@
+package io.kolo.engine;
+
+import io.kolo.collective.CollectiveOps;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The cycle's eager op (see {@link CycleVote}): the response cache's repeated small allreduce, waiting here as a
+ * parked op or armed by a caller that runs the cycle itself ({@link DirectAllreduce}). Its payload rides with the vote;
+ * when every rank's was real, its result is read from there. Touched only by the thread running the cycle.
+ */
+final class EagerExchange {
+    private final ResponseCache cache;
+    private final CachePositionWaits parked;
+    private final CycleVote vote;
+    private final DirectAllreduce direct;
+    private final Execution execution;
+    private final EngineTuning tuning;
+    /** This cycle's: the eager entry's position (or -1), and its op here, parked or direct (or neither). */
+    private int position = -1;
+    private Op op;
+    private MemorySegment directPayload;
+
+    EagerExchange(ResponseCache cache, CachePositionWaits parked, CycleVote vote, DirectAllreduce direct,
+                  Execution execution, EngineTuning tuning) {
+        this.cache = cache;
+        this.parked = parked;
+        this.vote = vote;
+        this.direct = direct;
+        this.execution = execution;
+        this.tuning = tuning;
+    }
+
+    /** The vote's exchange (its bits already filled), with this rank's eager payload when it has one. */
+    void exchange(CollectiveOps ops) {
+        // The eager op depends only on state every rank shares, and the cache drops the mark when the entry changes,
+        // so the payload always fits the space reserved for it after the bit vector.
+        position = cache.repeated();
+        op = position >= 0 ? parked.get(position) : null;
+        // A direct allreduce holds its name's claim, so no op of that name is parked: one of the two at most.
+        directPayload = position >= 0 ? direct.payloadAt(position) : null;
+        if (directPayload != null) {
+            vote.markReady(position);
+        }
+        vote.exchange(ops, position >= 0 ? cache.get(position) : null, op != null ? op.input : directPayload);
+    }
+
+    /** After the exchange: finishes this rank's eager op if every rank's payload was real; whether it did. */
+    boolean finish(boolean anyJoined) {
+        Op parkedOp = op;
+        MemorySegment directMemory = directPayload;
+        op = null;
+        directPayload = null;
+        if ((parkedOp == null && directMemory == null) || anyJoined || !vote.readyEverywhere(position)
+                || !vote.validEverywhere(position)) {
+            return false;
+        }
+        if (parkedOp != null) {
+            parked.remove(position);
+        }
+        // The cache's own entry at the position: no name is looked up.
+        Response r = cache.get(position);
+        long negotiated = execution.trace().clock();
+        MemorySegment bits = vote.bits();
+        long payloadAt = vote.payloadAt();
+        Reductions.finish(bits, payloadAt, r.totalElements(), r, execution.size());
+        MemorySegment.copy(bits, payloadAt, parkedOp != null ? parkedOp.input : directMemory, 0, r.totalBytes());
+        if (parkedOp != null) {
+            execution.done(r, parkedOp, negotiated, execution.trace().clock());
+        } else {
+            execution.outcomes().countCompleted();
+            direct.completed();
+        }
+        tuning.ran(r.totalBytes());
+        cache.touch(position);
+        return true;
+    }
+}
