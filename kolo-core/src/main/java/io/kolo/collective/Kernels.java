@@ -42,6 +42,9 @@ public final class Kernels {
     static final boolean VECTORS = ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()
             && !"false".equals(System.getProperty("kolo.vectorKernels"));
 
+    /** Runs shorter than this gain nothing from a SIMD loop: its dispatch costs more than the few elements. */
+    private static final long SHORT_RUN = 8;
+
     private Kernels() {
     }
 
@@ -66,7 +69,8 @@ public final class Kernels {
         // VectorKernels for native memory only: on a Java array's memory the Vector API's segment accessors take a slow
         // path (orders of magnitude slower in KernelBenchmark), and mixing kinds at one call site slows the loops for
         // both; an array accumulator goes to ArrayKernels, which reaches it as an array.
-        if (VECTORS) {
+        // The cycle's vote and a small op's payload are a few elements each: straight to the scalar loops.
+        if (VECTORS && count >= SHORT_RUN) {
             long done = acc.isNative() ? (in.isNative() ? VectorKernels.reduce(acc, accOffset, in, inOffset, count, type, op) : 0)
                     : ArrayKernels.reduce(acc, accOffset, in, inOffset, count, type, op);
             if (done > 0) {

@@ -17,6 +17,9 @@ final class DirectAllreduce {
     private int position = -1;
     private InFlightNames.Slot slot;
     private boolean done;
+    /** The last name that matched, as the caller passed it, and the cache entry it matched. */
+    private String lastName;
+    private Response lastMatched;
 
     DirectAllreduce(ResponseCache cache, InFlightNames inFlight) {
         this.cache = cache;
@@ -34,8 +37,7 @@ final class DirectAllreduce {
             return false;
         }
         Response r = cache.get(p);
-        if (!r.answersAllreduce(type, op, shape, prescale, postscale) || !r.names().getFirst().equals(name)
-                || memory.isReadOnly()) {
+        if (!r.answersAllreduce(type, op, shape, prescale, postscale) || !sameName(r, name) || memory.isReadOnly()) {
             return false;
         }
         InFlightNames.Slot s = inFlight.claim(name);
@@ -46,6 +48,22 @@ final class DirectAllreduce {
         data = memory;
         position = p;
         done = false;
+        return true;
+    }
+
+    /**
+     * Whether {@code name} is {@code r}'s: the caller's string is usually the one it passed last time, and the entry the
+     * same object, so the characters are compared once, not on every call.
+     */
+    private boolean sameName(Response r, String name) {
+        if (name == lastName && r == lastMatched) {
+            return true;
+        }
+        if (!r.names().getFirst().equals(name)) {
+            return false;
+        }
+        lastName = name;
+        lastMatched = r;
         return true;
     }
 

@@ -35,6 +35,10 @@ final class SubmissionQueue {
      * {@link Op#nextSubmitted}. Null when empty.
      */
     Op takeAll() {
+        // A plain read first: most cycles find nothing, and the swap is a locked instruction.
+        if (newest.get() == null) {
+            return null;
+        }
         Op op = newest.getAndSet(null);
         Op oldest = null;
         while (op != null) {
