@@ -10,6 +10,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -66,6 +67,52 @@ class NamedAllreduceTest {
             return v;
         });
         assertEquals(3, results.size());
+    }
+
+    @Test
+    void inAProcessSetAsInTheGlobalSet() {
+        List<float[]> out = Ranks.run(4, Map.of("KOLO_DYNAMIC_PROCESS_SETS", "1"), comm -> {
+            ProcessSet even = comm.addProcessSet(0, 2);
+            ProcessSet odd = comm.addProcessSet(1, 3);
+            ProcessSet mine = comm.rank() % 2 == 0 ? even : odd;
+            float[] x = new float[2];
+            float[] all = new float[1];
+            for (int i = 0; i < 100; i++) {
+                x[0] = comm.rank() + 1;
+                x[1] = i;
+                comm.allreduce("set.metric", Tensor.of(x), ReduceOp.SUM, mine);
+                all[0] = 1;
+                comm.allreduce("all.metric", Tensor.of(all), ReduceOp.SUM);
+                assertEquals(2f * i, x[1], "step " + i);
+                assertEquals(4f, all[0], "step " + i);
+            }
+            assertTrue(comm.stats().eagerOps() > 100, comm.stats().toString());
+            return x;
+        });
+        assertEquals(4f, out.get(0)[0]);   // ranks 0 and 2: 1 + 3
+        assertEquals(6f, out.get(1)[0]);   // ranks 1 and 3: 2 + 4
+        assertEquals(4f, out.get(2)[0]);
+        assertEquals(6f, out.get(3)[0]);
+    }
+
+    @Test
+    void kolosStaticFormsTakeANameToo() {
+        Kolo.init(Map.of());   // a job of one rank in this JVM
+        try {
+            for (int i = 0; i < 50; i++) {
+                float[] f = {i};
+                assertSame(f, Kolo.allreduce("f", f, ReduceOp.SUM));
+                assertEquals(i, f[0]);
+                double[] d = {i, 2};
+                assertSame(d, Kolo.allreduce("d", d, ReduceOp.AVERAGE));
+                assertEquals(2.0, d[1]);
+                Tensor t = Tensor.of(new long[]{i});
+                assertSame(t, Kolo.allreduce("t", t, ReduceOp.MAX));
+            }
+            assertTrue(Kolo.communicator().stats().completedOps() >= 150, Kolo.communicator().stats().toString());
+        } finally {
+            Kolo.shutdown();
+        }
     }
 
     @Test
