@@ -13,9 +13,13 @@ import java.util.Arrays;
 /**
  * The cycle's vote, Horovod's cache coordinator: a bit vector ANDed across the ranks in one allreduce. Word 0 holds
  * the flags (each set when its condition holds here, so the AND says whether it holds everywhere); then one bit per
- * response-cache position, "my op with that cached response is ready"; then one bit per position, "that cached
- * response still answers my request". A cycle may carry the eager op's payload behind the bits, reduced with them in
- * the same exchange.
+ * response-cache position, "my op with that cached response is ready". A cycle may carry the eager op's payload behind
+ * the bits, reduced with them in the same exchange.
+ *
+ * <p>One bit per position, "that cached response still answers my request", is needed only in a cycle where some rank
+ * has a request the cache no longer answers: its {@link #ALL_VALID} flag is then clear everywhere after the vote, and
+ * every rank exchanges those bits in a second, separate allreduce ({@link #settleValidity}). Other cycles leave them
+ * out, which keeps the vote of a small repeated op within one cache line of the shared-memory transport.
  *
  * <p>That eager op: a small allreduce repeated under one name (a loss, a metric, a latency benchmark) would cost two
  * rounds of messages per cycle, the bit vector and then the data. So the last small allreduce that ran from the cache
@@ -33,16 +37,22 @@ final class CycleVote implements AutoCloseable {
 
     private final Arena arena = Arena.ofShared();
     private final MemorySegment bits;
+    /** "Still answers my request", one bit per position: exchanged only in a cycle where some rank has a stale one. */
+    private final MemorySegment validity;
+    /** This cycle's vote said every rank's cached responses still answer their requests. */
+    private boolean allValid = true;
     /** Positions whose cached response does not answer this rank's new request; cleared every cycle. */
     private final boolean[] invalidLocal;
     private int invalidCount;
     private int words;
+    private int high;
     private long agreed;
 
     CycleVote(int cacheCapacity, long eagerBytes) {
         this.invalidLocal = new boolean[cacheCapacity];
         int cacheWords = (cacheCapacity + 63) / 64;
-        this.bits = arena.allocate(8L * (1 + 2L * cacheWords) + eagerBytes, 8);
+        this.bits = arena.allocate(8L * (1 + cacheWords) + eagerBytes, 8);
+        this.validity = arena.allocate(8L * Math.max(1, cacheWords), 8);
     }
 
     /** This rank's request at {@code position} is not answered by the cached response there. */
@@ -58,24 +68,39 @@ final class CycleVote implements AutoCloseable {
     }
 
     /**
-     * Fills the vector: {@code flags}, the ready bits of {@code parked} and the valid bits, for positions below
-     * {@code high} (the cache's high-water mark, the same on every rank, so the vectors' lengths agree).
+     * Fills the vector: {@code flags} and the ready bits of {@code parked}, for positions below {@code high} (the cache's
+     * high-water mark, the same on every rank, so the vectors' lengths agree).
      */
     void fill(long flags, int high, CachePositionWaits parked) {
+        this.high = high;
         words = (high + 63) / 64;
         bits.setAtIndex(ValueLayout.JAVA_LONG, 0, flags);
         for (int w = 0; w < words; w++) {
-            // Positions at or above the high-water mark hold nothing: not ready, but valid.
-            long valid = w < words - 1 || high % 64 == 0 ? -1L : (1L << (high % 64)) - 1;
-            if (invalidCount > 0) {
-                for (int b = 0; b < 64 && w * 64 + b < high; b++) {
-                    if (invalidLocal[w * 64 + b]) {
-                        valid &= ~(1L << b);
+            bits.setAtIndex(ValueLayout.JAVA_LONG, 1 + w, parked.word(w));
+        }
+    }
+
+    /**
+     * After the exchange: where some rank's {@link #ALL_VALID} flag was clear, every rank ANDs its "still answers my
+     * request" bits in a second allreduce (every rank sees the same flags, so all of them take part or none). Then
+     * forgets this rank's stale positions, which the cycle goes on to erase everywhere.
+     */
+    void settleValidity(CollectiveOps ops) {
+        allValid = !anyNot(ALL_VALID);
+        if (!allValid && words > 0) {
+            for (int w = 0; w < words; w++) {
+                // Positions at or above the high-water mark hold nothing: valid.
+                long valid = -1L;
+                if (invalidCount > 0) {
+                    for (int b = 0; b < 64 && w * 64 + b < high; b++) {
+                        if (invalidLocal[w * 64 + b]) {
+                            valid &= ~(1L << b);
+                        }
                     }
                 }
+                validity.setAtIndex(ValueLayout.JAVA_LONG, w, valid);
             }
-            bits.setAtIndex(ValueLayout.JAVA_LONG, 1 + w, parked.word(w));
-            bits.setAtIndex(ValueLayout.JAVA_LONG, 1 + words + w, valid);
+            ops.allreduce(validity, words, DataType.INT64, Reduction.BAND);
         }
         if (invalidCount > 0) {
             Arrays.fill(invalidLocal, 0, high, false);
@@ -91,7 +116,7 @@ final class CycleVote implements AutoCloseable {
 
     /** Where the eager payload lies in the vector. */
     long payloadAt() {
-        return 8L * (1 + 2L * words);
+        return 8L * (1 + words);
     }
 
     MemorySegment bits() {
@@ -104,7 +129,7 @@ final class CycleVote implements AutoCloseable {
      */
     void exchange(CollectiveOps ops, Response eager, MemorySegment payload) {
         if (eager == null) {
-            ops.allreduce(bits, 1 + 2L * words, DataType.INT64, Reduction.BAND);
+            ops.allreduce(bits, 1L + words, DataType.INT64, Reduction.BAND);
         } else {
             if (payload != null) {
                 MemorySegment.copy(payload, 0, bits, payloadAt(), eager.totalBytes());
@@ -112,7 +137,7 @@ final class CycleVote implements AutoCloseable {
                     Kernels.scale(bits, payloadAt(), eager.totalElements(), eager.type(), eager.prescale());
                 }
             }
-            ops.allreducePair(bits, 1 + 2L * words, DataType.INT64, Reduction.BAND,
+            ops.allreducePair(bits, 1L + words, DataType.INT64, Reduction.BAND,
                     eager.totalElements(), eager.type(), Reductions.of(eager.op()));
         }
         agreed = bits.getAtIndex(ValueLayout.JAVA_LONG, 0);
@@ -128,9 +153,9 @@ final class CycleVote implements AutoCloseable {
         return bit(1, p);
     }
 
-    /** The cached response at {@code p} answers every rank's request. */
+    /** The cached response at {@code p} answers every rank's request (after {@link #settleValidity}). */
     boolean validEverywhere(int p) {
-        return bit(1 + words, p);
+        return allValid || (validity.getAtIndex(ValueLayout.JAVA_LONG, p / 64) & (1L << (p % 64))) != 0;
     }
 
     private boolean bit(int firstWord, int p) {

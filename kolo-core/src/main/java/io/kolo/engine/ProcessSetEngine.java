@@ -313,6 +313,7 @@ final class ProcessSetEngine implements CycleAgent {
         boolean anyJoined = vote.anyNot(CycleVote.NOT_JOINED);
         boolean anyInvalid = vote.anyNot(CycleVote.ALL_VALID);
         boolean tableBusy = vote.anyNot(CycleVote.TABLE_EMPTY);
+        vote.settleValidity(ops);
         if (eager.finish(anyJoined)) {
             cachedOps.increment();
             eagerOps.increment();
