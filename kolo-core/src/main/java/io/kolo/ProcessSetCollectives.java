@@ -6,9 +6,9 @@ import java.util.List;
  * Every collective of {@link Communicator} once more with a {@link ProcessSet} as its last argument: the same op among
  * the set's ranks only. Only members call them; ranks are numbered within the set, except a broadcast's root, which is
  * a job rank (as in Horovod and PyTorch). A table of one-line forms kept apart from the communicator's own job (joining,
- * the global set's collectives, closing); {@link Communicator} is its only subclass.
+ * the global set's collectives, closing); {@link GlobalSetCollectives} is its only subclass.
  */
-abstract sealed class ProcessSetCollectives permits Communicator {
+abstract sealed class ProcessSetCollectives permits GlobalSetCollectives {
 
     /** The collectives of {@code set} on this rank, which must be a member. */
     abstract SetCollectives on(ProcessSet set);
