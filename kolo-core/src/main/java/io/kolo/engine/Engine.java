@@ -212,7 +212,8 @@ public final class Engine implements AutoCloseable {
         }
         long now = System.nanoTime();
         try {
-            if (!s.armDirect(name, type, shape, data, op, prescale, postscale)) {
+            DirectAllreduce direct = s.direct();
+            if (direct == null || !direct.arm(name, type, shape, data, op, prescale, postscale)) {
                 return false;
             }
             boolean done;
@@ -220,7 +221,11 @@ public final class Engine implements AutoCloseable {
                 runner.cycleHere(now);
             } finally {
                 // Under the cycle still: the armed op is the cycle's state.
-                done = s.disarmDirect(name);
+                done = direct.disarm();
+            }
+            RuntimeException failure = s.failure();
+            if (!done && failure != null) {
+                throw Outcomes.copy(failure, "allreduce '" + name + "' failed");
             }
             return done;
         } finally {

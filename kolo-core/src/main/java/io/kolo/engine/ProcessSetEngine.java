@@ -1,14 +1,11 @@
 package io.kolo.engine;
 
-import io.kolo.DataType;
 import io.kolo.EngineStats;
 import io.kolo.KoloException;
-import io.kolo.ReduceOp;
 import io.kolo.bootstrap.LazyLogger;
 import io.kolo.collective.CollectiveOps;
 import io.kolo.collective.Scratch;
 
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -150,28 +147,11 @@ final class ProcessSetEngine implements CycleAgent {
     }
 
     /**
-     * Runs a blocking allreduce in the cycle its caller is about to run (it holds the cycle: see
-     * {@link Engine#allreduceNow}) when the cache's eager entry answers it; false when it cannot.
+     * The set's direct allreduce ({@link Engine#allreduceNow}) while it can take one: the set goes on and writes no
+     * timeline (every op there needs its spans, and so its op); else null.
      */
-    boolean armDirect(String name, DataType type, long[] shape, MemorySegment data, ReduceOp op,
-                      double prescale, double postscale) {
-        if (fatal != null || terminated || shutdownRequested || trace.enabled()) {
-            return false;
-        }
-        return direct.arm(name, type, shape, data, op, prescale, postscale);
-    }
-
-    /**
-     * After the cycle of an armed direct allreduce: whether it completed. If not (some rank did not have it ready),
-     * the caller submits it as an op; if the cycle failed, this throws the failure.
-     */
-    boolean disarmDirect(String name) {
-        boolean done = direct.disarm();
-        RuntimeException f = fatal;
-        if (!done && f != null) {
-            throw Outcomes.copy(f, "allreduce '" + name + "' failed");
-        }
-        return done;
+    DirectAllreduce direct() {
+        return fatal == null && !terminated && !shutdownRequested && !trace.enabled() ? direct : null;
     }
 
     private void checkUsable() {
