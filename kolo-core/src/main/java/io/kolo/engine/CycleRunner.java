@@ -132,18 +132,12 @@ final class CycleRunner {
                     now = System.nanoTime();
                     continue;
                 }
-                boolean leftWork = true;
                 long last = now;
                 try {
                     last = driveCycles(done, now, deadlineNanos);
-                    leftWork = agent.hasWork() || !agent.queueEmpty();
                 } finally {
                     // The start of the last cycle run, not a fresh clock read: a cycle that ends the op is short.
-                    lastDriveNanos.setRelease(last);
-                    lock.unlock();
-                }
-                if (leftWork) {
-                    LockSupport.unpark(thread);
+                    leaveCycle(last);
                 }
                 if (!done.getAsBoolean()) {
                     now = System.nanoTime();
@@ -178,8 +172,8 @@ final class CycleRunner {
     }
 
     /**
-     * Gives the cycle back; {@code startNanos} was the cycle's start. The runner's thread stays out of the way as after
-     * {@link #drive}, and is woken if the cycle left work behind.
+     * Gives the cycle back (after {@link #enterCycle}, or a driving caller's cycles); {@code startNanos} was the last
+     * cycle's start. The runner's thread stays out of the way for a while, and is woken if the cycles left work behind.
      */
     void leaveCycle(long startNanos) {
         boolean leftWork = true;

@@ -150,16 +150,12 @@ final class CycleVote implements AutoCloseable {
 
     /** Every rank has its op for cached position {@code p} ready. */
     boolean readyEverywhere(int p) {
-        return bit(1, p);
+        return (bits.getAtIndex(ValueLayout.JAVA_LONG, 1 + p / 64) & (1L << (p % 64))) != 0;
     }
 
     /** The cached response at {@code p} answers every rank's request (after {@link #settleValidity}). */
     boolean validEverywhere(int p) {
         return allValid || (validity.getAtIndex(ValueLayout.JAVA_LONG, p / 64) & (1L << (p % 64))) != 0;
-    }
-
-    private boolean bit(int firstWord, int p) {
-        return (bits.getAtIndex(ValueLayout.JAVA_LONG, firstWord + p / 64) & (1L << (p % 64))) != 0;
     }
 
     @Override

@@ -72,11 +72,6 @@ final class DirectAllreduce {
         return p == position ? data : null;
     }
 
-    /** Where the result goes: the caller's memory. */
-    MemorySegment memory() {
-        return data;
-    }
-
     /** The cycle reduced the payload of every rank and wrote the result. */
     void completed() {
         done = true;
