@@ -24,16 +24,23 @@ final class ShmRing {
     private static final long DIRECT_READS = 192;
     /** The ring's slot key, written once by the file's owner before any peer maps it (see {@link #offerSlot}). */
     private static final long SLOT_KEY = 64;
-    /** A slot: one cache line, a check word and then up to {@link #SLOT_DATA_BYTES} of message. */
-    private static final long SLOT_BYTES = 64;
+    /** Slots start on a cache line and fill whole ones. */
+    private static final long LINE_BYTES = 64;
+    /**
+     * The largest slot: a check word and then up to {@link #SLOT_DATA_BYTES} of message, in whole cache lines. Eight
+     * lines take the cycle's vote with a small allreduce's payload of up to 256 bytes; 1 line was slower from 32 B of
+     * payload up, 32 lines no faster at 512 B-2 KiB ({@code kolo bench allreduce -np 2}, docs/performance.md,
+     * "Measured constants").
+     */
+    static final long SLOT_MAX_BYTES = 8 * LINE_BYTES;
     /**
      * Messages of at most this many bytes travel as a slot ({@link #offerSlot}): the receiver then waits on one cache
-     * line that holds both the message and the word saying it is there, where a message in the byte stream costs it
-     * two lines fetched one after the other (the producer's position, then the bytes).
+     * line that holds both the start of the message and the word saying all of it is there, where a message in the
+     * byte stream costs it two lines fetched one after the other (the producer's position, then the bytes).
      */
-    static final long SLOT_DATA_BYTES = SLOT_BYTES - 8;
-    /** Free bytes that always fit the next slot, padding included. */
-    static final long SLOT_ROOM_BYTES = 2 * SLOT_BYTES - 1;
+    static final long SLOT_DATA_BYTES = SLOT_MAX_BYTES - 8;
+    /** Free bytes that always fit the next slot, padding to its line and past the ring's end included. */
+    static final long SLOT_ROOM_BYTES = 2 * SLOT_MAX_BYTES - 1;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     /**
      * Pieces up to this size are copied word by word: {@link MemorySegment#copy}'s fixed cost (its checks, an overlap
@@ -106,16 +113,19 @@ final class ShmRing {
 
     /**
      * Producer side: the whole message of {@code length} bytes (at most {@link #SLOT_DATA_BYTES}) as one slot, or
-     * nothing (returns 0) while the ring lacks the room. The slot starts at the next multiple of {@link #SLOT_BYTES}
-     * of the stream, which the consumer computes alike; the check word, written last, is the slot's position plus one
-     * mixed with the ring's key, so it matches only this slot, never what an earlier lap left there. The producer's
-     * position moves past the slot afterwards, for the free-space and wake-up checks. The ring must hold at least
-     * {@link #SLOT_ROOM_BYTES} (the transport's rings hold 4096 bytes or more).
+     * nothing (returns 0) while the ring lacks the room. The slot starts at the next cache line of the stream (at the
+     * ring's start where its lines would run past the end), which the consumer computes alike from the length; the
+     * check word, written last, is the slot's position plus one mixed with the ring's key, so it matches only this
+     * slot, never what an earlier lap left there, and a reader that sees it sees every line of the slot (release and
+     * acquire). The producer's position moves past the slot afterwards, for the free-space and wake-up checks. The
+     * ring must hold at least {@link #SLOT_ROOM_BYTES} (the transport's rings hold 4096 bytes or more).
      */
     long offerSlot(MemorySegment src, long offset, long length) {
+        assert capacity >= SLOT_ROOM_BYTES : "a " + capacity + "-byte ring is too small for slots";
         long tail = (long) LONG.get(control, TAIL);
-        long at = slotAt(tail);
-        long end = at + SLOT_BYTES;
+        long bytes = slotBytes(length);
+        long at = slotAt(tail, bytes);
+        long end = at + bytes;
         if (end - cachedHead > capacity) {
             cachedHead = (long) LONG.getAcquire(control, HEAD);
             if (end - cachedHead > capacity) {
@@ -129,21 +139,34 @@ final class ShmRing {
         return length;
     }
 
-    /** Where the next slot starts in the stream, from the producer's or the consumer's position alike. */
-    private static long slotAt(long position) {
-        return (position + SLOT_BYTES - 1) & -SLOT_BYTES;
+    /** Whole lines for a check word and {@code length} bytes. */
+    private static long slotBytes(long length) {
+        return (8 + length + LINE_BYTES - 1) & -LINE_BYTES;
+    }
+
+    /**
+     * Where the next slot of {@code bytes} starts in the stream, from the producer's or the consumer's position alike:
+     * the next line, or the next lap's start where the slot would run past the ring's end.
+     */
+    private long slotAt(long position, long bytes) {
+        long at = (position + LINE_BYTES - 1) & -LINE_BYTES;
+        if ((at & mask) + bytes > capacity) {
+            at = (at + capacity) & ~mask;
+        }
+        return at;
     }
 
     /** Consumer side: the slot {@link #offerSlot} writes next, {@code length} bytes of it; 0 until it is there. */
     long pollSlot(MemorySegment dst, long offset, long length) {
         long head = (long) LONG.get(control, HEAD);
-        long at = slotAt(head);
+        long bytes = slotBytes(length);
+        long at = slotAt(head, bytes);
         long i = at & mask;
         if ((long) LONG.getAcquire(data, i) != ((at + 1) ^ slotKey)) {
             return 0;
         }
         copy(data, i + 8, dst, offset, length);
-        LONG.setRelease(control, HEAD, at + SLOT_BYTES);
+        LONG.setRelease(control, HEAD, at + bytes);
         return length;
     }
 

@@ -7,6 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The ring's flow control: the producer's remembered consumer position is refreshed exactly when it matters. */
 class ShmRingTest {
@@ -77,18 +78,21 @@ class ShmRingTest {
     @Test
     void slotsAndStreamBytesShareTheRingInOrderAcrossManyLaps() {
         try (Arena arena = Arena.ofConfined()) {
-            long capacity = 256;
+            long capacity = 2048;
             MemorySegment region = arena.allocate(ShmRing.bytes(capacity), 64);
             ShmRing.initialize(region, 0, 0x1234_5678_9abcL);
             ShmRing producer = new ShmRing(region, 0, capacity);
             ShmRing consumer = new ShmRing(region, 0, capacity);
-            MemorySegment src = arena.allocate(200);
-            MemorySegment dst = arena.allocate(200);
+            MemorySegment src = arena.allocate(700);
+            MemorySegment dst = arena.allocate(700);
             java.util.Random random = new java.util.Random(7);
-            for (int message = 0; message < 5000; message++) {
-                // Both sides know each message's length; short ones go as slots, the rest as stream bytes.
-                int length = 1 + random.nextInt(random.nextBoolean() ? (int) ShmRing.SLOT_DATA_BYTES : 200);
+            int slots = 0;
+            for (int message = 0; message < 20000; message++) {
+                // Both sides know each message's length; short ones go as slots of one or more lines (some of them
+                // moved past the ring's end to the next lap), the rest as stream bytes.
+                int length = 1 + random.nextInt(random.nextBoolean() ? (int) ShmRing.SLOT_DATA_BYTES : 700);
                 boolean slot = length <= ShmRing.SLOT_DATA_BYTES;
+                slots += slot ? 1 : 0;
                 for (int i = 0; i < length; i++) {
                     src.set(ValueLayout.JAVA_BYTE, i, (byte) (message * 31 + i));
                 }
@@ -105,19 +109,21 @@ class ShmRingTest {
                 assertEquals(-1, dst.asSlice(0, length).mismatch(src.asSlice(0, length)), "message " + message);
                 assertEquals(0, consumer.available(), "nothing left behind message " + message);
             }
+            assertTrue(slots > 10000 && producer.written() > 1000 * capacity, slots + " slots, " + producer.written()
+                    + " bytes");
         }
     }
 
     @Test
     void aSlotIsSeenOnlyOnceItsProducerWroteIt() {
         try (Arena arena = Arena.ofConfined()) {
-            long capacity = 128;
+            long capacity = 1024;
             MemorySegment region = arena.allocate(ShmRing.bytes(capacity), 64);
             ShmRing.initialize(region, 0, 42);
             ShmRing producer = new ShmRing(region, 0, capacity);
             ShmRing consumer = new ShmRing(region, 0, capacity);
-            MemorySegment src = arena.allocate(64);
-            MemorySegment dst = arena.allocate(64);
+            MemorySegment src = arena.allocate(capacity);
+            MemorySegment dst = arena.allocate(capacity);
             assertEquals(0, consumer.pollSlot(dst, 0, 8), "a fresh ring holds no slot");
             // Earlier bytes that happen to hold the slot's position + 1, as an int64 tensor might: not a slot.
             long dataAt = ShmRing.CONTROL_BYTES;
@@ -127,19 +133,51 @@ class ShmRingTest {
             assertEquals(0, consumer.pollSlot(dst, 0, 8), "stale bytes are not a slot");
             src.set(ValueLayout.JAVA_LONG, 0, 99);
             assertEquals(8, producer.offerSlot(src, 0, 8));
-            // One byte of stream behind the slot; the next slot starts at the next line, which 128 bytes of ring
-            // hold only once the consumer has read the first slot.
-            assertEquals(1, producer.offer(src, 0, 1));
+            // Stream bytes behind the slot up to position 961: the next slot starts at the line at 1024, which the
+            // ring holds only once the consumer has read the first slot.
+            assertEquals(897, producer.offer(src, 0, 897));
             assertEquals(0, producer.offerSlot(src, 0, 8), "no room for padding and slot yet");
             assertEquals(8, consumer.pollSlot(dst, 0, 8));
             assertEquals(99, dst.get(ValueLayout.JAVA_LONG, 0));
             src.set(ValueLayout.JAVA_LONG, 0, 100);
             assertEquals(8, producer.offerSlot(src, 0, 8), "room once the first slot was read");
-            assertEquals(1, consumer.poll(dst, 0, 1));
+            assertEquals(897, consumer.poll(dst, 0, 897));
             assertEquals(99, dst.get(ValueLayout.JAVA_BYTE, 0));
             assertEquals(8, consumer.pollSlot(dst, 0, 8));
             assertEquals(100, dst.get(ValueLayout.JAVA_LONG, 0));
             assertEquals(0, consumer.pollSlot(dst, 0, 8), "each slot is read once");
+        }
+    }
+
+    @Test
+    void aSlotThatWouldRunPastTheRingsEndStartsTheNextLap() {
+        try (Arena arena = Arena.ofConfined()) {
+            long capacity = 1024;
+            long key = 0x5eed;
+            MemorySegment region = arena.allocate(ShmRing.bytes(capacity), 64);
+            ShmRing.initialize(region, 0, key);
+            ShmRing producer = new ShmRing(region, 0, capacity);
+            ShmRing consumer = new ShmRing(region, 0, capacity);
+            MemorySegment src = arena.allocate(capacity);
+            MemorySegment dst = arena.allocate(capacity);
+            assertEquals(900, producer.offer(src, 0, 900));
+            assertEquals(900, consumer.poll(dst, 0, 900));
+            for (int i = 0; i < 300; i++) {
+                src.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 13 + 5));
+            }
+            // 300 bytes and the check word fill 5 lines: from the line at 960 they would run past the ring's end.
+            assertEquals(300, producer.offerSlot(src, 0, 300));
+            assertEquals((1024 + 1) ^ (key | Long.MIN_VALUE), region.get(ValueLayout.JAVA_LONG, ShmRing.CONTROL_BYTES),
+                    "the check word at the ring's start, for position 1024");
+            assertEquals(1024 + 5 * 64, producer.written());
+            assertEquals(300, consumer.pollSlot(dst, 0, 300));
+            assertEquals(-1, dst.asSlice(0, 300).mismatch(src.asSlice(0, 300)));
+            assertEquals(1024 + 5 * 64, consumer.read());
+            assertEquals(0, consumer.pollSlot(dst, 0, 8), "each slot is read once");
+            src.set(ValueLayout.JAVA_LONG, 0, 7);
+            assertEquals(8, producer.offerSlot(src, 0, 8));
+            assertEquals(8, consumer.pollSlot(dst, 0, 8));
+            assertEquals(7, dst.get(ValueLayout.JAVA_LONG, 0));
         }
     }
 }
