@@ -19,7 +19,7 @@ import java.util.Arrays;
  * <p>One bit per position, "that cached response still answers my request", is needed only in a cycle where some rank
  * has a request the cache no longer answers: its {@link #ALL_VALID} flag is then clear everywhere after the vote, and
  * every rank exchanges those bits in a second, separate allreduce ({@link #settleValidity}). Other cycles leave them
- * out, which keeps the vote of a small repeated op within one cache line of the shared-memory transport.
+ * out, which keeps the vote of a small repeated op within one slot of the shared-memory transport.
  *
  * <p>That eager op: a small allreduce repeated under one name (a loss, a metric, a latency benchmark) would cost two
  * rounds of messages per cycle, the bit vector and then the data. So the last small allreduce that ran from the cache
