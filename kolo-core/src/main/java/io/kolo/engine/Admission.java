@@ -16,8 +16,11 @@ final class Admission {
     private final CachePositionWaits parked;
     private final CycleVote vote;
     private final List<Op> toSend;
+    /** This rank in the set: an allgather's or alltoall's cached answer is checked at this rank's rows or splits. */
+    private final int rank;
 
-    Admission(ResponseCache cache, CachePositionWaits parked, CycleVote vote, List<Op> toSend) {
+    Admission(ResponseCache cache, CachePositionWaits parked, CycleVote vote, List<Op> toSend, int rank) {
+        this.rank = rank;
         this.cache = cache;
         this.parked = parked;
         this.vote = vote;
@@ -26,7 +29,7 @@ final class Admission {
 
     void admit(Op op) {
         int p = cache.position(op.name);
-        if (p >= 0 && cache.get(p).answers(op) && parked.get(p) == null) {
+        if (p >= 0 && cache.get(p).answers(op, rank) && parked.get(p) == null) {
             parked.park(p, op);
         } else {
             if (p >= 0) {
@@ -82,7 +85,7 @@ final class Admission {
     void revalidate() {
         for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {
             Op op = parked.get(p);
-            if (cache.position(op.name) != p || !cache.get(p).answers(op)) {
+            if (cache.position(op.name) != p || !cache.get(p).answers(op, rank)) {
                 toSend.add(parked.remove(p));
             }
         }

@@ -100,7 +100,7 @@ final class ProcessSetEngine implements CycleAgent {
         this.direct = new DirectAllreduce(cache, inFlight);
         this.parked = new CachePositionWaits(settings.cacheCapacity());
         this.vote = new CycleVote(settings.cacheCapacity(), settings.eagerAllreduceBytes());
-        this.admission = new Admission(cache, parked, vote, toSend);
+        this.admission = new Admission(cache, parked, vote, toSend, rank);
         this.fusionPlanner = new FusionPlanner(settings.fusionThresholdBytes(), pending);
         this.coordinator = new CoordinatorRound(ops, settings, fusionPlanner, members, id);
         this.outcomes = new Outcomes(rank, pending, inFlight);

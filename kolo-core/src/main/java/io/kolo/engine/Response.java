@@ -77,11 +77,28 @@ record Response(OpKind kind, List<String> names, DataType type, ReduceOp op, dou
 
     /**
      * Would this rank's new submission be answered exactly by this cached response? Compares the op's own fields, so
-     * that an op answered from the cache never needs its {@link Request} (made only for the coordinator).
+     * that an op answered from the cache never needs its {@link Request} (made only for the coordinator). An allgather
+     * or alltoall answer also holds the other ranks' rows or splits: {@code rank} (in the set) checks its own, and
+     * every rank checking its own (the cycle's vote ANDs the checks) covers the whole answer, as in Horovod.
      */
-    boolean answers(Op o) {
-        return kind == o.kind && type == o.type && op == o.reduceOp && Arrays.equals(shapes[0], o.shape)
-                && prescale == o.prescale && postscale == o.postscale && root == o.root && o.group == null;
+    boolean answers(Op o, int rank) {
+        if (kind != o.kind || type != o.type || o.group != null) {
+            return false;
+        }
+        return switch (kind) {
+            case ALLGATHER -> sameRowShape(o.shape) && perRank[rank][0] == o.shape[0];
+            case ALLTOALL -> sameRowShape(o.shape) && Arrays.equals(perRank[rank], o.splits)
+                    && Arrays.stream(o.splits).sum() == o.shape[0];
+            default -> op == o.reduceOp && Arrays.equals(shapes[0], o.shape) && prescale == o.prescale
+                    && postscale == o.postscale && root == o.root;
+        };
+    }
+
+    /** All dimensions but the first (a row's), which allgather and alltoall agree on across ranks. */
+    private boolean sameRowShape(long[] shape) {
+        long[] agreed = shapes[0];
+        return shape.length == agreed.length && shape.length > 0
+                && Arrays.equals(shape, 1, shape.length, agreed, 1, agreed.length);
     }
 
     /** {@link #answers} for an allreduce that has no {@link Op} (see {@link Engine#allreduceNow}). */

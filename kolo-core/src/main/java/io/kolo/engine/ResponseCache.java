@@ -133,9 +133,12 @@ final class ResponseCache {
     }
 
     private static boolean cacheable(Response r) {
-        // Allgather and alltoall answers depend on what the other ranks submit, not only on this rank's request.
-        return (r.kind() == OpKind.ALLREDUCE || r.kind() == OpKind.BROADCAST || r.kind() == OpKind.REDUCESCATTER)
-                && r.joined().length == 0;
+        // An allgather's or alltoall's answer holds every rank's rows or splits; each rank checks its own part
+        // (Response.answers), so a change on any rank sends the name back to the coordinator everywhere.
+        return switch (r.kind()) {
+            case ALLREDUCE, BROADCAST, REDUCESCATTER, ALLGATHER, ALLTOALL -> r.joined().length == 0;
+            case BARRIER, JOIN -> false;
+        };
     }
 
     private int freeOrOldest() {
