@@ -88,10 +88,18 @@ record Response(OpKind kind, List<String> names, DataType type, ReduceOp op, dou
         return switch (kind) {
             case ALLGATHER -> sameRowShape(o.shape) && perRank[rank][0] == o.shape[0];
             case ALLTOALL -> sameRowShape(o.shape) && Arrays.equals(perRank[rank], o.splits)
-                    && Arrays.stream(o.splits).sum() == o.shape[0];
+                    && rows(o.splits) == o.shape[0];
             default -> op == o.reduceOp && Arrays.equals(shapes[0], o.shape) && prescale == o.prescale
                     && postscale == o.postscale && root == o.root;
         };
+    }
+
+    private static long rows(long[] splits) {
+        long n = 0;
+        for (long s : splits) {
+            n += s;
+        }
+        return n;
     }
 
     /** All dimensions but the first (a row's), which allgather and alltoall agree on across ranks. */
