@@ -23,7 +23,7 @@ import java.util.Map;
  * comm.allreduce(x, ReduceOp.SUM);                          // x == {6, 4} on every rank
  * }</pre>
  */
-public final class Communicator extends GlobalSetCollectives implements ObjectCollectives, AutoCloseable {
+public final class Communicator extends GlobalSetCollectives implements AutoCloseable {
     private final Topology topology;
     private final Engine engine;
     private final Transport transport;

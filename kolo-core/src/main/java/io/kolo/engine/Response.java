@@ -89,9 +89,14 @@ record Response(OpKind kind, List<String> names, DataType type, ReduceOp op, dou
             case ALLGATHER -> sameRowShape(o.shape) && perRank[rank][0] == o.shape[0];
             case ALLTOALL -> sameRowShape(o.shape) && Arrays.equals(perRank[rank], o.splits)
                     && rows(o.splits) == o.shape[0];
-            default -> op == o.reduceOp && Arrays.equals(shapes[0], o.shape) && prescale == o.prescale
-                    && postscale == o.postscale && root == o.root;
+            default -> sameRequest(o.reduceOp, o.shape, o.prescale, o.postscale, o.root);
         };
+    }
+
+    /** The fields a reduction's or broadcast's request must repeat for this answer to hold. */
+    private boolean sameRequest(ReduceOp reduceOp, long[] shape, double pre, double post, int rootRank) {
+        return op == reduceOp && Arrays.equals(shapes[0], shape) && prescale == pre && postscale == post
+                && root == rootRank;
     }
 
     private static long rows(long[] splits) {
@@ -111,8 +116,7 @@ record Response(OpKind kind, List<String> names, DataType type, ReduceOp op, dou
 
     /** {@link #answers} for an allreduce that has no {@link Op} (see {@link Engine#allreduceNow}). */
     boolean answersAllreduce(DataType t, ReduceOp reduceOp, long[] shape, double pre, double post) {
-        return kind == OpKind.ALLREDUCE && type == t && op == reduceOp && Arrays.equals(shapes[0], shape)
-                && prescale == pre && postscale == post && root == 0;
+        return kind == OpKind.ALLREDUCE && type == t && sameRequest(reduceOp, shape, pre, post, 0);
     }
 
     void write(DataOutput out) throws IOException {
