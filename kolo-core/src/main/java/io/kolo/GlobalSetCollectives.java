@@ -115,6 +115,21 @@ abstract sealed class GlobalSetCollectives extends ProcessSetCollectives impleme
         return global().allgatherInto(tensor, output);
     }
 
+    /**
+     * Named, as Horovod's {@code hvd.allgather(tensor, name=...)}, into {@code output}: the name lets the engine
+     * recognise the op when it comes again. A small allgather repeated under its name (every rank's rows unchanged, at
+     * most 256 bytes of result) then runs on the calling thread within one exchange of messages.
+     *
+     * <pre>{@code
+     * float[] mine = {accuracy, loss};
+     * float[] all = new float[2 * comm.size()];
+     * comm.allgatherInto("metrics", Tensor.of(mine, 1, 2), Tensor.of(all, comm.size(), 2));   // every step
+     * }</pre>
+     */
+    public Tensor allgatherInto(String name, Tensor tensor, Tensor output) {
+        return global().allgatherInto(name, tensor, output);
+    }
+
     public Handle<Tensor> allgatherIntoAsync(String name, Tensor tensor, Tensor output) {
         return global().allgatherIntoAsync(name, tensor, output);
     }
@@ -122,6 +137,19 @@ abstract sealed class GlobalSetCollectives extends ProcessSetCollectives impleme
     /** In place: {@code root}'s tensor is copied into every rank's tensor. */
     public Tensor broadcast(Tensor tensor, int root) {
         return global().broadcast(tensor, root);
+    }
+
+    /**
+     * In place and named, as Horovod's {@code hvd.broadcast(tensor, root_rank, name=...)}: a small broadcast repeated
+     * under its name (at most 256 bytes) runs on the calling thread within one exchange of messages.
+     *
+     * <pre>{@code
+     * int[] stop = {rank == 0 && converged ? 1 : 0};
+     * comm.broadcast("stop", Tensor.of(stop), 0);   // every step: rank 0 decides for all
+     * }</pre>
+     */
+    public Tensor broadcast(String name, Tensor tensor, int root) {
+        return global().broadcast(name, tensor, root);
     }
 
     public Handle<Tensor> broadcastAsync(String name, Tensor tensor, int root) {

@@ -224,12 +224,22 @@ public final class Kolo {
         return collective().allgatherInto(tensor, output);
     }
 
+    /** Named, into {@code output} (see {@link Communicator#allgatherInto(String, Tensor, Tensor)}): a small repeated one is fast. */
+    public static Tensor allgatherInto(String name, Tensor tensor, Tensor output) {
+        return collective().allgatherInto(name, tensor, output);
+    }
+
     public static float[] broadcast(float[] data, int root) {
         return collective().broadcast(data, root);
     }
 
     public static Tensor broadcast(Tensor tensor, int root) {
         return collective().broadcast(tensor, root);
+    }
+
+    /** Named and in place (see {@link Communicator#broadcast(String, Tensor, int)}): a small repeated one is fast. */
+    public static Tensor broadcast(String name, Tensor tensor, int root) {
+        return collective().broadcast(name, tensor, root);
     }
 
     public static AlltoallResult alltoall(Tensor tensor, long[] splits) {

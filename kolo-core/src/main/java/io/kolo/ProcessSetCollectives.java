@@ -83,6 +83,15 @@ abstract sealed class ProcessSetCollectives permits GlobalSetCollectives {
         return broadcastAsync(null, tensor, root, set).await();
     }
 
+    /**
+     * Named and in place, among {@code set}'s ranks (see {@link Communicator#broadcast(String, Tensor, int)}).
+     *
+     * @param root the root's job rank, a member of {@code set}
+     */
+    public Tensor broadcast(String name, Tensor tensor, int root, ProcessSet set) {
+        return on(set).broadcast(name, tensor, rootIn(set, root));
+    }
+
     /** @param root the root's job rank, a member of {@code set} */
     public Handle<Tensor> broadcastAsync(String name, Tensor tensor, int root, ProcessSet set) {
         return on(set).broadcastAsync(name, tensor, rootIn(set, root));

@@ -140,6 +140,21 @@ final class SetCollectives implements ObjectCollectives {
         return allgatherIntoAsync(null, tensor, output).await();
     }
 
+    /**
+     * Blocking and named: a small allgather repeated under its name, into an output that holds exactly its result,
+     * runs on this thread in the engine's next cycle with no op or handle ({@link Engine#allgatherNow}); anything else
+     * is submitted and awaited.
+     */
+    Tensor allgatherInto(String name, Tensor tensor, Tensor output) {
+        if (name != null && output != null && !closed.getAsBoolean() && output.dataType() == tensor.dataType()
+                && !output.segment().isReadOnly()
+                && engine.allgatherNow(set, name, tensor.dataType(), tensor.shapeShared(), tensor.segment(),
+                output.segment())) {
+            return output;
+        }
+        return allgatherIntoAsync(name, tensor, output).await();
+    }
+
     Handle<Tensor> allgatherIntoAsync(String name, Tensor tensor, Tensor output) {
         requireRank(tensor, "allgather");
         java.util.Objects.requireNonNull(output, "output");
@@ -174,6 +189,18 @@ final class SetCollectives implements ObjectCollectives {
     @Override
     public Tensor broadcast(Tensor tensor, int root) {
         return broadcastAsync(null, tensor, root).await();
+    }
+
+    /**
+     * Blocking and named: a small broadcast repeated under its name runs on this thread in the engine's next cycle with
+     * no op or handle ({@link Engine#broadcastNow}); anything else is submitted and awaited.
+     */
+    Tensor broadcast(String name, Tensor tensor, int root) {
+        if (name != null && !closed.getAsBoolean()
+                && engine.broadcastNow(set, name, tensor.dataType(), tensor.shapeShared(), tensor.segment(), root)) {
+            return tensor;
+        }
+        return broadcastAsync(name, tensor, root).await();
     }
 
     Handle<Tensor> broadcastAsync(String name, Tensor tensor, int root) {

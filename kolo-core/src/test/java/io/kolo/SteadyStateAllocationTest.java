@@ -105,6 +105,49 @@ class SteadyStateAllocationTest {
         return new long[]{engine / OPS, caller / OPS};
     }
 
+    /**
+     * {engine bytes per op, caller bytes per op} for a small broadcast, then a small allgather into the caller's
+     * output, each called blocking under its name: they ride with the vote on the caller's thread as the allreduce does.
+     */
+    private static long[] measureNamedGathers(Communicator comm) {
+        var bean = threads();
+        int[] stop = new int[3];
+        Tensor s = Tensor.of(stop);
+        long[] mine = new long[2];
+        long[] all = new long[2 * comm.size()];
+        Tensor m = Tensor.of(mine, 1, 2);
+        Tensor a = Tensor.of(all, comm.size(), 2);
+        long engine = 0;
+        long caller = 0;
+        for (int kind = 0; kind < 2; kind++) {
+            for (int i = 0; i < WARMUP; i++) {
+                namedGather(comm, kind, s, m, a);
+            }
+            long engine0 = engineBytes(bean, comm.rank());
+            long caller0 = bean.getCurrentThreadAllocatedBytes();
+            for (int i = 0; i < OPS; i++) {
+                namedGather(comm, kind, s, m, a);
+            }
+            caller += bean.getCurrentThreadAllocatedBytes() - caller0;
+            engine += engineBytes(bean, comm.rank()) - engine0;
+        }
+        stop[2] = comm.rank() + 5;
+        mine[1] = comm.rank() + 7;
+        namedGather(comm, 0, s, m, a);
+        namedGather(comm, 1, s, m, a);
+        assertEquals(5, stop[2], "broadcast result");
+        assertEquals(7 + comm.size() - 1, all[2 * comm.size() - 1], "allgather result");
+        return new long[]{engine / (2L * OPS), caller / (2L * OPS)};
+    }
+
+    private static void namedGather(Communicator comm, int kind, Tensor stop, Tensor mine, Tensor all) {
+        if (kind == 0) {
+            comm.broadcast("stop", stop, 0);
+        } else {
+            comm.allgatherInto("metrics", mine, all);
+        }
+    }
+
     private static void check(List<long[]> perRank) {
         check(perRank, CALLER_BYTES_PER_OP);
     }
@@ -127,6 +170,11 @@ class SteadyStateAllocationTest {
     void aSmallNamedBlockingAllreduceAllocatesNothingOnEitherThread() throws Exception {
         // An op and its handle alone are well over 64 bytes: below it, almost every call went without them.
         check(overTcp(SteadyStateAllocationTest::measureNamed), 64);
+    }
+
+    @Test
+    void aSmallNamedBlockingBroadcastOrAllgatherAllocatesNothingOnEitherThread() throws Exception {
+        check(overTcp(SteadyStateAllocationTest::measureNamedGathers), 64);
     }
 
     private static List<long[]> overTcp(java.util.function.Function<Communicator, long[]> measure) throws Exception {

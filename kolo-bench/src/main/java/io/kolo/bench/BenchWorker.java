@@ -333,8 +333,8 @@ public final class BenchWorker {
     private Tensor run(Operands op) {
         return switch (collective) {
             case ALLREDUCE -> comm.allreduce(op.name(), op.tensor(), ReduceOp.SUM);
-            case ALLGATHER -> await(comm.allgatherIntoAsync(op.name(), op.tensor(), op.output()));
-            case BROADCAST -> await(comm.broadcastAsync(op.name(), op.tensor(), 0));
+            case ALLGATHER -> comm.allgatherInto(op.name(), op.tensor(), op.output());
+            case BROADCAST -> comm.broadcast(op.name(), op.tensor(), 0);
             case ALLTOALL -> await(comm.alltoallAsync(op.name(), op.tensor(), op.splits())).tensor();
             case REDUCESCATTER -> await(comm.reducescatterAsync(op.name(), op.tensor(), ReduceOp.SUM));
         };

@@ -2,7 +2,6 @@ package io.kolo.engine;
 
 import io.kolo.DataType;
 import io.kolo.collective.CollectiveOps;
-import io.kolo.collective.Kernels;
 import io.kolo.collective.Reduction;
 
 import java.lang.foreign.Arena;
@@ -21,10 +20,10 @@ import java.util.Arrays;
  * every rank exchanges those bits in a second, separate allreduce ({@link #settleValidity}). Other cycles leave them
  * out, which keeps the vote of a small repeated op within one slot of the shared-memory transport.
  *
- * <p>That eager op: a small allreduce repeated under one name (a loss, a metric, a latency benchmark) would cost two
- * rounds of messages per cycle, the bit vector and then the data. So the last small allreduce that ran from the cache
- * becomes the cycle's eager op: every rank appends a payload of its size to the bit vector (its data when that op is
- * ready here), and both are reduced in one exchange. The op's own cache bit, ANDed over the ranks, says whether every
+ * <p>That eager op: a small allreduce, broadcast or allgather repeated under one name (a loss, a metric, a latency
+ * benchmark) would cost two rounds of messages per cycle, the bit vector and then the data. So the last such small op
+ * that ran from the cache becomes the cycle's eager op: every rank appends a payload of its size to the bit vector (its
+ * data when that op is ready here, laid out by {@link EagerPayload}), and both are reduced in one exchange. The op's own cache bit, ANDed over the ranks, says whether every
  * payload was real; if so the op is done, otherwise the payload is dropped and the op goes the usual way. Which op is
  * eager follows from the executed responses, identical on every rank, so the message sizes always agree.
  */
@@ -123,23 +122,19 @@ final class CycleVote implements AutoCloseable {
         return bits;
     }
 
+    /** The exchange of the bits alone. */
+    void exchange(CollectiveOps ops) {
+        ops.allreduce(bits, 1L + words, DataType.INT64, Reduction.BAND);
+        agreed = bits.getAtIndex(ValueLayout.JAVA_LONG, 0);
+    }
+
     /**
-     * The exchange: the bits alone, or with {@code eager}'s payload (this rank's data when its op is here, else null
-     * and whatever lies there: the ready bit tells every rank whether all payloads were real).
+     * The exchange of the bits with {@code eager}'s payload behind them ({@link EagerPayload}: this rank's when its op
+     * is here, else whatever lies there: the ready bit tells every rank whether all payloads were real).
      */
-    void exchange(CollectiveOps ops, Response eager, MemorySegment payload) {
-        if (eager == null) {
-            ops.allreduce(bits, 1L + words, DataType.INT64, Reduction.BAND);
-        } else {
-            if (payload != null) {
-                MemorySegment.copy(payload, 0, bits, payloadAt(), eager.totalBytes());
-                if (eager.prescale() != 1.0) {
-                    Kernels.scale(bits, payloadAt(), eager.totalElements(), eager.type(), eager.prescale());
-                }
-            }
-            ops.allreducePair(bits, 1L + words, DataType.INT64, Reduction.BAND,
-                    eager.totalElements(), eager.type(), Reductions.of(eager.op()));
-        }
+    void exchange(CollectiveOps ops, Response eager) {
+        ops.allreducePair(bits, 1L + words, DataType.INT64, Reduction.BAND,
+                EagerPayload.count(eager), EagerPayload.type(eager), EagerPayload.reduction(eager));
         agreed = bits.getAtIndex(ValueLayout.JAVA_LONG, 0);
     }
 

@@ -5,15 +5,15 @@ import io.kolo.collective.CollectiveOps;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The cycle's eager op (see {@link CycleVote}): the response cache's repeated small allreduce, waiting here as a
- * parked op or armed by a caller that runs the cycle itself ({@link DirectAllreduce}). Its payload rides with the vote;
- * when every rank's was real, its result is read from there. Touched only by the thread running the cycle.
+ * The cycle's eager op (see {@link CycleVote}): the response cache's repeated small allreduce, broadcast or allgather,
+ * waiting here as a parked op, or armed by a caller that runs the cycle itself ({@link DirectOp}).
+ * Its payload rides with the vote ({@link EagerPayload}); when every rank's was real, its result is read from there. Touched only by the thread running the cycle.
  */
 final class EagerExchange {
     private final ResponseCache cache;
     private final CachePositionWaits parked;
     private final CycleVote vote;
-    private final DirectAllreduce direct;
+    private final DirectOp direct;
     private final Execution execution;
     private final EngineTuning tuning;
     /** This cycle's: the eager entry's position (or -1), and its op here, parked or direct (or neither). */
@@ -21,7 +21,7 @@ final class EagerExchange {
     private Op op;
     private MemorySegment directPayload;
 
-    EagerExchange(ResponseCache cache, CachePositionWaits parked, CycleVote vote, DirectAllreduce direct,
+    EagerExchange(ResponseCache cache, CachePositionWaits parked, CycleVote vote, DirectOp direct,
                   Execution execution, EngineTuning tuning) {
         this.cache = cache;
         this.parked = parked;
@@ -37,12 +37,21 @@ final class EagerExchange {
         // so the payload always fits the space reserved for it after the bit vector.
         position = cache.repeated();
         op = position >= 0 ? parked.get(position) : null;
-        // A direct allreduce holds its name's claim, so no op of that name is parked: one of the two at most.
+        // A direct op holds its name's claim, so no op of that name is parked: one of the two at most.
         directPayload = position >= 0 ? direct.payloadAt(position) : null;
         if (directPayload != null) {
             vote.markReady(position);
         }
-        vote.exchange(ops, position >= 0 ? cache.get(position) : null, op != null ? op.input : directPayload);
+        if (position < 0) {
+            vote.exchange(ops);
+            return;
+        }
+        Response r = cache.get(position);
+        MemorySegment payload = op != null ? op.input : directPayload;
+        if (payload != null) {
+            EagerPayload.place(r, execution.rank(), payload, vote.bits(), vote.payloadAt());
+        }
+        vote.exchange(ops, r);
     }
 
     /** After the exchange: finishes this rank's eager op if every rank's payload was real; whether it did. */
@@ -61,15 +70,12 @@ final class EagerExchange {
         // The cache's own entry at the position: no name is looked up.
         Response r = cache.get(position);
         long negotiated = execution.trace().clock();
-        MemorySegment bits = vote.bits();
-        long payloadAt = vote.payloadAt();
-        Reductions.finish(bits, payloadAt, r.totalElements(), r, execution.size());
-        MemorySegment.copy(bits, payloadAt, parkedOp != null ? parkedOp.input : directMemory, 0, r.totalBytes());
-        if (parkedOp != null) {
-            execution.done(r, parkedOp, negotiated, execution.trace().clock());
-        } else {
+        if (parkedOp == null) {
+            EagerPayload.deliver(r, direct.output(), vote.bits(), vote.payloadAt(), execution.rank(), execution.size());
             execution.outcomes().countCompleted();
             direct.completed();
+        } else if (EagerPayload.deliver(r, parkedOp, vote.bits(), vote.payloadAt(), execution)) {
+            execution.done(r, parkedOp, negotiated, execution.trace().clock());
         }
         tuning.ran(r.totalBytes());
         cache.touch(position);

@@ -212,25 +212,69 @@ public final class Engine implements AutoCloseable {
         }
         long now = System.nanoTime();
         try {
-            DirectAllreduce direct = s.direct();
-            if (direct == null || !direct.arm(name, type, shape, data, op, prescale, postscale)) {
-                return false;
-            }
-            boolean done;
-            try {
-                runner.cycleHere(now);
-            } finally {
-                // Under the cycle still: the armed op is the cycle's state.
-                done = direct.disarm();
-            }
-            RuntimeException failure = s.failure();
-            if (!done && failure != null) {
-                throw Outcomes.copy(failure, "allreduce '" + name + "' failed");
-            }
-            return done;
+            DirectOp direct = s.direct();
+            return direct != null && direct.armAllreduce(name, type, shape, data, op, prescale, postscale)
+                    && runArmed(s, direct, "allreduce", name, now);
         } finally {
             runner.leaveCycle(now);
         }
+    }
+
+    /**
+     * A blocking broadcast from set rank {@code root}, in {@code data}, run at once on the calling thread when it is the
+     * response cache's eager entry, as {@link #allreduceNow} runs an allreduce; false when the caller must submit it.
+     */
+    public boolean broadcastNow(int set, String name, DataType type, long[] shape, MemorySegment data, int root) {
+        ProcessSetEngine s = set == 0 ? global : byId.get(set);
+        if (s == null || !runner.enterCycle()) {
+            return false;
+        }
+        long now = System.nanoTime();
+        try {
+            DirectOp direct = s.direct();
+            return direct != null && direct.armBroadcast(name, type, shape, data, root)
+                    && runArmed(s, direct, "broadcast", name, now);
+        } finally {
+            runner.leaveCycle(now);
+        }
+    }
+
+    /**
+     * A blocking allgather of {@code input} into {@code output}, run at once on the calling thread when it is the
+     * response cache's eager entry and {@code output} holds exactly its result, as {@link #allreduceNow} runs an
+     * allreduce; false when the caller must submit it. The caller has checked that {@code output} is writable memory
+     * of the input's type.
+     */
+    public boolean allgatherNow(int set, String name, DataType type, long[] shape, MemorySegment input,
+                                MemorySegment output) {
+        ProcessSetEngine s = set == 0 ? global : byId.get(set);
+        if (s == null || !runner.enterCycle()) {
+            return false;
+        }
+        long now = System.nanoTime();
+        try {
+            DirectOp direct = s.direct();
+            return direct != null && direct.armAllgather(name, type, shape, input, output)
+                    && runArmed(s, direct, "allgather", name, now);
+        } finally {
+            runner.leaveCycle(now);
+        }
+    }
+
+    /** Runs one cycle here with {@code direct} armed; whether its op completed (under the cycle, entered by the caller). */
+    private boolean runArmed(ProcessSetEngine s, DirectOp direct, String label, String name, long now) {
+        boolean done;
+        try {
+            runner.cycleHere(now);
+        } finally {
+            // Under the cycle still: the armed op is the cycle's state.
+            done = direct.disarm();
+        }
+        RuntimeException failure = s.failure();
+        if (!done && failure != null) {
+            throw Outcomes.copy(failure, label + " '" + name + "' failed");
+        }
+        return done;
     }
 
     /**

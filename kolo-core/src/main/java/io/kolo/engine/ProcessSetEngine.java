@@ -23,9 +23,9 @@ import java.util.Map;
  * when someone has something new does the cycle add a coordinator round: requests gathered at the set's rank 0,
  * which checks them, fuses what is ready and broadcasts the responses.
  *
- * <p>The last small allreduce repeated from the cache rides with the bit vector (the <em>eager</em> op, see
- * {@link CycleVote}, {@link EagerExchange}), so a repeated loss or metric costs one round of messages, not two; called
- * blocking, it needs no op at all: its caller runs the cycle with its tensor as the payload ({@link DirectAllreduce}).
+ * <p>The last small allreduce, broadcast or allgather repeated from the cache rides with the bit vector (the
+ * <em>eager</em> op, see {@link CycleVote}, {@link EagerExchange}), so a repeated loss or metric costs one round of
+ * messages, not two; an allreduce called blocking needs no op at all: its caller runs the cycle with its tensor as the payload ({@link DirectOp}).
  *
  * <p>The parts: {@link CycleVote} is the bit vector, {@link CoordinatorRound} the slow path, {@link FusionPlanner}
  * fusion, one {@link OpExecutor} per kind of collective runs the responses, {@link Outcomes} ends the ops. This class
@@ -77,7 +77,7 @@ final class ProcessSetEngine implements CycleAgent {
     private final Counter fusedBuffers = new Counter();
     private final Counter eagerOps = new Counter();
     private final EngineTuning tuning;
-    private final DirectAllreduce direct;
+    private final DirectOp direct;
     private final EagerExchange eager;
 
     /**
@@ -97,7 +97,7 @@ final class ProcessSetEngine implements CycleAgent {
         this.cache = new ResponseCache(settings.cacheCapacity(), settings.eagerAllreduceBytes());
         InFlightNames inFlight = new InFlightNames(Math.max(KEPT_NAMES, settings.cacheCapacity()));
         this.submissions = new Submissions(rank, inFlight);
-        this.direct = new DirectAllreduce(cache, inFlight);
+        this.direct = new DirectOp(cache, inFlight, rank);
         this.parked = new CachePositionWaits(settings.cacheCapacity());
         this.vote = new CycleVote(settings.cacheCapacity(), settings.eagerAllreduceBytes());
         this.admission = new Admission(cache, parked, vote, toSend, rank);
@@ -150,7 +150,7 @@ final class ProcessSetEngine implements CycleAgent {
      * The set's direct allreduce ({@link Engine#allreduceNow}) while it can take one: the set goes on and writes no
      * timeline (every op there needs its spans, and so its op); else null.
      */
-    DirectAllreduce direct() {
+    DirectOp direct() {
         return fatal == null && !terminated && !shutdownRequested && !trace.enabled() ? direct : null;
     }
 

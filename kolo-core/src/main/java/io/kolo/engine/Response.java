@@ -86,7 +86,7 @@ record Response(OpKind kind, List<String> names, DataType type, ReduceOp op, dou
             return false;
         }
         return switch (kind) {
-            case ALLGATHER -> sameRowShape(o.shape) && perRank[rank][0] == o.shape[0];
+            case ALLGATHER -> answersAllgather(o.type, o.shape, rank);
             case ALLTOALL -> sameRowShape(o.shape) && Arrays.equals(perRank[rank], o.splits)
                     && rows(o.splits) == o.shape[0];
             default -> sameRequest(o.reduceOp, o.shape, o.prescale, o.postscale, o.root);
@@ -117,6 +117,16 @@ record Response(OpKind kind, List<String> names, DataType type, ReduceOp op, dou
     /** {@link #answers} for an allreduce that has no {@link Op} (see {@link Engine#allreduceNow}). */
     boolean answersAllreduce(DataType t, ReduceOp reduceOp, long[] shape, double pre, double post) {
         return kind == OpKind.ALLREDUCE && type == t && sameRequest(reduceOp, shape, pre, post, 0);
+    }
+
+    /** {@link #answers} for a broadcast that has no {@link Op} (an op's reduction fields keep their defaults). */
+    boolean answersBroadcast(DataType t, long[] shape, int rootRank) {
+        return kind == OpKind.BROADCAST && type == t && sameRequest(ReduceOp.SUM, shape, 1.0, 1.0, rootRank);
+    }
+
+    /** {@link #answers} for an allgather that has no {@link Op}, checked at set rank {@code rank}'s rows. */
+    boolean answersAllgather(DataType t, long[] shape, int rank) {
+        return kind == OpKind.ALLGATHER && type == t && sameRowShape(shape) && perRank[rank][0] == shape[0];
     }
 
     void write(DataOutput out) throws IOException {

@@ -14,7 +14,10 @@ final class ResponseCache {
     private final Response[] entries;
     private final long[] lastUsed;
     private final Map<String, Integer> positions = new HashMap<>();
-    /** Allreduces of at most this many bytes may become the {@linkplain #repeated() repeated} one. */
+    /**
+     * Allreduces, broadcasts and allgathers of at most this many bytes ({@link EagerPayload#fits}) may become the
+     * {@linkplain #repeated() repeated} one.
+     */
     private final long repeatedMaxBytes;
     private int repeated = -1;
     private long clock;
@@ -105,9 +108,10 @@ final class ResponseCache {
     }
 
     /**
-     * Marks the allreduce at {@code position}, which just ran from the cache, as the one likely to repeat (the engine
-     * sends its payload with each cycle's vote), if it is small enough; the mark goes whenever the entry at that
-     * position is replaced or erased, so it always names an allreduce of at most {@code repeatedMaxBytes}.
+     * Marks the op at {@code position}, which just ran from the cache, as the one likely to repeat (the engine sends
+     * its payload with each cycle's vote), if it is of a kind that can ride with the vote and small enough; the mark
+     * goes whenever the entry at that position is replaced or erased, so it always names such an op of at most
+     * {@code repeatedMaxBytes}.
      */
     void markRepeated(int position) {
         if (fitsRepeated(entries[position])) {
@@ -121,9 +125,7 @@ final class ResponseCache {
     }
 
     private boolean fitsRepeated(Response r) {
-        // Adasum combines whole vectors: it cannot ride with the negotiation's element-wise exchange.
-        return r != null && r.kind() == OpKind.ALLREDUCE && r.op() != io.kolo.ReduceOp.ADASUM
-                && r.totalBytes() <= repeatedMaxBytes;
+        return r != null && EagerPayload.fits(r, repeatedMaxBytes);
     }
 
     private void forgetRepeated(int position) {

@@ -8,7 +8,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-/** The repeated small allreduce marked in the cache goes with any change of its entry. */
+/** The repeated small op marked in the cache goes with any change of its entry. */
 class ResponseCacheTest {
     private static final long LIMIT = 64;
 
@@ -55,15 +55,59 @@ class ResponseCacheTest {
     }
 
     @Test
-    void tooLargeOrNotAnAllreduceIsNeverMarked() {
-        ResponseCache cache = new ResponseCache(2, LIMIT);
+    void tooLargeOrOfAKindThatCannotRideWithTheVoteIsNeverMarked() {
+        ResponseCache cache = new ResponseCache(4, LIMIT);
         cache.put(allreduce("big", DataType.FLOAT64, 9));
         cache.markRepeated(cache.position("big"));
         assertEquals(-1, cache.repeated());
-        cache.put(new Response(OpKind.BROADCAST, List.of("bc"), DataType.INT8, ReduceOp.SUM, 1, 1, 0,
-                new long[][]{{4}}, null, new int[0], null, -1));
-        cache.markRepeated(cache.position("bc"));
+        cache.put(new Response(OpKind.ALLTOALL, List.of("a2a"), DataType.INT8, ReduceOp.SUM, 1, 1, 0,
+                new long[][]{{2}}, new long[][]{{1, 1}, {1, 1}}, new int[0], null, -1));
+        cache.markRepeated(cache.position("a2a"));
         assertEquals(-1, cache.repeated());
+        cache.put(new Response(OpKind.ALLREDUCE, List.of("adasum"), DataType.FLOAT32, ReduceOp.ADASUM, 1, 1, 0,
+                new long[][]{{2}}, null, new int[0], null, -1));
+        cache.markRepeated(cache.position("adasum"));
+        assertEquals(-1, cache.repeated());
+    }
+
+    @Test
+    void aBroadcastOrAllgatherCountsItsWholeResultInWholeWords() {
+        ResponseCache cache = new ResponseCache(4, LIMIT);
+        // 57 bytes take 64 in the vote: marked.
+        cache.put(new Response(OpKind.BROADCAST, List.of("bc"), DataType.INT8, ReduceOp.SUM, 1, 1, 1,
+                new long[][]{{57}}, null, new int[0], null, -1));
+        cache.markRepeated(cache.position("bc"));
+        assertEquals(cache.position("bc"), cache.repeated());
+        // 65 bytes take 72.
+        cache.put(new Response(OpKind.BROADCAST, List.of("bc"), DataType.INT8, ReduceOp.SUM, 1, 1, 1,
+                new long[][]{{65}}, null, new int[0], null, -1));
+        assertEquals(-1, cache.repeated());
+        // An allgather of rows of 4 floats: 3 + 1 rows are 64 bytes, 3 + 2 are 80, whatever this rank's own rows.
+        cache.put(gather(3, 1));
+        cache.markRepeated(cache.position("ag"));
+        assertEquals(cache.position("ag"), cache.repeated());
+        cache.put(gather(3, 2));
+        assertEquals(-1, cache.repeated());
+    }
+
+    @Test
+    void aBroadcastOrAllgatherRidesOnlyUpToItsOwnCapWhateverTheVoteHasRoomFor() {
+        ResponseCache cache = new ResponseCache(4, 8192);
+        cache.put(new Response(OpKind.BROADCAST, List.of("bc"), DataType.INT8, ReduceOp.SUM, 1, 1, 1,
+                new long[][]{{EagerPayload.ORED_MAX_BYTES}}, null, new int[0], null, -1));
+        cache.markRepeated(cache.position("bc"));
+        assertEquals(cache.position("bc"), cache.repeated());
+        cache.put(new Response(OpKind.BROADCAST, List.of("bc"), DataType.INT8, ReduceOp.SUM, 1, 1, 1,
+                new long[][]{{EagerPayload.ORED_MAX_BYTES + 1}}, null, new int[0], null, -1));
+        assertEquals(-1, cache.repeated());
+        cache.put(allreduce("sum", DataType.INT8, 8192));
+        cache.markRepeated(cache.position("sum"));
+        assertEquals(cache.position("sum"), cache.repeated(), "an allreduce has the whole room");
+    }
+
+    private static Response gather(long rows0, long rows1) {
+        return new Response(OpKind.ALLGATHER, List.of("ag"), DataType.FLOAT32, ReduceOp.SUM, 1, 1, 0,
+                new long[][]{{rows0, 4}}, new long[][]{{rows0}, {rows1}}, new int[0], null, -1);
     }
 
     @Test
