@@ -207,7 +207,7 @@ public final class Engine implements AutoCloseable {
     public boolean allreduceNow(int set, String name, DataType type, long[] shape, MemorySegment data, ReduceOp op,
                                 double prescale, double postscale) {
         ProcessSetEngine s = set == 0 ? global : byId.get(set);
-        if (s == null || !runner.enterCycle()) {
+        if (s == null || !s.mayRunNow(name) || !runner.enterCycle()) {
             return false;
         }
         long now = System.nanoTime();
@@ -226,7 +226,7 @@ public final class Engine implements AutoCloseable {
      */
     public boolean broadcastNow(int set, String name, DataType type, long[] shape, MemorySegment data, int root) {
         ProcessSetEngine s = set == 0 ? global : byId.get(set);
-        if (s == null || !runner.enterCycle()) {
+        if (s == null || !s.mayRunNow(name) || !runner.enterCycle()) {
             return false;
         }
         long now = System.nanoTime();
@@ -248,7 +248,7 @@ public final class Engine implements AutoCloseable {
     public boolean allgatherNow(int set, String name, DataType type, long[] shape, MemorySegment input,
                                 MemorySegment output) {
         ProcessSetEngine s = set == 0 ? global : byId.get(set);
-        if (s == null || !runner.enterCycle()) {
+        if (s == null || !s.mayRunNow(name) || !runner.enterCycle()) {
             return false;
         }
         long now = System.nanoTime();

@@ -146,9 +146,14 @@ final class ProcessSetEngine implements CycleAgent {
         }
     }
 
+    /** Whether a blocking op of this name may run now as the set's direct op (see {@link DirectOp#mayArm}). */
+    boolean mayRunNow(String name) {
+        return direct.mayArm(name);
+    }
+
     /**
-     * The set's direct allreduce ({@link Engine#allreduceNow}) while it can take one: the set goes on and writes no
-     * timeline (every op there needs its spans, and so its op); else null.
+     * The set's direct op ({@link Engine#allreduceNow} and the like) while it can take one: the set goes on and writes
+     * no timeline (every op there needs its spans, and so its op); else null.
      */
     DirectOp direct() {
         return fatal == null && !terminated && !shutdownRequested && !trace.enabled() ? direct : null;

@@ -20,6 +20,11 @@ final class ResponseCache {
      */
     private final long repeatedMaxBytes;
     private int repeated = -1;
+    /**
+     * The repeated op's name, for other threads: a blocking caller asks it, without taking the cycle, whether its op
+     * may be the one ({@link #mayBeRepeated}). Written whenever the mark changes.
+     */
+    private volatile String repeatedName;
     private long clock;
     /** One past the highest position ever filled; positions are filled lowest-free-first, so this stays compact. */
     private int highWater;
@@ -115,8 +120,24 @@ final class ResponseCache {
      */
     void markRepeated(int position) {
         if (fitsRepeated(entries[position])) {
-            repeated = position;
+            setRepeated(position);
         }
+    }
+
+    private void setRepeated(int position) {
+        if (repeated != position) {
+            repeated = position;
+            repeatedName = position < 0 ? null : entries[position].names().getFirst();
+        }
+    }
+
+    /**
+     * Whether {@code name} may be the repeated op's, asked from any thread without the cycle: false means it is not
+     * now; true, that the cycle's own check is worth making.
+     */
+    boolean mayBeRepeated(String name) {
+        String n = repeatedName;
+        return n != null && (n == name || n.equals(name));
     }
 
     /** The position marked by {@link #markRepeated}, or -1; identical on every rank, like the entries. */
@@ -130,7 +151,7 @@ final class ResponseCache {
 
     private void forgetRepeated(int position) {
         if (repeated == position) {
-            repeated = -1;
+            setRepeated(-1);
         }
     }
 

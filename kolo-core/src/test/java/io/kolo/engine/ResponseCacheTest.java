@@ -7,6 +7,8 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The repeated small op marked in the cache goes with any change of its entry. */
 class ResponseCacheTest {
@@ -120,5 +122,21 @@ class ResponseCacheTest {
         assertEquals(-1, cache.position("b"));
         assertEquals(0, cache.position("a"));
         assertEquals(1, cache.position("c"));
+    }
+
+    @Test
+    void otherThreadsSeeWhichNameIsMarked() {
+        ResponseCache cache = new ResponseCache(4, LIMIT);
+        cache.put(allreduce("loss", DataType.FLOAT32, 1));
+        cache.put(allreduce("acc", DataType.FLOAT32, 1));
+        assertFalse(cache.mayBeRepeated("loss"));
+        cache.markRepeated(cache.position("loss"));
+        assertTrue(cache.mayBeRepeated(new String("loss")));
+        assertFalse(cache.mayBeRepeated("acc"));
+        cache.markRepeated(cache.position("acc"));
+        assertFalse(cache.mayBeRepeated("loss"));
+        assertTrue(cache.mayBeRepeated("acc"));
+        cache.erase(cache.position("acc"));
+        assertFalse(cache.mayBeRepeated("acc"));
     }
 }
