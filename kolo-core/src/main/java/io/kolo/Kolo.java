@@ -224,7 +224,7 @@ public final class Kolo {
         return collective().allgatherInto(tensor, output);
     }
 
-    /** Named, into {@code output} (see {@link Communicator#allgatherInto(String, Tensor, Tensor)}): a small repeated one is fast. */
+    /** Named, into {@code output} (see {@link Communicator#allgatherInto(String, Tensor, Tensor)}). */
     public static Tensor allgatherInto(String name, Tensor tensor, Tensor output) {
         return collective().allgatherInto(name, tensor, output);
     }
@@ -237,7 +237,7 @@ public final class Kolo {
         return collective().broadcast(tensor, root);
     }
 
-    /** Named and in place (see {@link Communicator#broadcast(String, Tensor, int)}): a small repeated one is fast. */
+    /** Named and in place (see {@link Communicator#broadcast(String, Tensor, int)}). */
     public static Tensor broadcast(String name, Tensor tensor, int root) {
         return collective().broadcast(name, tensor, root);
     }

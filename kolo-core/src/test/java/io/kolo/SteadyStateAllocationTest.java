@@ -107,7 +107,7 @@ class SteadyStateAllocationTest {
 
     /**
      * {engine bytes per op, caller bytes per op} for a small broadcast, then a small allgather into the caller's
-     * output, each called blocking under its name: they ride with the vote on the caller's thread as the allreduce does.
+     * output, each called blocking under its name: they ride with the vote on the caller's thread as allreduce does.
      */
     private static long[] measureNamedGathers(Communicator comm) {
         var bean = threads();

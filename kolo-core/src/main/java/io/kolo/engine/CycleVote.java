@@ -23,9 +23,10 @@ import java.util.Arrays;
  * <p>That eager op: a small allreduce, broadcast or allgather repeated under one name (a loss, a metric, a latency
  * benchmark) would cost two rounds of messages per cycle, the bit vector and then the data. So the last such small op
  * that ran from the cache becomes the cycle's eager op: every rank appends a payload of its size to the bit vector (its
- * data when that op is ready here, laid out by {@link EagerPayload}), and both are reduced in one exchange. The op's own cache bit, ANDed over the ranks, says whether every
- * payload was real; if so the op is done, otherwise the payload is dropped and the op goes the usual way. Which op is
- * eager follows from the executed responses, identical on every rank, so the message sizes always agree.
+ * data when that op is ready here, laid out by {@link EagerPayload}), and both are reduced in one exchange. The op's
+ * own cache bit, ANDed over the ranks, says whether every payload was real; if so the op is done, otherwise the
+ * payload is dropped and the op goes the usual way. Which op is eager follows from the executed responses, identical
+ * on every rank, so the message sizes always agree.
  */
 final class CycleVote implements AutoCloseable {
     static final int NOTHING_NEW = 1;

@@ -59,8 +59,8 @@ final class DirectOp {
     }
 
     /**
-     * Whether an op of this name may be armed now, asked before taking the cycle (from any thread): a blocking op that is
-     * not the eager one, the usual case for large ones, then costs no hand-over of the cycle.
+     * Whether an op of this name may be armed now, asked before taking the cycle (from any thread): a blocking op that
+     * is not the eager one, the usual case for large ones, then costs no hand-over of the cycle.
      */
     boolean mayArm(String name) {
         return cache.mayBeRepeated(name);

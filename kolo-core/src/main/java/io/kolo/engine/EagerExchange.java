@@ -6,8 +6,9 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * The cycle's eager op (see {@link CycleVote}): the response cache's repeated small allreduce, broadcast or allgather,
- * waiting here as a parked op, or armed by a caller that runs the cycle itself ({@link DirectOp}).
- * Its payload rides with the vote ({@link EagerPayload}); when every rank's was real, its result is read from there. Touched only by the thread running the cycle.
+ * waiting here as a parked op, or armed by a caller that runs the cycle itself ({@link DirectOp}). Its payload rides
+ * with the vote ({@link EagerPayload}); when every rank's was real, its result is read from there. Touched only by the
+ * thread running the cycle.
  */
 final class EagerExchange {
     private final ResponseCache cache;

@@ -206,37 +206,15 @@ public final class Engine implements AutoCloseable {
      */
     public boolean allreduceNow(int set, String name, DataType type, long[] shape, MemorySegment data, ReduceOp op,
                                 double prescale, double postscale) {
-        ProcessSetEngine s = set == 0 ? global : byId.get(set);
-        if (s == null || !s.mayRunNow(name) || !runner.enterCycle()) {
-            return false;
-        }
-        long now = System.nanoTime();
-        try {
-            DirectOp direct = s.direct();
-            return direct != null && direct.armAllreduce(name, type, shape, data, op, prescale, postscale)
-                    && runArmed(s, direct, "allreduce", name, now);
-        } finally {
-            runner.leaveCycle(now);
-        }
+        return runNow(set, name, OpKind.ALLREDUCE, type, shape, data, data, op, prescale, postscale, 0);
     }
 
     /**
-     * A blocking broadcast from set rank {@code root}, in {@code data}, run at once on the calling thread when it is the
-     * response cache's eager entry, as {@link #allreduceNow} runs an allreduce; false when the caller must submit it.
+     * A blocking broadcast from set rank {@code root}, in {@code data}, run at once on the calling thread when it is
+     * the response cache's eager entry, as {@link #allreduceNow} runs an allreduce; false when the caller must submit it.
      */
     public boolean broadcastNow(int set, String name, DataType type, long[] shape, MemorySegment data, int root) {
-        ProcessSetEngine s = set == 0 ? global : byId.get(set);
-        if (s == null || !s.mayRunNow(name) || !runner.enterCycle()) {
-            return false;
-        }
-        long now = System.nanoTime();
-        try {
-            DirectOp direct = s.direct();
-            return direct != null && direct.armBroadcast(name, type, shape, data, root)
-                    && runArmed(s, direct, "broadcast", name, now);
-        } finally {
-            runner.leaveCycle(now);
-        }
+        return runNow(set, name, OpKind.BROADCAST, type, shape, data, data, ReduceOp.SUM, 1.0, 1.0, root);
     }
 
     /**
@@ -247,6 +225,12 @@ public final class Engine implements AutoCloseable {
      */
     public boolean allgatherNow(int set, String name, DataType type, long[] shape, MemorySegment input,
                                 MemorySegment output) {
+        return runNow(set, name, OpKind.ALLGATHER, type, shape, input, output, ReduceOp.SUM, 1.0, 1.0, 0);
+    }
+
+    /** The three above: arms the set's {@link DirectOp} and runs one cycle here; whether the op completed. */
+    private boolean runNow(int set, String name, OpKind kind, DataType type, long[] shape, MemorySegment input,
+                           MemorySegment output, ReduceOp op, double prescale, double postscale, int root) {
         ProcessSetEngine s = set == 0 ? global : byId.get(set);
         if (s == null || !s.mayRunNow(name) || !runner.enterCycle()) {
             return false;
@@ -254,27 +238,29 @@ public final class Engine implements AutoCloseable {
         long now = System.nanoTime();
         try {
             DirectOp direct = s.direct();
-            return direct != null && direct.armAllgather(name, type, shape, input, output)
-                    && runArmed(s, direct, "allgather", name, now);
+            boolean armed = direct != null && switch (kind) {
+                case ALLREDUCE -> direct.armAllreduce(name, type, shape, input, op, prescale, postscale);
+                case BROADCAST -> direct.armBroadcast(name, type, shape, input, root);
+                default -> direct.armAllgather(name, type, shape, input, output);
+            };
+            if (!armed) {
+                return false;
+            }
+            boolean done;
+            try {
+                runner.cycleHere(now);
+            } finally {
+                // Under the cycle still: the armed op is the cycle's state.
+                done = direct.disarm();
+            }
+            RuntimeException failure = s.failure();
+            if (!done && failure != null) {
+                throw Outcomes.copy(failure, kind.label() + " '" + name + "' failed");
+            }
+            return done;
         } finally {
             runner.leaveCycle(now);
         }
-    }
-
-    /** Runs one cycle here with {@code direct} armed; whether its op completed (under the cycle, entered by the caller). */
-    private boolean runArmed(ProcessSetEngine s, DirectOp direct, String label, String name, long now) {
-        boolean done;
-        try {
-            runner.cycleHere(now);
-        } finally {
-            // Under the cycle still: the armed op is the cycle's state.
-            done = direct.disarm();
-        }
-        RuntimeException failure = s.failure();
-        if (!done && failure != null) {
-            throw Outcomes.copy(failure, label + " '" + name + "' failed");
-        }
-        return done;
     }
 
     /**

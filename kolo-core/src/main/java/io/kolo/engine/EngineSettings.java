@@ -25,9 +25,9 @@ import java.util.Map;
  *                             {@link Collectives#AUTO} (unset) scales it with the number of ranks
  * @param algorithms           {@code KOLO_HIERARCHICAL_ALLREDUCE} and {@code KOLO_HIERARCHICAL_ALLGATHER}
  * @param compression          {@code KOLO_COMPRESSION}: compression of allreduces that name none
- * @param eagerAllreduceBytes  {@code KOLO_EAGER_ALLREDUCE_BYTES}: a cached allreduce, broadcast or allgather of at most this many bytes
- *                             travels with the negotiation that finds it ready everywhere (one round of messages
- *                             instead of two); 0 disables
+ * @param eagerAllreduceBytes  {@code KOLO_EAGER_ALLREDUCE_BYTES}: a cached allreduce, broadcast or allgather of at
+ *                             most this many bytes travels with the negotiation that finds it ready everywhere (one
+ *                             round of messages instead of two); 0 disables
  * @param dynamicProcessSets   {@code KOLO_DYNAMIC_PROCESS_SETS}: process sets may be added and removed after start
  * @param autotune             {@code KOLO_AUTOTUNE} and its companions: rank 0 tunes the fusion threshold and cycle time
  *                             while the job runs; null when off

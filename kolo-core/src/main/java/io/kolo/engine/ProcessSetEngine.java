@@ -25,7 +25,8 @@ import java.util.Map;
  *
  * <p>The last small allreduce, broadcast or allgather repeated from the cache rides with the bit vector (the
  * <em>eager</em> op, see {@link CycleVote}, {@link EagerExchange}), so a repeated loss or metric costs one round of
- * messages, not two; an allreduce called blocking needs no op at all: its caller runs the cycle with its tensor as the payload ({@link DirectOp}).
+ * messages, not two; called blocking and named, it needs no op at all: its caller runs the cycle with its tensor as
+ * the payload ({@link DirectOp}).
  *
  * <p>The parts: {@link CycleVote} is the bit vector, {@link CoordinatorRound} the slow path, {@link FusionPlanner}
  * fusion, one {@link OpExecutor} per kind of collective runs the responses, {@link Outcomes} ends the ops. This class
