@@ -87,11 +87,14 @@ final class FuzzRank {
         }
         Submitted[] submitted = new Submitted[ops.size()];
         FuzzReference reference = new FuzzReference(program.seed(), size, everyone());
-        // Some named allreduces this rank calls blocking, after its asynchronous ones and in program order, so that no
-        // two ranks wait for each other: each rank chooses its own, so one op may be blocking here and not elsewhere.
+        // Some named allreduces and broadcasts this rank calls blocking, after its asynchronous ones and in program
+        // order, so that no two ranks wait for each other: each rank chooses its own, so one op may be blocking here
+        // and not elsewhere.
         boolean[] blocking = new boolean[ops.size()];
         for (int k = 0; k < ops.size(); k++) {
-            blocking[k] = ops.get(k).kind() == FuzzOp.Kind.ALLREDUCE && ops.get(k).name() != null && mine.nextBoolean();
+            FuzzOp.Kind kind = ops.get(k).kind();
+            blocking[k] = (kind == FuzzOp.Kind.ALLREDUCE || kind == FuzzOp.Kind.BROADCAST) && ops.get(k).name() != null
+                    && mine.nextBoolean();
         }
         for (int k : order) {
             if (!blocking[k]) {
@@ -174,13 +177,18 @@ final class FuzzRank {
         };
     }
 
-    /** A named allreduce called blocking ({@link Communicator#allreduce(String, Tensor, ReduceOp, double, double)}). */
+    /**
+     * A named allreduce or broadcast called blocking ({@link Communicator#allreduce(String, Tensor, ReduceOp, double,
+     * double)}, {@link Communicator#broadcast(String, Tensor, int)}).
+     */
     private Submitted callBlocking(FuzzOp op) {
         Tensor in = FuzzValues.input(program.seed(), op.id() * 16, rank, op.typeOf(rank), op.shapeOf(rank),
                 op.memory());
         Handle<Tensor> outcome = new Handle<>(op.name(), java.time.Duration.ZERO);
         try {
-            outcome.complete(comm.allreduce(op.name(), in, op.opOf(rank), op.prescaleOf(rank), op.postscale()));
+            outcome.complete(op.kind() == FuzzOp.Kind.BROADCAST
+                    ? comm.broadcast(op.name(), in, op.rootOf(rank, size))
+                    : comm.allreduce(op.name(), in, op.opOf(rank), op.prescaleOf(rank), op.postscale()));
         } catch (RuntimeException e) {
             outcome.fail(e);
         }
