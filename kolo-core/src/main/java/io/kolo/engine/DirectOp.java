@@ -36,16 +36,16 @@ final class DirectOp {
      */
     boolean armAllreduce(String name, DataType type, long[] shape, MemorySegment memory, ReduceOp op,
                          double prescale, double postscale) {
-        Response r = eager(name);
-        return r != null && r.answersAllreduce(type, op, shape, prescale, postscale) && !memory.isReadOnly()
-                && claim(name, memory, memory);
+        int p = eager(name);
+        return p >= 0 && cache.get(p).answersAllreduce(type, op, shape, prescale, postscale) && !memory.isReadOnly()
+                && claim(p, name, memory, memory);
     }
 
     /** {@link #armAllreduce} for a broadcast from {@code root} in {@code memory}. */
     boolean armBroadcast(String name, DataType type, long[] shape, MemorySegment memory, int root) {
-        Response r = eager(name);
-        return r != null && r.answersBroadcast(type, shape, root) && (rank == root || !memory.isReadOnly())
-                && claim(name, memory, memory);
+        int p = eager(name);
+        return p >= 0 && cache.get(p).answersBroadcast(type, shape, root) && (rank == root || !memory.isReadOnly())
+                && claim(p, name, memory, memory);
     }
 
     /**
@@ -53,9 +53,9 @@ final class DirectOp {
      * the type and writable: it must hold exactly the gathered result.
      */
     boolean armAllgather(String name, DataType type, long[] shape, MemorySegment input, MemorySegment output) {
-        Response r = eager(name);
-        return r != null && r.answersAllgather(type, shape, rank)
-                && output.byteSize() == EagerPayload.gatheredBytes(r) && claim(name, input, output);
+        int p = eager(name);
+        return p >= 0 && cache.get(p).answersAllgather(type, shape, rank)
+                && output.byteSize() == EagerPayload.gatheredBytes(cache.get(p)) && claim(p, name, input, output);
     }
 
     /**
@@ -66,24 +66,19 @@ final class DirectOp {
         return cache.mayBeRepeated(name);
     }
 
-    /** The cache's eager entry if it is {@code name}'s, else null. */
-    private Response eager(String name) {
+    /** The cache's eager entry's position if it is {@code name}'s, else -1. */
+    private int eager(String name) {
         int p = cache.repeated();
-        if (p < 0) {
-            return null;
-        }
-        Response r = cache.get(p);
-        return sameName(r, name) ? r : null;
+        return p >= 0 && sameName(cache.get(p), name) ? p : -1;
     }
 
-    private boolean claim(String name, MemorySegment in, MemorySegment out) {
+    private boolean claim(int p, String name, MemorySegment in, MemorySegment out) {
         InFlightNames.Slot s = inFlight.claim(name);
         if (s == null) {
             return false;
         }
         slot = s;
-        // The entry eager() found: nothing changes the cache between the two calls.
-        position = cache.repeated();
+        position = p;
         input = in;
         output = out;
         done = false;
