@@ -70,7 +70,7 @@ public final class KoloJob {
         return KubernetesJobs.call(client, "read the logs of job " + name(), () -> {
             StringBuilder sb = new StringBuilder();
             for (String pod : logPods(rank)) {
-                String log = client.pods().inNamespace(namespace()).withName(pod).getLog();
+                String log = PodLogs.read(client, namespace(), pod, null, false);
                 if (log != null) {
                     log.lines().filter(l -> rank == null || l.startsWith("[" + rank + "]<"))
                             .forEach(l -> sb.append(l).append('\n'));
@@ -164,7 +164,7 @@ public final class KoloJob {
                 if (!failed) {
                     continue;
                 }
-                String log = client.pods().inNamespace(namespace()).withName(p.name()).getLog();
+                String log = PodLogs.read(client, namespace(), p.name(), null, false);
                 log = log == null ? "" : log;
                 if (dir == null) {
                     print.accept("--- log of failed pod " + p.name() + " ---");

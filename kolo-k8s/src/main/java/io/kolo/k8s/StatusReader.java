@@ -212,9 +212,7 @@ final class StatusReader {
     /** The last lines of a pod's log (of its previous container when asked); empty when it cannot be read. */
     List<String> tail(String pod, boolean previous) {
         try {
-            var r = client.pods().inNamespace(target.namespace()).withName(pod);
-            String log = previous ? r.terminated().tailingLines(Explainer.logLines()).getLog()
-                    : r.tailingLines(Explainer.logLines()).getLog();
+            String log = PodLogs.read(client, target.namespace(), pod, Explainer.logLines(), previous);
             return log == null ? List.of() : log.lines().toList();
         } catch (KubernetesClientException e) {
             return List.of();

@@ -79,11 +79,20 @@ class ExplainTest {
     }
 
     @Test
-    void aCrashLoopShowsTheLastLogLines() {
+    void aCrashLoopShowsTheLastLogLines() throws InterruptedException {
         cluster.log("train-0", "starting\nException in thread \"main\" java.lang.NoClassDefFoundError: com/example/Train\n");
         cluster.crashLoop("train-0", 4, 1);
+        cluster.requestPaths();
         assertEquals("pod train-0 keeps crashing (CrashLoopBackOff, 4 restarts, last exit code 1); last log lines:"
                 + " starting | Exception in thread \"main\" java.lang.NoClassDefFoundError: com/example/Train", only());
+        // One GET of the log, as kubectl logs: no list and watch of the pod first (that needs the right to watch
+        // pods, and closing the watch has held the mock server's event loop up to a minute).
+        List<String> paths = cluster.requestPaths();
+        assertTrue(paths.contains("/api/v1/namespaces/test/pods/train-0/log?pretty=false&previous=true&tailLines="
+                + Explainer.logLines()), paths.toString());
+        // fabric8's getLog() waits for the pod with an informer: a list by the pod's name, then a watch.
+        assertTrue(paths.stream().noneMatch(p -> p.contains("fieldSelector=metadata.name") || p.contains("watch=")),
+                paths.toString());
     }
 
     @Test

@@ -262,6 +262,16 @@ final class FakeCluster implements AutoCloseable {
         return all;
     }
 
+    /** The paths of the requests the server has had since the last call, oldest first. */
+    List<String> requestPaths() throws InterruptedException {
+        List<String> paths = new ArrayList<>();
+        io.fabric8.mockwebserver.http.RecordedRequest r;
+        while ((r = server.takeRequest(0, java.util.concurrent.TimeUnit.MILLISECONDS)) != null) {
+            paths.add(r.getPath());
+        }
+        return paths;
+    }
+
     @Override
     public void close() {
         client.close();

@@ -70,8 +70,14 @@ class SubmitAndFollowTest {
                   train-0 (ranks 0-1): Succeeded on node-a, exit code 0
                   train-1 (ranks 2-3): Succeeded on node-b, exit code 0
                 """, status.out());
+        cluster.requestPaths();
         CliRun rank3 = CliRun.run(cluster, "logs", "train", "--rank", "3");
         assertEquals("[3]<stderr>:a warning\n", rank3.out(), rank3.toString());
+        List<String> paths = cluster.requestPaths();
+        assertTrue(paths.contains("/api/v1/namespaces/test/pods/train-1/log?pretty=false"), paths.toString());
+        // fabric8's getLog() waits for the pod with an informer: a list by the pod's name, then a watch.
+        assertTrue(paths.stream().noneMatch(p -> p.contains("fieldSelector=metadata.name") || p.contains("watch=")),
+                "one GET per log, no watch: " + paths);
         CliRun list = CliRun.run(cluster, "list");
         assertEquals("train\toperator-free\t2x2\tsucceeded\texit 0\n", list.out(), list.toString());
     }
