@@ -18,6 +18,7 @@ import java.util.Locale;
 public final class AllreduceExample {
     /** The ops reported as the start; the ones after them are the steady state. */
     static final int FIRST_OPS = 10;
+    private static final String USAGE = "usage: allreduce [--elements N] [--iterations N] [--startup]";
 
     private AllreduceExample() {
     }
@@ -27,20 +28,23 @@ public final class AllreduceExample {
         int elements = 1 << 20;
         int iterations = 60;
         boolean startup = false;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--elements" -> elements = Integer.parseInt(value(args, ++i, "--elements"));
-                case "--iterations" -> iterations = Integer.parseInt(value(args, ++i, "--iterations"));
-                case "--startup" -> startup = true;
-                case "-h", "--help" -> {
-                    System.out.println("usage: allreduce [--elements N] [--iterations N] [--startup]");
-                    return;
-                }
-                default -> {
-                    System.err.println("allreduce: unknown argument '" + args[i] + "' (try --help)");
-                    System.exit(2);
+        try {
+            for (int i = 0; i < args.length; i++) {
+                switch (args[i]) {
+                    case "--elements" -> elements = Args.positive(args, ++i);
+                    case "--iterations" -> iterations = Args.positive(args, ++i);
+                    case "--startup" -> startup = true;
+                    case "-h", "--help" -> {
+                        System.out.println(USAGE);
+                        return;
+                    }
+                    default -> throw new IllegalArgumentException("unknown argument '" + args[i] + "'");
                 }
             }
+        } catch (IllegalArgumentException e) {
+            System.err.println("allreduce: " + e.getMessage() + " (" + USAGE + ")");
+            System.exit(2);
+            return;
         }
         Kolo.init();
         long initDone = System.currentTimeMillis();
@@ -130,13 +134,5 @@ public final class AllreduceExample {
             sum += nanos[i];
         }
         return sum / 1e6 / (to - from);
-    }
-
-    private static String value(String[] args, int i, String flag) {
-        if (i >= args.length) {
-            System.err.println("allreduce: " + flag + " needs a value");
-            System.exit(2);
-        }
-        return args[i];
     }
 }

@@ -81,10 +81,10 @@ public final class MnistExample {
                     case "--model" -> modelName = Args.value(args, ++i);
                     case "--epochs" -> epochs = Args.positive(args, ++i);
                     case "--batch-size" -> batchSize = Args.positive(args, ++i);
-                    case "--lr" -> lr = Float.parseFloat(Args.value(args, ++i));
-                    case "--warmup-steps" -> warmup = Integer.parseInt(Args.value(args, ++i));
+                    case "--lr" -> lr = Args.positiveNumber(args, ++i);
+                    case "--warmup-steps" -> warmup = Args.atLeast(args, ++i, 0);
                     case "--threads" -> threads = Args.positive(args, ++i);
-                    case "--seed" -> seed = Long.parseLong(Args.value(args, ++i));
+                    case "--seed" -> seed = Args.whole(args, ++i);
                     case "--checkpoint" -> checkpoint = Path.of(Args.value(args, ++i));
                     case "--elastic" -> elastic = true;
                     case "--commit-every" -> commitEvery = Args.positive(args, ++i);

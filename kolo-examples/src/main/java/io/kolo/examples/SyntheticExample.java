@@ -282,7 +282,7 @@ public final class SyntheticExample {
                 case "--model" -> model = Args.value(args, ++i);
                 case "--batch-size" -> batch = Args.positive(args, ++i);
                 case "--image-size" -> imageSize = Args.positive(args, ++i);
-                case "--num-warmup-batches" -> warmup = Integer.parseInt(Args.value(args, ++i));
+                case "--num-warmup-batches" -> warmup = Args.atLeast(args, ++i, 0);
                 case "--num-batches-per-iter" -> perIter = Args.positive(args, ++i);
                 case "--num-iters" -> iters = Args.positive(args, ++i);
                 case "--threads" -> threads = Args.positive(args, ++i);

@@ -1,10 +1,13 @@
 package io.kolo.examples;
 
+import io.kolo.djl.testing.ProcessJob;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -64,6 +67,16 @@ class AllreduceExampleTest {
             long at = Long.parseLong(m.group(g));
             assertTrue(at >= previous, "phase " + g + " ended before the one before it: " + out);
             previous = at;
+        }
+    }
+
+    @Test
+    void badValuesAreOneLineNamingTheFlag(@TempDir Path dir) throws Exception {
+        for (String[] bad : new String[][]{{"--elements", "-5"}, {"--iterations", "0"}, {"--elements", "many"}}) {
+            ProcessJob.Rank r = ProcessJob.run(1, dir, 60, AllreduceExample.class.getName(), bad).getFirst();
+            assertEquals(2, r.exitCode(), ProcessJob.report(dir, 1));
+            assertEquals("allreduce: " + bad[0] + " needs a whole number >= 1, not '" + bad[1] + "' (usage: allreduce"
+                    + " [--elements N] [--iterations N] [--startup])", r.err().strip());
         }
     }
 }
