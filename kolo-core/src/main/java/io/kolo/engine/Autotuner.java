@@ -1,5 +1,6 @@
 package io.kolo.engine;
 
+import io.kolo.bootstrap.IoReason;
 import io.kolo.bootstrap.LazyLogger;
 
 import java.io.IOException;
@@ -174,7 +175,7 @@ final class Autotuner {
                     StandardOpenOption.WRITE, line.startsWith("sample,phase") ? StandardOpenOption.TRUNCATE_EXISTING
                             : StandardOpenOption.APPEND);
         } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "KOLO_AUTOTUNE_LOG: cannot write " + settings.log() + ": " + e.getMessage());
+            LOG.log(System.Logger.Level.WARNING, "KOLO_AUTOTUNE_LOG: cannot write " + settings.log() + ": " + IoReason.of(e));
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.kolo.engine;
 
+import io.kolo.bootstrap.IoReason;
 import io.kolo.bootstrap.LazyLogger;
 
 import java.io.IOException;
@@ -42,7 +43,7 @@ final class Timeline implements AutoCloseable {
             ch.write(ByteBuffer.wrap(CLOSE), 1);
             return t;
         } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "KOLO_TIMELINE: cannot write " + path + ": " + e.getMessage());
+            LOG.log(System.Logger.Level.WARNING, "KOLO_TIMELINE: cannot write " + path + ": " + IoReason.of(e));
             return null;
         }
     }

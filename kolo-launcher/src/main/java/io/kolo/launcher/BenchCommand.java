@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import io.kolo.bootstrap.IoReason;
 import io.kolo.Communicator;
 import io.kolo.bench.BenchHosts;
 import io.kolo.bench.BenchSuite;
@@ -167,7 +168,7 @@ final class BenchCommand implements Subcommand {
                 err.println("kolo bench: wrote " + plot);
             }
         } catch (IOException e) {
-            err.println("kolo: cannot write results: " + e.getMessage());
+            err.println("kolo: cannot write results: " + IoReason.withFile(e));
             return 1;
         }
         return 0;

@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import io.kolo.bootstrap.IoReason;
 import java.io.IOException;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
@@ -128,7 +129,7 @@ final class ChildCommand {
                     .sorted()
                     .toList();
         } catch (IOException e) {
-            throw new UsageException("cannot read the examples jar " + examplesJar + ": " + e.getMessage());
+            throw new UsageException("cannot read the examples jar " + examplesJar + ": " + IoReason.of(e));
         }
     }
 

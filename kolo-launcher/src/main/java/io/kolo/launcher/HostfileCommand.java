@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import io.kolo.bootstrap.IoReason;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -53,7 +54,7 @@ final class HostfileCommand implements Subcommand {
         try {
             Files.writeString(out, text);
         } catch (IOException e) {
-            err.println("kolo: cannot write " + out + ": " + e);
+            err.println("kolo: cannot write " + out + ": " + IoReason.of(e));
             return 1;
         }
         return 0;

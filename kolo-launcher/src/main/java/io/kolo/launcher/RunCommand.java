@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import io.kolo.bootstrap.IoReason;
 import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -238,7 +239,7 @@ final class RunCommand implements Subcommand {
             try {
                 lines = Files.readAllLines(hostfile);
             } catch (IOException e) {
-                throw new UsageException("cannot read hostfile " + hostfile + ": " + e);
+                throw new UsageException("cannot read hostfile " + hostfile + ": " + IoReason.of(e));
             }
             return Hosts.parseHostfile(lines, hostfile.toString());
         }

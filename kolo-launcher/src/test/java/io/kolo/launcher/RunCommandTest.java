@@ -101,9 +101,9 @@ class RunCommandTest {
         UsageException tooFew = assertThrows(UsageException.class,
                 () -> plan("-np", "5", "--hostfile", hf.toString(), "--", "true"));
         assertTrue(tooFew.getMessage().contains("provide only 4 (localhost:2,127.0.0.1:2)"), tooFew.getMessage());
-        assertTrue(assertThrows(UsageException.class,
-                () -> plan("-np", "1", "--hostfile", dir.resolve("nope").toString(), "--", "true"))
-                .getMessage().startsWith("cannot read hostfile"));
+        assertEquals("cannot read hostfile " + dir.resolve("nope") + ": no such file or directory",
+                assertThrows(UsageException.class,
+                        () -> plan("-np", "1", "--hostfile", dir.resolve("nope").toString(), "--", "true")).getMessage());
     }
 
     @Test
