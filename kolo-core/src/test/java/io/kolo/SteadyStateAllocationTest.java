@@ -140,6 +140,41 @@ class SteadyStateAllocationTest {
         return new long[]{engine / (2L * OPS), caller / (2L * OPS)};
     }
 
+    /**
+     * {engine bytes per op, caller bytes per op} for a broadcast and an allgather into the caller's output too large
+     * to ride with the vote (1 KiB per rank): they go the ordinary way, an op negotiated from the response cache.
+     */
+    private static long[] measureGathers(Communicator comm) {
+        var bean = threads();
+        int[] stop = new int[256];
+        Tensor s = Tensor.of(stop);
+        long[] mine = new long[128];
+        long[] all = new long[128 * comm.size()];
+        Tensor m = Tensor.of(mine, 1, 128);
+        Tensor a = Tensor.of(all, comm.size(), 128);
+        long engine = 0;
+        long caller = 0;
+        for (int kind = 0; kind < 2; kind++) {
+            for (int i = 0; i < WARMUP; i++) {
+                namedGather(comm, kind, s, m, a);
+            }
+            long engine0 = engineBytes(bean, comm.rank());
+            long caller0 = bean.getCurrentThreadAllocatedBytes();
+            for (int i = 0; i < OPS; i++) {
+                namedGather(comm, kind, s, m, a);
+            }
+            caller += bean.getCurrentThreadAllocatedBytes() - caller0;
+            engine += engineBytes(bean, comm.rank()) - engine0;
+        }
+        stop[255] = comm.rank() + 5;
+        mine[127] = comm.rank() + 7;
+        namedGather(comm, 0, s, m, a);
+        namedGather(comm, 1, s, m, a);
+        assertEquals(5, stop[255], "broadcast result");
+        assertEquals(7 + comm.size() - 1, all[128 * comm.size() - 1], "allgather result");
+        return new long[]{engine / (2L * OPS), caller / (2L * OPS)};
+    }
+
     private static void namedGather(Communicator comm, int kind, Tensor stop, Tensor mine, Tensor all) {
         if (kind == 0) {
             comm.broadcast("stop", stop, 0);
@@ -175,6 +210,11 @@ class SteadyStateAllocationTest {
     @Test
     void aSmallNamedBlockingBroadcastOrAllgatherAllocatesNothingOnEitherThread() throws Exception {
         check(overTcp(SteadyStateAllocationTest::measureNamedGathers), 64);
+    }
+
+    @Test
+    void aBroadcastOrAllgatherTooLargeToRideAllocatesNothingOnTheEngineThread() throws Exception {
+        check(overTcp(SteadyStateAllocationTest::measureGathers));
     }
 
     private static List<long[]> overTcp(java.util.function.Function<Communicator, long[]> measure) throws Exception {
