@@ -275,6 +275,16 @@ final class FakeCluster implements AutoCloseable {
     @Override
     public void close() {
         client.close();
-        server.destroy();
+        try {
+            server.destroy();
+        } catch (IllegalStateException e) {
+            if (e.getMessage() == null || !e.getMessage().startsWith("Unable to close")) {
+                throw e;
+            }
+            // The mock server's watch listener waits up to a minute on its event loop for its sender to stop when a
+            // client closes a watch (kubernetes-server-mock 8.0.0, WatchEventsListener.onClosed), and the server's
+            // close gives up after 10 s. The test's assertions have run by now; only the fixture's teardown failed.
+            System.err.println("FakeCluster: " + e.getMessage() + " (the mock server's watch teardown; ignored)");
+        }
     }
 }
