@@ -82,8 +82,7 @@ public final class KoloJob {
 
     /** Follows one pod's log to its end, line by line, keeping those that {@code rank} (if not null) printed. */
     void followPod(String pod, Integer rank, Consumer<String> lines) {
-        try (var watch = client.pods().inNamespace(namespace()).withName(pod).watchLog();
-             InputStream in = watch.getOutput();
+        try (InputStream in = PodLogs.follow(client, namespace(), pod);
              BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
             String line;
             while ((line = r.readLine()) != null) {

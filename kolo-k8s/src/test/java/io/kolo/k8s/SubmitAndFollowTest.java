@@ -70,7 +70,11 @@ class SubmitAndFollowTest {
                   train-0 (ranks 0-1): Succeeded on node-a, exit code 0
                   train-1 (ranks 2-3): Succeeded on node-b, exit code 0
                 """, status.out());
-        cluster.requestPaths();
+        List<String> followed = cluster.requestPaths();
+        assertTrue(followed.contains("/api/v1/namespaces/test/pods/train-1/log?pretty=false&follow=true"),
+                followed.toString());
+        assertTrue(followed.stream().noneMatch(p -> p.contains("fieldSelector=metadata.name") || p.contains("watch=")),
+                "following a log is one streamed GET, no list and watch of the pod: " + followed);
         CliRun rank3 = CliRun.run(cluster, "logs", "train", "--rank", "3");
         assertEquals("[3]<stderr>:a warning\n", rank3.out(), rank3.toString());
         List<String> paths = cluster.requestPaths();
