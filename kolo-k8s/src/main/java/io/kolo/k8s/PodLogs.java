@@ -11,10 +11,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Reads or follows a pod's log with one request, as {@code kubectl logs [-f]} does. The client's own {@code getLog()} first waits for
- * the pod to be ready or ended through an informer (a list and a watch of the pod), even with no time to wait: two
- * more requests for each log read, a failure logged where the user may not watch pods, and, against fabric8's mock
- * server, a closed watch that could hold the server's event loop for up to a minute.
+ * Reads or follows a pod's log with one request, as {@code kubectl logs [-f]} does. The client's own {@code getLog()}
+ * and {@code watchLog()} first wait for the pod to be ready or ended through an informer (a list and a watch of the
+ * pod), even with no time to wait: two more requests for each log, a failure logged where the user may not watch
+ * pods, and, against fabric8's mock server, a closed watch that could hold the server's event loop for up to a minute.
  */
 final class PodLogs {
     private PodLogs() {
