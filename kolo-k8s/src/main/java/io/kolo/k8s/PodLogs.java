@@ -22,9 +22,9 @@ final class PodLogs {
 
     /**
      * The pod's log (its only container's), its last {@code tailLines} lines when not null, of the container's
-     * previous run when {@code previous}.
+     * previous run when {@code previous}; null when there is no such pod (404).
      *
-     * @throws io.fabric8.kubernetes.client.KubernetesClientException when the API server refuses (no such pod, no
+     * @throws io.fabric8.kubernetes.client.KubernetesClientException when the API server refuses otherwise (no
      *                                                                  previous run, not allowed)
      */
     static String read(KubernetesClient client, String namespace, String pod, Integer tailLines, boolean previous) {
@@ -40,7 +40,7 @@ final class PodLogs {
 
     /**
      * The pod's log as it is written, until its container ends ({@code follow=true}); the caller closes the stream.
-     * Waits for the server's answer as long as the client's request timeout.
+     * Waits for the server's answer as long as the client's request timeout (a minute when it has none).
      *
      * @throws IOException when the server refuses (its status code) or does not answer
      */
@@ -49,7 +49,9 @@ final class PodLogs {
         // As the client's raw(): the API's path after the master URL, which may have a path of its own (a proxy).
         String master = client.getMasterUrl().toString().replaceAll("/+$", "");
         var request = http.newHttpRequestBuilder().uri(master + path(namespace, pod) + "&follow=true").build();
-        long timeout = Math.max(1, client.getConfiguration().getRequestTimeout());
+        // A client configured with no request timeout (0) still gets one for the answer's headers: a minute.
+        int configured = client.getConfiguration().getRequestTimeout();
+        long timeout = configured > 0 ? configured : 60_000;
         HttpResponse<InputStream> response;
         try {
             response = http.sendAsync(request, InputStream.class).get(timeout, TimeUnit.MILLISECONDS);
