@@ -106,17 +106,19 @@ class SteadyStateAllocationTest {
     }
 
     /**
-     * {engine bytes per op, caller bytes per op} for a small broadcast, then a small allgather into the caller's
-     * output, each called blocking under its name: they ride with the vote on the caller's thread as allreduce does.
+     * {engine bytes per op, caller bytes per op} for a broadcast of {@code stopInts} ints, then an allgather of
+     * {@code rowLongs} longs per rank into the caller's output, each called blocking under its name. Small ones ride
+     * with the vote on the caller's thread as allreduce does; larger ones go the ordinary way, an op negotiated from the
+     * response cache.
      */
-    private static long[] measureNamedGathers(Communicator comm) {
+    private static long[] measureGathers(Communicator comm, int stopInts, int rowLongs) {
         var bean = threads();
-        int[] stop = new int[3];
+        int[] stop = new int[stopInts];
         Tensor s = Tensor.of(stop);
-        long[] mine = new long[2];
-        long[] all = new long[2 * comm.size()];
-        Tensor m = Tensor.of(mine, 1, 2);
-        Tensor a = Tensor.of(all, comm.size(), 2);
+        long[] mine = new long[rowLongs];
+        long[] all = new long[rowLongs * comm.size()];
+        Tensor m = Tensor.of(mine, 1, rowLongs);
+        Tensor a = Tensor.of(all, comm.size(), rowLongs);
         long engine = 0;
         long caller = 0;
         for (int kind = 0; kind < 2; kind++) {
@@ -131,47 +133,12 @@ class SteadyStateAllocationTest {
             caller += bean.getCurrentThreadAllocatedBytes() - caller0;
             engine += engineBytes(bean, comm.rank()) - engine0;
         }
-        stop[2] = comm.rank() + 5;
-        mine[1] = comm.rank() + 7;
+        stop[stopInts - 1] = comm.rank() + 5;
+        mine[rowLongs - 1] = comm.rank() + 7;
         namedGather(comm, 0, s, m, a);
         namedGather(comm, 1, s, m, a);
-        assertEquals(5, stop[2], "broadcast result");
-        assertEquals(7 + comm.size() - 1, all[2 * comm.size() - 1], "allgather result");
-        return new long[]{engine / (2L * OPS), caller / (2L * OPS)};
-    }
-
-    /**
-     * {engine bytes per op, caller bytes per op} for a broadcast and an allgather into the caller's output too large
-     * to ride with the vote (1 KiB per rank): they go the ordinary way, an op negotiated from the response cache.
-     */
-    private static long[] measureGathers(Communicator comm) {
-        var bean = threads();
-        int[] stop = new int[256];
-        Tensor s = Tensor.of(stop);
-        long[] mine = new long[128];
-        long[] all = new long[128 * comm.size()];
-        Tensor m = Tensor.of(mine, 1, 128);
-        Tensor a = Tensor.of(all, comm.size(), 128);
-        long engine = 0;
-        long caller = 0;
-        for (int kind = 0; kind < 2; kind++) {
-            for (int i = 0; i < WARMUP; i++) {
-                namedGather(comm, kind, s, m, a);
-            }
-            long engine0 = engineBytes(bean, comm.rank());
-            long caller0 = bean.getCurrentThreadAllocatedBytes();
-            for (int i = 0; i < OPS; i++) {
-                namedGather(comm, kind, s, m, a);
-            }
-            caller += bean.getCurrentThreadAllocatedBytes() - caller0;
-            engine += engineBytes(bean, comm.rank()) - engine0;
-        }
-        stop[255] = comm.rank() + 5;
-        mine[127] = comm.rank() + 7;
-        namedGather(comm, 0, s, m, a);
-        namedGather(comm, 1, s, m, a);
-        assertEquals(5, stop[255], "broadcast result");
-        assertEquals(7 + comm.size() - 1, all[128 * comm.size() - 1], "allgather result");
+        assertEquals(5, stop[stopInts - 1], "broadcast result");
+        assertEquals(7 + comm.size() - 1, all[rowLongs * comm.size() - 1], "allgather result");
         return new long[]{engine / (2L * OPS), caller / (2L * OPS)};
     }
 
@@ -209,12 +176,13 @@ class SteadyStateAllocationTest {
 
     @Test
     void aSmallNamedBlockingBroadcastOrAllgatherAllocatesNothingOnEitherThread() throws Exception {
-        check(overTcp(SteadyStateAllocationTest::measureNamedGathers), 64);
+        check(overTcp(comm -> measureGathers(comm, 3, 2)), 64);
     }
 
     @Test
     void aBroadcastOrAllgatherTooLargeToRideAllocatesNothingOnTheEngineThread() throws Exception {
-        check(overTcp(SteadyStateAllocationTest::measureGathers));
+        // 1 KiB per rank: too large to ride with the vote.
+        check(overTcp(comm -> measureGathers(comm, 256, 128)));
     }
 
     private static List<long[]> overTcp(java.util.function.Function<Communicator, long[]> measure) throws Exception {
