@@ -43,6 +43,18 @@ public final class IoReason {
 
     /** The file the exception names, if it names one, and the reason: {@code "/a/b.json: permission denied"}. */
     public static String withFile(IOException e) {
-        return e instanceof FileSystemException f && f.getFile() != null ? f.getFile() + ": " + of(e) : of(e);
+        return withFile(e, null);
+    }
+
+    /**
+     * As {@link #withFile(IOException)}, without the file when it is {@code named}, which the message names already
+     * ({@code "cannot write keys to DIR: " + withFile(e, DIR)}).
+     */
+    public static String withFile(IOException e, Object named) {
+        if (e instanceof FileSystemException f && f.getFile() != null
+                && (named == null || !f.getFile().equals(named.toString()))) {
+            return f.getFile() + ": " + of(e);
+        }
+        return of(e);
     }
 }

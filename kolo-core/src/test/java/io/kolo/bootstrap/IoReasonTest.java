@@ -25,6 +25,8 @@ class IoReasonTest {
         // Where the JDK keeps the operating system's words, those are the reason.
         e = assertThrows(IOException.class, () -> Files.writeString(file.resolve("child"), "x"));
         assertEquals(file.resolve("child") + ": Not a directory", IoReason.withFile(e));
+        assertEquals("Not a directory", IoReason.withFile(e, file.resolve("child")), "the message names it already");
+        assertEquals(file.resolve("child") + ": Not a directory", IoReason.withFile(e, file));
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import io.kolo.bootstrap.IoReason;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -56,8 +57,12 @@ final class KeysCommand implements Subcommand {
             write(out.resolve("authorized_keys"), keys.publicKeyLine(), "rw-r--r--");
         } catch (FileAlreadyExistsException e) {
             throw new UsageException(e.getFile() + " already exists (use --force to replace the keys)");
-        } catch (IOException | UnsupportedOperationException e) {
-            err.println("kolo: cannot write keys to " + out + ": " + e);
+        } catch (IOException e) {
+            err.println("kolo: cannot write keys to " + out + ": " + IoReason.withFile(e, out));
+            return 1;
+        } catch (UnsupportedOperationException e) {
+            // A file system without POSIX permissions: ssh would refuse keys it cannot see are private.
+            err.println("kolo: cannot write keys to " + out + ": its file system has no POSIX permissions");
             return 1;
         }
         stdout.println("kolo: wrote " + out.resolve("id_ed25519") + ", id_ed25519.pub and authorized_keys");

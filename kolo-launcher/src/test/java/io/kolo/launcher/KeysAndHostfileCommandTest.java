@@ -31,6 +31,13 @@ class KeysAndHostfileCommandTest {
         LauncherProcessTest.Result again = LauncherProcessTest.kolo("keys", "generate", "--out", out.toString());
         assertEquals(2, again.code());
         assertTrue(again.err().contains("already exists (use --force"), again.err());
+        // Where the directory cannot be made: one line saying why, not the exception's class.
+        Path under = Files.writeString(tmp.resolve("a-file"), "x").resolve("ssh");
+        LauncherProcessTest.Result refused = LauncherProcessTest.kolo("keys", "generate", "--out", under.toString());
+        assertEquals(1, refused.code(), refused.err());
+        assertEquals("kolo: cannot write keys to " + under + ": Not a directory", refused.err().strip());
+        LauncherProcessTest.Result hf = LauncherProcessTest.kolo("hostfile", "--out", under.toString(), "x");
+        assertEquals("kolo: cannot write " + under + ": Not a directory", hf.err().strip());
 
         Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/ssh-keygen")),
                 "skipped: ssh-keygen (openssh-client) is not installed to check the private key");
