@@ -54,8 +54,12 @@ final class DirectOp {
      */
     boolean armAllgather(String name, DataType type, long[] shape, MemorySegment input, MemorySegment output) {
         int p = eager(name);
-        return p >= 0 && cache.get(p).answersAllgather(type, shape, rank)
-                && output.byteSize() == EagerPayload.gatheredBytes(cache.get(p)) && claim(p, name, input, output);
+        if (p < 0) {
+            return false;
+        }
+        Response r = cache.get(p);
+        return r.answersAllgather(type, shape, rank) && output.byteSize() == EagerPayload.gatheredBytes(r)
+                && claim(p, name, input, output);
     }
 
     /**

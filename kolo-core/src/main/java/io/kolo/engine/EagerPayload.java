@@ -9,8 +9,8 @@ import java.lang.foreign.ValueLayout;
 /**
  * How the cycle's eager op rides with the vote, by kind (see {@link CycleVote}). An allreduce's payload is reduced
  * with the op's own reduction. A broadcast or an allgather needs no arithmetic: every rank writes its bytes where they
- * belong in a payload of zeros (the root its tensor; every rank its rows at their offset in the gathered result), and an OR of
- * the payloads as 64-bit words, exact whatever the bytes, leaves every rank the whole result.
+ * belong in a payload of zeros (the root its tensor; every rank its rows at their offset in the gathered result),
+ * and an OR of the payloads as 64-bit words, exact whatever the bytes, leaves every rank the whole result.
  */
 final class EagerPayload {
     /**

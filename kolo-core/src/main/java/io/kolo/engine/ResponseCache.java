@@ -137,7 +137,7 @@ final class ResponseCache {
      */
     boolean mayBeRepeated(String name) {
         String n = repeatedName;
-        return n != null && (n == name || n.equals(name));
+        return n != null && n.equals(name);
     }
 
     /** The position marked by {@link #markRepeated}, or -1; identical on every rank, like the entries. */
