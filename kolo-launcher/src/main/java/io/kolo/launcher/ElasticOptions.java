@@ -29,23 +29,49 @@ final class ElasticOptions {
             description = "Elastic: run every second; each output line 'host' or 'host:slots'.")
     String discoveryScript;
 
-    @Option(names = "--slots-per-host", paramLabel = "K", defaultValue = "1",
-            description = "Slots of a discovered host printed without ':slots' (default: ${DEFAULT-VALUE}).")
-    int slotsPerHost = 1;
+    @Option(names = "--slots-per-host", paramLabel = "K",
+            description = "Slots of a discovered host printed without ':slots' (default: 1).")
+    Integer slotsPerHost;
 
     @Option(names = "--reset-limit", paramLabel = "R", description = "Elastic: stop the job after R resets.")
     Integer resetLimit;
 
-    @Option(names = "--elastic-timeout", paramLabel = "T", defaultValue = "" + DEFAULT_ELASTIC_TIMEOUT,
-            description = "Elastic: seconds to wait for --min-np slots (default: ${DEFAULT-VALUE}).")
-    int elasticTimeout = DEFAULT_ELASTIC_TIMEOUT;
+    @Option(names = "--elastic-timeout", paramLabel = "T",
+            description = "Elastic: seconds to wait for --min-np slots (default: " + DEFAULT_ELASTIC_TIMEOUT + ").")
+    Integer elasticTimeout;
 
     @Option(names = "--blacklist-cooldown-range", paramLabel = "MIN MAX", arity = "2",
+            hideParamSyntax = true,
             description = "Elastic: a failing host comes back after MIN*2^(n-1) seconds, at most MAX (default: never).")
     List<Integer> cooldown;
 
     boolean given() {
         return minNp != null || maxNp != null || discoveryScript != null;
+    }
+
+    /**
+     * The elastic flags given without --min-np, --max-np or a discovery script (as in horovodrun, the job is then not
+     * elastic and they change nothing): one line each, for --verbose.
+     */
+    List<String> ignored() {
+        if (given()) {
+            return List.of();
+        }
+        List<String> lines = new java.util.ArrayList<>();
+        String why = " ignored: the job is elastic only with --min-np, --max-np or --host-discovery-script";
+        if (slotsPerHost != null) {
+            lines.add("kolo: --slots-per-host " + slotsPerHost + why);
+        }
+        if (resetLimit != null) {
+            lines.add("kolo: --reset-limit " + resetLimit + why);
+        }
+        if (elasticTimeout != null) {
+            lines.add("kolo: --elastic-timeout " + elasticTimeout + why);
+        }
+        if (cooldown != null) {
+            lines.add("kolo: --blacklist-cooldown-range " + cooldown.get(0) + " " + cooldown.get(1) + why);
+        }
+        return lines;
     }
 
     /**
@@ -57,6 +83,8 @@ final class ElasticOptions {
         if (discoveryScript != null && hostsGiven != null) {
             throw new UsageException("use either --host-discovery-script or -H/--hostfile, not both");
         }
+        int slotsPerHost = this.slotsPerHost != null ? this.slotsPerHost : 1;
+        int elasticTimeout = this.elasticTimeout != null ? this.elasticTimeout : DEFAULT_ELASTIC_TIMEOUT;
         if (slotsPerHost < 1) {
             throw new UsageException("--slots-per-host must be at least 1, got " + slotsPerHost);
         }

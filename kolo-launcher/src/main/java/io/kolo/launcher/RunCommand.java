@@ -292,6 +292,7 @@ final class RunCommand implements Subcommand {
     private List<String> ignored() {
         List<String> lines = new ArrayList<>(mpirun().ignored());
         lines.addAll(horovodrun().ignored());
+        lines.addAll(elastic.ignored());
         return lines;
     }
 

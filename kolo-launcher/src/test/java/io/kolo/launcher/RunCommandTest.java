@@ -289,6 +289,18 @@ class RunCommandTest {
     }
 
     @Test
+    void elasticFlagsWithoutMinNpMaxNpOrAScriptAreNamedAsIgnoredUnderVerbose() {
+        // As in horovodrun, only --min-np, --max-np or a discovery script make the job elastic; the other elastic
+        // flags alone change nothing, and --verbose says so instead of staying silent.
+        RunCommand.Plan p = plan("-np", "2", "--reset-limit", "3", "--slots-per-host", "2", "--elastic-timeout", "5",
+                "--blacklist-cooldown-range", "2", "4", "--", "true");
+        String why = " ignored: the job is elastic only with --min-np, --max-np or --host-discovery-script";
+        assertEquals(List.of("kolo: --slots-per-host 2" + why, "kolo: --reset-limit 3" + why,
+                "kolo: --elastic-timeout 5" + why, "kolo: --blacklist-cooldown-range 2 4" + why), p.display().ignored());
+        assertEquals(List.of(), plan("-np", "2", "--", "true").display().ignored());
+    }
+
+    @Test
     void horovodVariablesOfTheLauncherReachRanksAsKoloSettingsUnlessKolosOwnOrAFlagIsGiven() {
         Map<String, String> env = Map.of("HOROVOD_FUSION_THRESHOLD", "1024", "HOROVOD_CYCLE_TIME", "3",
                 "HOROVOD_CACHE_CAPACITY", "5", "KOLO_CACHE_CAPACITY", "6", "HOROVOD_GLOO_IFACE", "lo",
