@@ -192,7 +192,8 @@ final class RunCommand implements Subcommand {
 
     Plan plan(Map<String, String> launcherEnv, Predicate<String> isLocal) {
         MpirunOptions mpi = mpirun();
-        if (np == null && mpi.perNode == null && hosts == null && hostfile == null) {
+        if (np == null && mpi.perNode == null && hosts == null && hostfile == null
+                && Hosts.defaultHostfile(launcherEnv) == null) {
             throw new UsageException("missing -np N (the number of ranks), or --nnodes N for a launcher per node");
         }
         if (np != null && np < 1) {

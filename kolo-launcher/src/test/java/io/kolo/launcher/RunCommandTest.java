@@ -136,6 +136,11 @@ class RunCommandTest {
                 Map.of("HYDRA_HOST_FILE", dir.resolve("nope").toString()), h -> false));
         assertTrue(missing.getMessage().startsWith("cannot read the default hostfile " + dir.resolve("nope")
                 + " (from HYDRA_HOST_FILE)"), missing.getMessage());
+        // Without -np, every slot of the default hostfile, as mpirun (and an MPIJob's launcher) does.
+        RunCommand.Plan all = parse("--", "true").plan(Map.of("OMPI_MCA_orte_default_hostfile", hf.toString()),
+                h -> false);
+        assertEquals(4, all.np());
+        assertEquals(List.of("job-worker-0.job.ns.svc", "job-worker-1.job.ns.svc"), all.remoteHosts());
         // -H still wins over the environment.
         assertEquals(List.of(), parse("-np", "1", "-H", "localhost:1", "--", "true").plan(
                 Map.of("OMPI_MCA_orte_default_hostfile", hf.toString()), h -> h.equals("localhost")).remoteHosts());
