@@ -42,7 +42,8 @@ final class RunCommand implements Subcommand {
     static final int DEFAULT_START_TIMEOUT = 60;
 
     @Option(names = {"-np", "-n", "-c", "--np"}, paramLabel = "N",
-            description = "Number of ranks to start (default with -H, --hostfile or the MPI default hostfile: every slot; with -N: N per host).")
+            description = "Number of ranks to start (default with -H, --hostfile or the MPI default hostfile: every"
+                    + " slot; with -N: N per host).")
     Integer np;
 
     @Mixin

@@ -301,7 +301,8 @@ class RunCommandTest {
                 "--blacklist-cooldown-range", "2", "4", "--", "true");
         String why = " ignored: the job is elastic only with --min-np, --max-np or --host-discovery-script";
         assertEquals(List.of("kolo: --slots-per-host 2" + why, "kolo: --reset-limit 3" + why,
-                "kolo: --elastic-timeout 5" + why, "kolo: --blacklist-cooldown-range 2 4" + why), p.display().ignored());
+                "kolo: --elastic-timeout 5" + why, "kolo: --blacklist-cooldown-range 2 4" + why),
+                p.display().ignored());
         assertEquals(List.of(), plan("-np", "2", "--", "true").display().ignored());
     }
 
