@@ -3,6 +3,7 @@ package io.kolo.launcher;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
@@ -57,7 +58,7 @@ final class ElasticOptions {
         if (given()) {
             return List.of();
         }
-        List<String> lines = new java.util.ArrayList<>();
+        List<String> lines = new ArrayList<>();
         String why = " ignored: the job is elastic only with --min-np, --max-np or --host-discovery-script";
         if (slotsPerHost != null) {
             lines.add("kolo: --slots-per-host " + slotsPerHost + why);
