@@ -1,5 +1,6 @@
 package io.kolo.djl;
 
+import io.kolo.Compression;
 import io.kolo.ReduceOp;
 
 /**
@@ -13,7 +14,10 @@ import io.kolo.ReduceOp;
  *                                 update the model as one pass of batch k*b would
  * @param gradientPredivideFactor  with {@code AVERAGE}: gradients are divided by this factor before the sum and
  *                                 by {@code size / factor} after it (avoids overflow with 16-bit compression)
- * @param compression              wire format of gradients
+ * @param compression              how float gradients travel and are reduced: {@link Compression#FP16} or
+ *                                 {@link Compression#BF16} as 16-bit floats (see {@link Compression}), or
+ *                                 {@link Compression#NONE} (default) as {@code KOLO_COMPRESSION} says (full
+ *                                 precision unless it is set)
  * @param root                     rank whose initial parameters everyone starts from
  */
 public record DistributedOptions(ReduceOp op, int backwardPassesPerStep, double gradientPredivideFactor,

@@ -4,6 +4,7 @@ import ai.djl.ndarray.NDArray;
 import ai.djl.nn.Parameter;
 import ai.djl.util.Pair;
 import io.kolo.Communicator;
+import io.kolo.Compression;
 import io.kolo.DataType;
 import io.kolo.Handle;
 import io.kolo.ReduceOp;
@@ -11,7 +12,6 @@ import io.kolo.Tensor;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -35,9 +35,8 @@ final class GradientAverager {
 
     private final Communicator comm;
     private final DistributedOptions options;
-    // Per parameter name: whether toByteBuffer(true) is a view (checked once), and 16-bit wire buffers.
+    // Per parameter name: whether toByteBuffer(true) is a view (checked once).
     private final Map<String, Boolean> isView = new HashMap<>();
-    private final Map<String, ByteBuffer> wire = new HashMap<>();
 
     GradientAverager(Communicator comm, DistributedOptions options) {
         this.comm = comm;
@@ -84,21 +83,13 @@ final class GradientAverager {
         NDArray grad = array.getGradient();
         ByteBuffer memory = grad.toByteBuffer(true);
         boolean view = isView.computeIfAbsent(name, n -> sameMemory(memory, grad.toByteBuffer(true)));
-        long n = grad.size();
-        DataType type = koloType(name, grad.getDataType());
-        Compression compression = type == DataType.FLOAT32 ? options.compression() : Compression.NONE;
-        Tensor tensor;
-        ByteBuffer packed = null;
-        if (compression == Compression.NONE) {
-            tensor = Tensor.of(memory, type, n);
-        } else {
-            packed = wire.computeIfAbsent(name,
-                    k -> ByteBuffer.allocateDirect(Math.toIntExact(n * 2)).order(ByteOrder.nativeOrder()));
-            Halves.pack(memory.asFloatBuffer(), packed.asShortBuffer(), compression);
-            tensor = Tensor.of(packed, compression == Compression.FP16 ? DataType.FLOAT16 : DataType.BFLOAT16, n);
-        }
-        Handle<Tensor> h = comm.allreduceAsync(PREFIX + name, tensor, op, prescale, postscale);
-        return new Pending(grad, memory, packed, compression, view, h);
+        Tensor tensor = Tensor.of(memory, koloType(name, grad.getDataType()), grad.size());
+        Compression compression = options.compression();
+        // NONE names no compression, so KOLO_COMPRESSION still applies, as it does to any allreduce.
+        Handle<Tensor> h = compression == Compression.NONE
+                ? comm.allreduceAsync(PREFIX + name, tensor, op, prescale, postscale)
+                : comm.allreduceAsync(PREFIX + name, tensor, op, prescale, postscale, compression);
+        return new Pending(grad, memory, view, h);
     }
 
     private static boolean sameMemory(ByteBuffer a, ByteBuffer b) {
@@ -116,12 +107,8 @@ final class GradientAverager {
         };
     }
 
-    private record Pending(NDArray grad, ByteBuffer memory, ByteBuffer packed, Compression compression,
-                           boolean view, Handle<Tensor> handle) {
+    private record Pending(NDArray grad, ByteBuffer memory, boolean view, Handle<Tensor> handle) {
         void finish() {
-            if (packed != null) {
-                Halves.unpack(packed.asShortBuffer(), memory.asFloatBuffer(), compression);
-            }
             if (!view) {
                 grad.set(memory);
             }

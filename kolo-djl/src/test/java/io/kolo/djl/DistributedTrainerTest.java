@@ -17,6 +17,7 @@ import ai.djl.training.optimizer.Optimizer;
 import ai.djl.training.tracker.Tracker;
 import ai.djl.util.Pair;
 import io.kolo.Communicator;
+import io.kolo.Compression;
 import io.kolo.ReduceOp;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Timeout;
 
 import java.nio.FloatBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
@@ -32,6 +34,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -248,10 +251,13 @@ class DistributedTrainerTest {
     @Test
     void sixteenBitCompressionStaysCloseAndInSync() throws Exception {
         List<History> single = train(1, 16, 1, DistributedOptions.defaults());
+        List<History> full = train(2, 8, 1, DistributedOptions.defaults());
         for (Compression c : new Compression[]{Compression.FP16, Compression.BF16}) {
             List<History> compressed = train(2, 8, 1, DistributedOptions.defaults().withCompression(c));
             assertBitIdentical(compressed);
             assertClose(single.getFirst().last(), compressed.getFirst().last(), c == Compression.FP16 ? 2e-3 : 2e-2);
+            // The gradients did travel in 16 bits: the parameters are not those of the full-precision run.
+            assertFalse(Arrays.deepEquals(full.getFirst().last(), compressed.getFirst().last()), c.toString());
         }
     }
 
