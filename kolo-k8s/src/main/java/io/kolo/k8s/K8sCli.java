@@ -70,7 +70,8 @@ public final class K8sCli {
     }
 
     int run(String[] args) {
-        CommandLine cli = new CommandLine(this);
+        // As users type it, so that every usage line reads "kolo k8s ...".
+        CommandLine cli = new CommandLine(this).setCommandName("kolo k8s");
         // The job's command line travels as given: never replace "@FILE" by the file's contents.
         cli.setExpandAtFiles(false);
         cli.setOut(new PrintWriter(out, true));
@@ -86,9 +87,8 @@ public final class K8sCli {
             CommandLine sub = parsed.subcommand().commandSpec().commandLine();
             return ((Callable<Integer>) sub.getCommand()).call();
         } catch (CommandLine.ParameterException e) {
-            String sub = e.getCommandLine().getCommandName();
-            return usage(e.getMessage().lines().findFirst().orElse("bad arguments") + " (see 'kolo k8s "
-                    + (sub.equals("k8s") ? "" : sub + " ") + "--help')");
+            return usage(e.getMessage().lines().findFirst().orElse("bad arguments") + " (see '"
+                    + e.getCommandLine().getCommandSpec().qualifiedName() + " --help')");
         } catch (IllegalArgumentException e) {
             return usage(e.getMessage());
         } catch (KubernetesJobException e) {

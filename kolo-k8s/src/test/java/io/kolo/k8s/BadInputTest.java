@@ -48,6 +48,23 @@ class BadInputTest {
     }
 
     @Test
+    void helpAndUsageErrorsNameTheCommandAsTyped() throws Exception {
+        for (String sub : List.of("status", "logs", "delete", "list")) {
+            CliRun help = CliRun.run(null, sub, "--help");
+            assertEquals(0, help.code(), help.toString());
+            assertTrue(help.out().startsWith("Usage: kolo k8s " + sub + " "), help.out());
+        }
+        CliRun top = CliRun.run(null, "--help");
+        assertTrue(top.out().startsWith("Usage: kolo k8s [-h] [COMMAND]"), top.out());
+        CliRun missing = CliRun.run(null, "logs");
+        assertEquals(2, missing.code(), missing.toString());
+        assertEquals("kolo k8s: Missing required parameter: 'NAME' (see 'kolo k8s logs --help')",
+                missing.err().strip());
+        CliRun unknown = CliRun.run(null, "--bogus");
+        assertEquals("kolo k8s: Unknown option: '--bogus' (see 'kolo k8s --help')", unknown.err().strip());
+    }
+
+    @Test
     void noKubeconfigSaysWhereItLooked(@TempDir Path home) {
         KubernetesJobException e = assertThrows(KubernetesJobException.class,
                 () -> Kubeconfig.locate(Map.of("KUBECONFIG", home + "/nope"), home));
