@@ -29,24 +29,42 @@ public final class Tensor {
     private final MemorySegment exact;
 
     private Tensor(DataType type, long[] shape, Object array, MemorySegment segment) {
-        long elements = 1;
         for (long d : shape) {
             if (d < 0) {
                 throw new IllegalArgumentException("negative dimension in shape " + Arrays.toString(shape));
             }
-            elements = Math.multiplyExact(elements, d);
         }
-        if (elements * type.byteSize() > segment.byteSize()) {
+        // Checked products: an overflow would wrap to a small size that the memory seems to hold, and the tensor would
+        // claim elements it does not have.
+        long bytes = byteSize(type, shape);
+        if (bytes > segment.byteSize()) {
             throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " of " + type + " needs "
-                    + elements * type.byteSize() + " bytes but the memory holds " + segment.byteSize());
+                    + bytes + " bytes but the memory holds " + segment.byteSize());
         }
         this.type = type;
         this.shape = shape.clone();
         this.array = array;
         this.segment = segment;
-        this.elements = elements;
-        long bytes = elements * type.byteSize();
+        this.elements = bytes / type.byteSize();
         this.exact = segment.byteSize() == bytes ? segment : segment.asSlice(0, bytes);
+    }
+
+    /** The bytes of a tensor of {@code type} and {@code shape}, refusing a shape too large for any memory. */
+    private static long byteSize(DataType type, long[] shape) {
+        for (long d : shape) {
+            if (d == 0) {
+                return 0;
+            }
+        }
+        long bytes = type.byteSize();
+        for (long d : shape) {
+            if (bytes > Long.MAX_VALUE / d) {
+                throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " of " + type + " has more than "
+                        + Long.MAX_VALUE + " bytes; check the shape");
+            }
+            bytes *= d;
+        }
+        return bytes;
     }
 
     private static long[] shapeOr(long[] shape, long length) {

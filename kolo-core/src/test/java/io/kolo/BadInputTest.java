@@ -136,6 +136,17 @@ class BadInputTest {
         assertTrue(e.getMessage().contains("'forgotten'") && e.getMessage().contains("not by ranks [1]"), e.getMessage());
     }
 
+    /** 2^62 + 1 floats are 2^64 + 4 bytes: an unchecked product wraps to 4, which one float seems to hold. */
+    @Test
+    void aShapeTooLargeForAnyMemoryIsRefusedNotWrapped() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Tensor.of(new float[1], (1L << 62) + 1));
+        assertTrue(e.getMessage().contains("shape [4611686018427387905] of FLOAT32 has more than"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> Tensor.of(new float[1], 1L << 32, 1L << 32));
+        assertTrue(e.getMessage().contains("check the shape"), e.getMessage());
+        assertEquals(0, Tensor.of(new float[0], 1L << 62, 0).elements());
+    }
+
     @Test
     void usingKoloBeforeInitSaysToCallInit() {
         IllegalStateException e = assertThrows(IllegalStateException.class, Kolo::rank);
