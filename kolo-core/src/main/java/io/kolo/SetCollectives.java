@@ -86,6 +86,7 @@ final class SetCollectives implements ObjectCollectives {
 
     Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, double prescale, double postscale,
                                   Compression compression) {
+        requireWritable(tensor, "allreduce", name);
         AllreduceOps.Allreduce a = allreduces.of(name, tensor, op, prescale, postscale, compression);
         return submit(a.op(), x -> a.finish(tensor));
     }
@@ -94,6 +95,9 @@ final class SetCollectives implements ObjectCollectives {
                                                Compression compression) {
         if (tensors.isEmpty()) {
             throw new IllegalArgumentException("grouped allreduce needs at least one tensor");
+        }
+        for (Tensor t : tensors) {
+            requireWritable(t, "grouped allreduce", name);
         }
         String group = name != null ? name : "grouped_allreduce.noname." + groupCounter.incrementAndGet();
         List<Handle<Tensor>> handles = new ArrayList<>();
@@ -204,6 +208,9 @@ final class SetCollectives implements ObjectCollectives {
     }
 
     Handle<Tensor> broadcastAsync(String name, Tensor tensor, int root) {
+        if (rank != root) {
+            requireWritable(tensor, "broadcast", name);
+        }
         Op o = Op.of(OpKind.BROADCAST, name, tensor.dataType(), tensor.shapeShared(), tensor.segment()).root(root);
         return submit(o, x -> tensor);
     }
@@ -289,6 +296,18 @@ final class SetCollectives implements ObjectCollectives {
         engine.submit(op);
         handle.named(op.name());
         return handle;
+    }
+
+    /**
+     * An in-place op writes its result into the tensor. Refused here, on the caller's thread, before anything is
+     * submitted: found only when the result is written, it failed this rank's engine and with it the job, naming
+     * nothing the user passed.
+     */
+    private static void requireWritable(Tensor t, String op, String name) {
+        if (t.segment().isReadOnly()) {
+            throw new IllegalArgumentException(op + (name == null ? "" : " '" + name + "'") + ": the tensor's memory is"
+                    + " read-only, and " + op + " writes its result into it; pass writable memory");
+        }
     }
 
     private static void requireRank(Tensor t, String op) {

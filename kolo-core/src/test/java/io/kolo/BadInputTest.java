@@ -136,6 +136,37 @@ class BadInputTest {
         assertTrue(e.getMessage().contains("'forgotten'") && e.getMessage().contains("not by ranks [1]"), e.getMessage());
     }
 
+    /**
+     * In-place ops write into the tensor: read-only memory is refused on the caller's thread on every rank, and the
+     * job goes on (it failed the engine once the result was written, naming only the JDK's "Attempt to write a
+     * read-only segment"). A broadcast's root only reads.
+     */
+    @Test
+    void readOnlyMemoryForAnInPlaceOpIsRefusedBeforeItRuns() {
+        List<Object> results = Ranks.run(2, comm -> {
+            java.lang.foreign.MemorySegment ro = java.lang.foreign.Arena.ofAuto().allocate(16).asReadOnly();
+            Tensor t = Tensor.of(ro, DataType.FLOAT32);
+            for (org.junit.jupiter.api.function.Executable call : List.<org.junit.jupiter.api.function.Executable>of(
+                    () -> comm.allreduce(t, ReduceOp.SUM),
+                    () -> comm.allreduce("loss", t, ReduceOp.SUM),
+                    () -> comm.allreduce(t, ReduceOp.AVERAGE, Compression.FP16),
+                    () -> comm.groupedAllreduce(List.of(Tensor.of(new float[4]), t), ReduceOp.SUM))) {
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+                assertTrue(e.getMessage().contains("allreduce")
+                        && e.getMessage().contains(": the tensor's memory is read-only, and"), e.getMessage());
+            }
+            java.lang.foreign.MemorySegment root = java.lang.foreign.Arena.ofAuto().allocate(16);
+            root.fill((byte) 1);
+            Tensor b = comm.rank() == 0 ? Tensor.of(root.asReadOnly(), DataType.INT32)
+                    : Tensor.of(new int[4]);
+            comm.broadcast(b, 0);
+            float[] x = {1};
+            comm.allreduce(x, ReduceOp.SUM);
+            return x[0] + " " + b.segment().get(java.lang.foreign.ValueLayout.JAVA_INT, 12);
+        });
+        assertEquals(List.of("2.0 16843009", "2.0 16843009"), results);
+    }
+
     /** 2^62 + 1 floats are 2^64 + 4 bytes: an unchecked product wraps to 4, which one float seems to hold. */
     @Test
     void aShapeTooLargeForAnyMemoryIsRefusedNotWrapped() {
