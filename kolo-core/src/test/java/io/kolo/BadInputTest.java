@@ -101,6 +101,31 @@ class BadInputTest {
         assertEveryRankFails(outcomes, "'t'", "broadcast");
     }
 
+    /**
+     * Ranks grouping different numbers of tensors under one name: every rank fails naming each rank's group size, and
+     * the job goes on. Before, with rank 0's group the smaller, rank 0 completed and rank 1 waited out its timeout;
+     * with rank 0's the larger, both did.
+     */
+    @Test
+    void groupsOfDifferentSizesFailOnEveryRank() {
+        for (int smaller : new int[]{0, 1}) {
+            var outcomes = Ranks.<Object>outcomes(2, Map.of("KOLO_TIMEOUT_SECONDS", "20"), comm -> {
+                List<Tensor> tensors = comm.rank() == smaller ? List.of(Tensor.of(new float[2]))
+                        : List.of(Tensor.of(new float[2]), Tensor.of(new float[3]));
+                try {
+                    return comm.groupedAllreduceAsync("grads", tensors, ReduceOp.SUM).await();
+                } finally {
+                    float[] x = {1};
+                    comm.allreduce(x, ReduceOp.SUM);
+                    assertEquals(2f, x[0]);
+                }
+            });
+            assertEveryRankFails(outcomes, "mismatched allreduce 'grads.0'",
+                    "rank " + smaller + " submitted FLOAT32[2] SUM as 1 of a group of 1",
+                    "rank " + (1 - smaller) + " submitted FLOAT32[2] SUM as 1 of a group of 2");
+        }
+    }
+
     @Test
     void duplicateNameInFlightIsRejectedAndTheFirstStillCompletes() {
         List<Object> results = Ranks.run(2, comm -> {

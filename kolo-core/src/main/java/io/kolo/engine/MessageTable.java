@@ -100,6 +100,7 @@ final class MessageTable {
         List<Response> ready = new ArrayList<>();
         int joinedCount = joinOrder.size();
         Map<String, Integer> readyPerGroup = new LinkedHashMap<>();
+        Map<String, String> failedGroups = null;
         for (Entry e : entries.values()) {
             if (isReady(e, joinedCount)) {
                 Request any = any(e);
@@ -115,11 +116,23 @@ final class MessageTable {
                 continue;
             }
             Request any = any(e);
-            if (any.group() != null && readyPerGroup.getOrDefault(any.group(), 0) < any.groupSize()) {
+            // Ranks that disagree on the group's size would wait for each other's missing members: fail it now.
+            if (any.group() != null && readyPerGroup.getOrDefault(any.group(), 0) < any.groupSize()
+                    && groupSizesAgree(e, any)) {
                 continue;
             }
             it.remove();
-            ready.add(respond(e));
+            Response r = respond(e);
+            ready.add(r);
+            if (r.isError() && any.group() != null) {
+                if (failedGroups == null) {
+                    failedGroups = new LinkedHashMap<>();
+                }
+                failedGroups.put(any.group(), r.error());
+            }
+        }
+        if (failedGroups != null) {
+            failGroups(failedGroups, ready);
         }
         if (joinedCount == size) {
             ready.add(Response.join(joinOrder.getLast()));
@@ -127,6 +140,32 @@ final class MessageTable {
             joinOrder.clear();
         }
         return ready;
+    }
+
+    /**
+     * A group is one unit: once one of its members failed (the ranks disagree on it, or on the group's size), the
+     * members some ranks have already submitted fail too, with the same message. Left waiting, they would never be
+     * ready, since a rank whose group has fewer members never submits the rest.
+     */
+    private void failGroups(Map<String, String> failed, List<Response> out) {
+        Iterator<Entry> it = entries.values().iterator();
+        while (it.hasNext()) {
+            Request any = any(it.next());
+            String why = any.group() == null ? null : failed.get(any.group());
+            if (why != null) {
+                it.remove();
+                out.add(Response.error(any.kind(), List.of(any.name()), why));
+            }
+        }
+    }
+
+    private static boolean groupSizesAgree(Entry e, Request any) {
+        for (Request r : e.byRank) {
+            if (r != null && r.groupSize() != any.groupSize()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private boolean isReady(Entry e, int joinedCount) {
@@ -235,7 +274,7 @@ final class MessageTable {
                 continue;
             }
             boolean same = r.kind() == first.kind() && r.type() == first.type()
-                    && Objects.equals(r.group(), first.group());
+                    && Objects.equals(r.group(), first.group()) && r.groupSize() == first.groupSize();
             switch (first.kind()) {
                 case ALLREDUCE, REDUCESCATTER -> same &= r.op() == first.op() && r.prescale() == first.prescale()
                         && r.postscale() == first.postscale() && Arrays.equals(r.shape(), first.shape());

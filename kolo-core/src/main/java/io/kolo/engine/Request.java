@@ -62,6 +62,9 @@ record Request(int rank, String name, OpKind kind, DataType type, ReduceOp op, l
             case ALLTOALL -> sb.append(" splits=").append(Arrays.toString(splits));
             default -> { }
         }
+        if (group != null) {
+            sb.append(" as 1 of a group of ").append(groupSize);
+        }
         return sb.toString();
     }
 
