@@ -79,7 +79,8 @@ public final class Handle<T> {
      */
     public T await(Duration timeout) {
         long now = System.nanoTime();
-        long deadline = now + timeout.toNanos();
+        // Saturating: a timeout past what a long of nanoseconds holds (ChronoUnit.FOREVER) waits as long as it can.
+        long deadline = now + TimeUnit.NANOSECONDS.convert(timeout);
         Driver d = driver;
         if (d != null && !done) {
             // Do the engine's work here rather than sleep until its thread has done it and wakes us.

@@ -38,6 +38,17 @@ class HandleTest {
         }
     }
 
+    /** "Wait forever" as java.time says it: it threw ArithmeticException (long overflow) before the op could run. */
+    @Test
+    void aTimeoutBeyondALongOfNanosecondsWaitsForTheResult() {
+        List<Float> sums = Ranks.run(2, comm -> comm.allreduceAsync("x", Tensor.of(new float[]{1}), ReduceOp.SUM)
+                .await(java.time.temporal.ChronoUnit.FOREVER.getDuration()).floats()[0]);
+        assertEquals(List.of(2f, 2f), sums);
+        Handle<String> h = new Handle<>("op", Duration.ofSeconds(30));
+        h.complete("done");
+        assertEquals("done", h.await(Duration.ofSeconds(Long.MAX_VALUE)));
+    }
+
     @Test
     void aFailureReachesASleepingWaiter() throws Exception {
         Handle<String> h = new Handle<>("op", Duration.ofSeconds(30));
