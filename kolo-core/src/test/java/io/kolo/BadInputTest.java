@@ -216,6 +216,18 @@ class BadInputTest {
         assertTrue(e.getMessage().contains("KOLO_FUSION_THRESHOLD"), e.getMessage());
     }
 
+    /** The stall settings accept any long of seconds; the largest failed rank 0's first round with "long overflow". */
+    @Test
+    void theLargestStallTimesMeanNever() {
+        List<Object> sums = Ranks.run(2, Map.of("KOLO_STALL_CHECK_TIME_SECONDS", Long.toString(Long.MAX_VALUE),
+                "KOLO_STALL_SHUTDOWN_TIME_SECONDS", "9223372037"), comm -> {
+            float[] x = {1};
+            comm.allreduce(x, ReduceOp.SUM);
+            return x[0];
+        });
+        assertEquals(List.of(2f, 2f), sums);
+    }
+
     @Test
     void eagerAllreduceBytesMustBeASmallNonNegativeSize() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,

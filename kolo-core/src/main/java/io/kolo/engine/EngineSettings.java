@@ -56,11 +56,19 @@ public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int 
                 Duration.ofNanos((long) (KoloSettings.CYCLE_TIME.from(env) * 1_000_000)),
                 KoloSettings.CACHE_CAPACITY.from(env).intValue(), timeline == null ? null : Path.of(timeline),
                 KoloSettings.TIMELINE_MARK_CYCLES.from(env).equals("on"),
-                noStallCheck ? NEVER : Duration.ofSeconds(KoloSettings.STALL_CHECK_TIME_SECONDS.from(env)),
-                noStallCheck ? Duration.ZERO : Duration.ofSeconds(KoloSettings.STALL_SHUTDOWN_TIME_SECONDS.from(env)),
+                noStallCheck ? NEVER : seconds(KoloSettings.STALL_CHECK_TIME_SECONDS.from(env)),
+                noStallCheck ? Duration.ZERO : seconds(KoloSettings.STALL_SHUTDOWN_TIME_SECONDS.from(env)),
                 Duration.ofSeconds(KoloSettings.TIMEOUT_SECONDS.from(env)), KoloSettings.SMALL_ALLREDUCE_BYTES.from(env),
                 AlgorithmSettings.fromEnvironment(env), Compression.fromEnvironment(env),
                 KoloSettings.EAGER_ALLREDUCE_BYTES.from(env),
                 KoloSettings.DYNAMIC_PROCESS_SETS.from(env).equals("on"), AutotuneSettings.fromEnvironment(env));
+    }
+
+    /**
+     * The stall settings take any long of seconds, and the stall inspector counts in nanoseconds: past 292 years
+     * ({@code toNanos()} would overflow and fail rank 0's first coordinator round) a value means never.
+     */
+    private static Duration seconds(long seconds) {
+        return seconds >= NEVER.toSeconds() ? NEVER : Duration.ofSeconds(seconds);
     }
 }
