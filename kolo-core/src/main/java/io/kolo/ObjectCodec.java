@@ -16,6 +16,12 @@ final class ObjectCodec {
             out.writeObject(o);
             out.flush();
             return bytes.toByteArray();
+        } catch (java.io.NotSerializableException e) {
+            // Its message is only the class at fault.
+            String at = e.getMessage();
+            throw new IllegalArgumentException("cannot serialise " + o.getClass().getName() + ": "
+                    + (o.getClass().getName().equals(at) ? "it is" : "it holds a " + at + ", which is")
+                    + " not Serializable", e);
         } catch (IOException e) {
             throw new IllegalArgumentException("cannot serialise " + o.getClass().getName() + ": " + e.getMessage(), e);
         }

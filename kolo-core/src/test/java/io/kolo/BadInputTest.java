@@ -126,6 +126,32 @@ class BadInputTest {
         }
     }
 
+    /**
+     * An object one rank cannot serialise fails the object collective on every rank, saying why, and the job goes
+     * on; before, that rank threw and the others waited out KOLO_TIMEOUT_SECONDS for its broadcast or allgather.
+     */
+    @Test
+    void anObjectThatCannotBeSerialisedFailsEveryRank() {
+        java.util.ArrayList<Object> unsendable = new java.util.ArrayList<>(List.of(new Object()));
+        List<Object> messages = Ranks.run(3, Map.of("KOLO_TIMEOUT_SECONDS", "10"), comm -> {
+            List<String> out = new java.util.ArrayList<>();
+            RuntimeException e = assertThrows(RuntimeException.class,
+                    () -> comm.broadcastObject(comm.rank() == 1 ? unsendable : null, 1));
+            out.add(e.getMessage());
+            e = assertThrows(RuntimeException.class,
+                    () -> comm.allgatherObject(comm.rank() == 2 ? unsendable : "fine"));
+            out.add(e.getMessage());
+            out.add(comm.allgatherObject("r" + comm.rank()).toString());
+            return out;
+        });
+        String why = "cannot serialise java.util.ArrayList: it holds a java.lang.Object, which is not Serializable";
+        String notSent = "broadcastObject: the root could not send its object: " + why;
+        String notGathered = "allgatherObject: rank [2] could not serialise its object (the error on that rank says why)";
+        assertEquals(List.of(notSent, notGathered, "[r0, r1, r2]"), messages.get(0));
+        assertEquals(List.of(why, notGathered, "[r0, r1, r2]"), messages.get(1));
+        assertEquals(List.of(notSent, why, "[r0, r1, r2]"), messages.get(2));
+    }
+
     @Test
     void duplicateNameInFlightIsRejectedAndTheFirstStillCompletes() {
         List<Object> results = Ranks.run(2, comm -> {
