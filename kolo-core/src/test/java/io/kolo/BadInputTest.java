@@ -254,6 +254,26 @@ class BadInputTest {
         assertEquals(List.of(2f, 2f), sums);
     }
 
+    /**
+     * Shutdown is not paced by the cycle time: after a blocking op the engine's thread stayed away for a whole cycle
+     * time, so with a huge one every rank's close() waited out KOLO_TIMEOUT_SECONDS and then warned.
+     */
+    @Test
+    void aHugeCycleTimeDoesNotHoldShutdown() {
+        List<Communicator> comms = Communicator.local(2, Map.of("KOLO_CYCLE_TIME", "1e12", "KOLO_TIMEOUT_SECONDS", "40"));
+        List<Ranks.Outcome<Object>> closes = Ranks.outcomes(comms, comm -> {
+            float[] x = {1};
+            comm.allreduce(x, ReduceOp.SUM);
+            assertEquals(2f, x[0]);
+            long start = System.nanoTime();
+            comm.close();
+            return (System.nanoTime() - start) / 1_000_000_000L;
+        });
+        for (Ranks.Outcome<Object> c : closes) {
+            assertTrue((Long) c.get() < 10, "close() took " + c.get() + " s");
+        }
+    }
+
     @Test
     void eagerAllreduceBytesMustBeASmallNonNegativeSize() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,

@@ -50,6 +50,8 @@ final class CycleRunner {
     private final AtomicLong lastDriveNanos = new AtomicLong(System.nanoTime() - TimeUnit.DAYS.toNanos(1));
     /** The ranks agreed to shut down, or a cycle failed: no thread runs another cycle. */
     private volatile boolean finished;
+    /** This rank asked to shut down: its thread cycles until the ranks agree, at most an idle cycle apart. */
+    private volatile boolean stopping;
     /** When this rank last had an op of its own (runner thread only). */
     private long lastBusyNanos = System.nanoTime();
     private long completedAtLastIdle;
@@ -86,8 +88,18 @@ final class CycleRunner {
         return finished;
     }
 
-    /** Wakes the runner's thread: a shutdown, or work a caller left behind. */
+    /** Wakes the runner's thread: work a caller left behind. */
     void wake() {
+        LockSupport.unpark(thread);
+    }
+
+    /**
+     * This rank shuts down: its thread takes the cycles up again at once and runs them until the ranks agree to stop,
+     * whatever the cycle time. Paced by the cycle time, a caller's last blocking op kept the thread away for a whole
+     * cycle time, and a huge one (KOLO_CYCLE_TIME=1e9) held shutdown for KOLO_TIMEOUT_SECONDS.
+     */
+    void stop() {
+        stopping = true;
         LockSupport.unpark(thread);
     }
 
@@ -235,7 +247,7 @@ final class CycleRunner {
     private void run() {
         try {
             while (!finished) {
-                if (driven(System.nanoTime())) {
+                if (!stopping && driven(System.nanoTime())) {
                     // A caller runs this rank's cycles itself: stay out of its way. Waking every cycle time would
                     // take the CPU from it on a crowded host; a caller that leaves work behind, a submission
                     // nobody drives, and shutdown wake us at once.
@@ -267,6 +279,9 @@ final class CycleRunner {
                 }
                 long period = now - lastBusyNanos < IDLE_AFTER_NANOS ? cycleNanos
                         : Math.max(cycleNanos, Math.min(IDLE_CYCLE_NANOS, (now - lastBusyNanos) / 8));
+                if (stopping) {
+                    period = Math.min(period, IDLE_CYCLE_NANOS);
+                }
                 long rest = period - (now - start);
                 if (shouldPause(rest, now)) {
                     long completed = agent.completedOps();

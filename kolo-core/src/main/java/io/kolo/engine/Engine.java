@@ -160,7 +160,7 @@ public final class Engine implements AutoCloseable {
     /** Stops the engine on every rank (the others see it at their next cycle) and waits for this rank's thread. */
     public void shutdown() {
         global.requestShutdown();
-        runner.wake();
+        runner.stop();
         boolean stopped;
         try {
             stopped = runner.join(settings.timeout());
