@@ -93,6 +93,15 @@ class BadInputTest {
         assertEveryRankFails(outcomes, "'a2a'", "rank 1", "summing to 2");
     }
 
+    /** Splits whose sum wraps around to the rows: named as such, not as the transport's "sendBytes[0] is negative". */
+    @Test
+    void alltoallSplitsSummingPastALong() {
+        var outcomes = Ranks.<Object>outcomes(3, Map.of(), comm -> comm.alltoallAsync("a2a",
+                Tensor.of(new int[0]), new long[]{Long.MAX_VALUE, Long.MAX_VALUE, 2}).await());
+        assertEveryRankFails(outcomes, "'a2a'", "rank 0 gave splits [9223372036854775807, 9223372036854775807, 2]"
+                + " summing to more than 9223372036854775807 rows");
+    }
+
     @Test
     void mismatchedKinds() {
         var outcomes = Ranks.<Object>outcomes(2, Map.of(), comm -> comm.rank() == 0

@@ -259,6 +259,10 @@ final class MessageTable {
             if (v < 0) {
                 return "gave a negative split " + Arrays.toString(s);
             }
+            if (v > Long.MAX_VALUE - sum) {
+                // Wrapped, the sum could match the rows and the alltoall run with splits no tensor has.
+                return "gave splits " + Arrays.toString(s) + " summing to more than " + Long.MAX_VALUE + " rows";
+            }
             sum += v;
         }
         long rows = Shapes.firstDim(r.shape());
