@@ -113,10 +113,19 @@ public final class Tensor {
         return new Tensor(type, shapeOr(shape, data.length), data, MemorySegment.ofArray(data));
     }
 
-    /** Off-heap memory; elements start at the buffer's position (native byte order). */
+    /**
+     * Off-heap memory; elements start at the buffer's position, in native byte order: a buffer of elements wider than a
+     * byte must say so ({@code buffer.order(ByteOrder.nativeOrder())}).
+     */
     public static Tensor of(ByteBuffer direct, DataType type, long... shape) {
         if (!direct.isDirect()) {
             throw new IllegalArgumentException("Tensor.of(ByteBuffer) needs a direct buffer; wrap heap arrays with Tensor.of(array)");
+        }
+        // A new buffer is big-endian, and values put through it would be reduced as garbage on a little-endian host.
+        if (type.byteSize() > 1 && direct.order() != java.nio.ByteOrder.nativeOrder()) {
+            throw new IllegalArgumentException("Tensor.of(ByteBuffer): the buffer is " + direct.order() + " but Kolo"
+                    + " reads and writes " + type + " in this machine's order, " + java.nio.ByteOrder.nativeOrder()
+                    + "; call buffer.order(ByteOrder.nativeOrder()) before filling it");
         }
         MemorySegment seg = MemorySegment.ofBuffer(direct);
         return of(seg, type, shapeOr(shape, seg.byteSize() / type.byteSize()));

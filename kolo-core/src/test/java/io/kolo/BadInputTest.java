@@ -227,6 +227,21 @@ class BadInputTest {
         assertEquals(List.of("2.0 16843009", "2.0 16843009"), results);
     }
 
+    /**
+     * A new ByteBuffer is big-endian: floats put through it were reduced as the bytes of other floats, and the sum of
+     * 1 and 1 came back as garbage, with no error.
+     */
+    @Test
+    void aBufferInTheOtherByteOrderIsRefused() {
+        java.nio.ByteBuffer big = java.nio.ByteBuffer.allocateDirect(8).putFloat(0, 1f).putFloat(4, 1f);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Tensor.of(big, DataType.FLOAT32));
+        assertTrue(e.getMessage().contains("the buffer is BIG_ENDIAN but Kolo reads and writes FLOAT32 in this"
+                + " machine's order, " + java.nio.ByteOrder.nativeOrder()), e.getMessage());
+        Tensor.of(big, DataType.UINT8);   // bytes have no order
+        Tensor.of(big.order(java.nio.ByteOrder.nativeOrder()), DataType.FLOAT32);
+    }
+
     /** 2^62 + 1 floats are 2^64 + 4 bytes: an unchecked product wraps to 4, which one float seems to hold. */
     @Test
     void aShapeTooLargeForAnyMemoryIsRefusedNotWrapped() {
