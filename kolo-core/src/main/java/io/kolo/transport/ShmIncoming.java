@@ -171,6 +171,13 @@ final class ShmIncoming {
         if (gone != null) {
             return gone;
         }
+        if (errno == CrossMemory.EFAULT && seg.scope().isAlive()) {
+            // Our side is mapped, so the sender's is not: not a fault of the kernel copy (KOLO_SHM_SINGLE_COPY=0 would
+            // not help), but memory the sender freed while the op ran; its own failure names the op.
+            return new KoloException("rank " + rank + " could not read " + wanted + " bytes from rank " + peer
+                    + "'s memory (process_vm_readv: EFAULT): rank " + peer + " no longer has it mapped, as when a"
+                    + " tensor's memory is freed (its Arena closed) before its op has completed");
+        }
         return new KoloException("rank " + rank + " could not read " + wanted + " bytes from rank " + peer
                 + "'s memory (process_vm_readv: " + (errno != 0 ? "errno " + errno : got + " bytes") + "); set"
                 + " KOLO_SHM_SINGLE_COPY=0 to copy through shared memory instead");
