@@ -40,7 +40,8 @@ public final class Kolo {
 
     /**
      * Joins the job and registers static process sets, as Horovod's {@code hvd.init(process_sets=[...])}: every rank
-     * passes the same sets, members or not; each gets its id (1, 2, ... in order) and is usable on return.
+     * passes the same sets, members or not; each gets its id (1, 2, ... in order) and is usable on return. Once
+     * initialised, a call does nothing, and refuses sets that it did not register then.
      *
      * <pre>{@code
      * ProcessSet even = ProcessSet.of(0, 2), odd = ProcessSet.of(1, 3);
@@ -57,6 +58,15 @@ public final class Kolo {
                 System.err.println("kolo: " + e.getMessage());
                 System.err.flush();
                 System.exit(2);
+            }
+            return;
+        }
+        for (ProcessSet s : processSets) {
+            // Ignored, a set given again later only failed at its first collective, saying to pass it to Kolo.init.
+            if (s.owner() != current) {
+                throw new IllegalStateException("Kolo is already initialised, so " + s + " given to this Kolo.init"
+                        + " is not registered: pass every process set to the first Kolo.init(...), or add it with"
+                        + " Kolo.communicator().addProcessSet(...) (KOLO_DYNAMIC_PROCESS_SETS=1)");
             }
         }
     }

@@ -253,6 +253,21 @@ class BadInputTest {
         assertEquals(0, Tensor.of(new float[0], 1L << 62, 0).elements());
     }
 
+    /** Process sets given to a second Kolo.init were ignored; their first collective then said to pass them to it. */
+    @Test
+    void processSetsGivenToASecondInitAreRefused() {
+        Kolo.init(Map.of());   // a job of one rank in this JVM
+        try {
+            Kolo.init();       // again, with nothing new: does nothing
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> Kolo.init(ProcessSet.of(0)));
+            assertTrue(e.getMessage().startsWith("Kolo is already initialised, so ProcessSet(id=-1, ranks=[0]) given to"
+                    + " this Kolo.init is not registered: pass every process set to the first Kolo.init(...)"),
+                    e.getMessage());
+        } finally {
+            Kolo.shutdown();
+        }
+    }
+
     @Test
     void usingKoloBeforeInitSaysToCallInit() {
         IllegalStateException e = assertThrows(IllegalStateException.class, Kolo::rank);
