@@ -73,6 +73,10 @@ class HandleTest {
         assertFalse(h.poll());
         KoloTimeoutException e = assertThrows(KoloTimeoutException.class, () -> h.await(Duration.ofMillis(50)));
         assertTrue(e.getMessage().contains("waiting for 'grad.w': rank 3 had not submitted grad.w"), e.getMessage());
+        // Its own timeout, not KOLO_TIMEOUT_SECONDS, is what to raise; it said "raise KOLO_TIMEOUT_SECONDS" after "0 s".
+        assertTrue(e.getMessage().startsWith("timed out after 50 ms waiting for")
+                && e.getMessage().endsWith("; pass await() a longer timeout if ranks legitimately wait this long"),
+                e.getMessage());
         h.complete("late");
         assertEquals("late", h.await(Duration.ofMillis(1)), "a later wait sees the op done");
     }
