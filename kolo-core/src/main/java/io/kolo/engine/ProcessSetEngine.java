@@ -80,6 +80,8 @@ final class ProcessSetEngine implements CycleAgent {
     private final EngineTuning tuning;
     private final DirectOp direct;
     private final EagerExchange eager;
+    /** The response whose collective runs now, for a timed-out caller's message ({@link #waitingFor}); else null. */
+    private volatile Response executing;
 
     /**
      * @param id      the set's id (0: every rank of the job)
@@ -188,8 +190,17 @@ final class ProcessSetEngine implements CycleAgent {
         shutdownRequested = true;
     }
 
-    /** What the op named {@code name} was still waiting for when the set's rank 0 last looked, or null. */
+    /**
+     * What the op named {@code name} is still waiting for: its data, when it runs now (every rank submitted it, and one
+     * has stopped sending: a timed-out wait said "some rank has not submitted it yet"); else what the set's rank 0 saw
+     * missing when it last looked, or null.
+     */
     String waitingFor(String name) {
+        Response r = executing;
+        if (r != null && r.names().contains(name)) {
+            return "every rank submitted it and its data is being exchanged, but some rank has stopped sending (a"
+                    + " stopped, swapped-out or overloaded process, or a network problem)";
+        }
         return coordinator.waitingFor(name);
     }
 
@@ -375,7 +386,12 @@ final class ProcessSetEngine implements CycleAgent {
         if (r.names().size() > 1) {
             fusedBuffers.increment();
         }
-        executors.get(r.kind()).execute(r, negotiated);
+        executing = r;
+        try {
+            executors.get(r.kind()).execute(r, negotiated);
+        } finally {
+            executing = null;
+        }
         tuning.ran(r.totalBytes());
         for (int i = 0; i < r.names().size(); i++) {
             cache.put(r.part(i));
