@@ -60,7 +60,7 @@ final class Jobs {
         Transport transport;
         try {
             transport = Transports.connect(job, AdvertisedAddress.choose(job, rendezvous.address().getAddress()),
-                    rendezvous.store(), rendezvous.secret());
+                    rendezvous.dataPlaneStore(), rendezvous.secret());
         } catch (RuntimeException e) {
             rendezvous.close();
             throw e;

@@ -39,12 +39,19 @@ public final class Rendezvous implements AutoCloseable {
     private static final Pattern HNP_TCP = Pattern.compile("tcp://(\\d{1,3}(?:\\.\\d{1,3}){3}):");
 
     private final KeyValueStore store;
+    private final KeyValueStore dataPlane;
     private final JobSecret secret;
     private final InetSocketAddress address;
     private final RendezvousFile published;
 
     private Rendezvous(KeyValueStore store, JobSecret secret, InetSocketAddress address, RendezvousFile published) {
+        this(store, store, secret, address, published);
+    }
+
+    private Rendezvous(KeyValueStore store, KeyValueStore dataPlane, JobSecret secret, InetSocketAddress address,
+                       RendezvousFile published) {
         this.store = store;
+        this.dataPlane = dataPlane;
         this.secret = secret;
         this.address = address;
         this.published = published;
@@ -82,6 +89,14 @@ public final class Rendezvous implements AutoCloseable {
     /** The store; closing this object closes it. */
     public KeyValueStore store() {
         return store;
+    }
+
+    /**
+     * The store's part for the data plane's keys (addresses, shared-memory segments): the store itself, except when
+     * this process joins a launcher's store again after {@code Kolo.shutdown()}, where it is this join's own part.
+     */
+    public KeyValueStore dataPlaneStore() {
+        return dataPlane;
     }
 
     /** The secret every data connection of this job proves. */
@@ -126,6 +141,14 @@ public final class Rendezvous implements AutoCloseable {
                 // One of an elastic launcher's successive jobs: its own keys, its own data-plane secret.
                 return new Rendezvous(ElasticGeneration.scope(client, generation.get()),
                         ElasticGeneration.secret(secret, generation.get()), at, null);
+            }
+            int join = job.rendezvousServer() == JobEnvironment.RendezvousServer.LAUNCHER
+                    ? Rejoins.count(at, secret, job.rank()) : 0;
+            if (join > 0) {
+                // The launcher's store outlives a Kolo.shutdown(), with the last job's data-plane keys in it: the
+                // ranks, rejoining in step, meet under keys of their own (the failure keys stay where the launcher
+                // reads them) and prove a secret of their own.
+                return new Rendezvous(client, Rejoins.scope(client, join), Rejoins.secret(secret, join), at, null);
             }
             return new Rendezvous(client, secret, at, null);
         }

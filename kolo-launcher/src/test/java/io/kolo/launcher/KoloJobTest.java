@@ -46,6 +46,22 @@ class KoloJobTest {
         assertNothingLeft(pids);
     }
 
+    /**
+     * Kolo.init() again after Kolo.shutdown() joins a new job through the same launcher (as hvd.init() after
+     * hvd.shutdown()). The launcher's store still held the first job's data-plane keys: a rank mapped the other's
+     * removed shared-memory segment and failed ("could not map rank 0's shared-memory segment ...").
+     */
+    @Test
+    void ranksJoinAgainAfterShutdown(@TempDir Path pids) {
+        for (String transport : new String[] {"shm", "tcp"}) {
+            LauncherProcessTest.Result r = job(2, "rejoin", pids, "-x", "KOLO_TRANSPORT=" + transport);
+            assertEquals(0, r.code(), transport + ": " + r.out() + r.err());
+            assertEquals(List.of("[0]<stdout>:rank 0 ok", "[0]<stdout>:rank 0 ok", "[1]<stdout>:rank 1 ok",
+                    "[1]<stdout>:rank 1 ok"), r.out().lines().filter(l -> l.contains(" ok")).sorted().toList(),
+                    transport);
+        }
+    }
+
     /** Adasum across processes (three ranks: the remainder step too), over shared memory and over TCP. */
     @Test
     void adasumAcrossProcesses(@TempDir Path pids) {

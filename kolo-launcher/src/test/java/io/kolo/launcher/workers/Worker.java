@@ -26,6 +26,8 @@ import java.util.Arrays;
  *       (set KOLO_TIMEOUT_SECONDS), uncaught.</li>
  *   <li>{@code adasum}: each rank's gradient is the unit vector of its rank; prints "rank R adasum [...]" after an
  *       allreduce with ReduceOp.ADASUM (orthogonal gradients: the sum, a vector of ones).</li>
+ *   <li>{@code rejoin}: as {@code steady}, then Kolo.shutdown(), Kolo.init() and 20 steps more, printing
+ *       "rank R ok" after each job (Horovod's hvd.shutdown() then hvd.init());</li>
  *   <li>{@code settings}: as {@code steady}, then prints "rank R settings ..." with the engine settings the rank
  *       reads, where it runs (host, local rank, working directory) and "rank R ok".</li>
  * </ul>
@@ -69,11 +71,17 @@ public final class Worker {
             return;
         }
         boolean settings = mode.equals("settings");
-        if (settings) {
+        boolean rejoin = mode.equals("rejoin");
+        if (settings || rejoin) {
             mode = "steady";
         }
         long start = System.nanoTime();
         try {
+            if (rejoin) {
+                steps(rank, 20);
+                System.out.println("rank " + rank + " ok");
+                Kolo.shutdown();
+            }
             Kolo.init();
             float[] x = new float[100_000];
             for (int step = 0; step < 1000; step++) {
@@ -118,6 +126,20 @@ public final class Worker {
             System.out.println("rank " + rank + " failed fast after " + (System.nanoTime() - start) / 1_000_000
                     + " ms: " + e.getClass().getSimpleName() + ": " + e.getMessage());
             System.exit(1);
+        }
+    }
+
+    /** Joins the job and runs {@code steps} checked allreduce steps. */
+    private static void steps(int rank, int steps) {
+        Kolo.init();
+        float[] x = new float[100_000];
+        for (int step = 0; step < steps; step++) {
+            Arrays.fill(x, rank + step);
+            Kolo.allreduce(x, ReduceOp.SUM);
+            float expected = Kolo.size() * (float) step + Kolo.size() * (Kolo.size() - 1) / 2f;
+            if (x[x.length - 1] != expected) {
+                throw new IllegalStateException("wrong sum " + x[x.length - 1] + " != " + expected);
+            }
         }
     }
 
