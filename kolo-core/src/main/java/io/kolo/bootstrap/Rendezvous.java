@@ -134,23 +134,27 @@ public final class Rendezvous implements AutoCloseable {
         } catch (UnknownHostException e) {
             throw new IllegalArgumentException("KOLO_RENDEZVOUS_ADDR=" + job.rendezvousHost() + " does not resolve", e);
         }
-        if (job.rank() != 0 || job.rendezvousServer() != JobEnvironment.RendezvousServer.RANK0) {
-            KeyValueStore client = RendezvousClient.connect(at, secret, job.startTimeout());
-            Optional<Integer> generation = ElasticGeneration.of(job.env());
+        boolean rank0Serves = job.rendezvousServer() == JobEnvironment.RendezvousServer.RANK0;
+        Optional<Integer> generation = ElasticGeneration.of(job.env());
+        // Kolo.init() again after Kolo.shutdown(): the launcher's store outlives the last job, with its data-plane keys
+        // in it, and rank 0 serves a new store where the last one may still be closing. The ranks, rejoining in step,
+        // meet under keys of their own (the failure keys stay where the launcher reads them) and prove a secret of
+        // their own, which rank 0's last store refuses.
+        int join = generation.isPresent() ? 0 : Rejoins.count(at, secret, job.rank());
+        JobSecret joinSecret = join > 0 ? Rejoins.secret(secret, join) : secret;
+        if (job.rank() != 0 || !rank0Serves) {
+            KeyValueStore client = join > 0 && rank0Serves
+                    ? RendezvousClient.connectRetryingRefusals(at, joinSecret, job.startTimeout())
+                    : RendezvousClient.connect(at, secret, job.startTimeout());
             if (generation.isPresent()) {
                 // One of an elastic launcher's successive jobs: its own keys, its own data-plane secret.
                 return new Rendezvous(ElasticGeneration.scope(client, generation.get()),
                         ElasticGeneration.secret(secret, generation.get()), at, null);
             }
-            int join = job.rendezvousServer() == JobEnvironment.RendezvousServer.LAUNCHER
-                    ? Rejoins.count(at, secret, job.rank()) : 0;
-            if (join > 0) {
-                // The launcher's store outlives a Kolo.shutdown(), with the last job's data-plane keys in it: the
-                // ranks, rejoining in step, meet under keys of their own (the failure keys stay where the launcher
-                // reads them) and prove a secret of their own.
-                return new Rendezvous(client, Rejoins.scope(client, join), Rejoins.secret(secret, join), at, null);
+            if (join > 0 && !rank0Serves) {
+                return new Rendezvous(client, Rejoins.scope(client, join), joinSecret, at, null);
             }
-            return new Rendezvous(client, secret, at, null);
+            return new Rendezvous(client, joinSecret, at, null);
         }
         if (at.getAddress().isLoopbackAddress() && job.crossSize() > 1) {
             // A warning, not an error: hosts simulated on one machine (tests, network namespaces sharing
@@ -160,7 +164,7 @@ public final class Rendezvous implements AutoCloseable {
                     + " give rank 0's host name as the other hosts know it, or its IP address");
         }
         try {
-            return new Rendezvous(RendezvousServer.start(at.getAddress(), port, secret), secret, at, null);
+            return new Rendezvous(RendezvousServer.start(at.getAddress(), port, joinSecret), joinSecret, at, null);
         } catch (KoloException e) {
             throw new KoloException(e.getMessage() + " (rank 0 runs on " + hostName() + "; KOLO_RENDEZVOUS_ADDR must"
                     + " name rank 0's host, and KOLO_RENDEZVOUS_PORT a free port there)", e);

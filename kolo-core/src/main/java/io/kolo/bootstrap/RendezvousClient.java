@@ -47,6 +47,21 @@ public final class RendezvousClient implements KeyValueStore {
      * @throws KoloException        when the server is there but the handshake failed (wrong secret)
      */
     public static RendezvousClient connect(InetSocketAddress server, JobSecret secret, Duration connectTimeout) {
+        return connect(server, secret, connectTimeout, false);
+    }
+
+    /**
+     * As {@link #connect}, but a server that refuses the handshake is retried too until {@code connectTimeout}: on
+     * rejoining a job whose rank 0 serves the store at a fixed port, the last job's store, still closing, refuses the
+     * new job's secret while the new one is not yet listening.
+     */
+    static RendezvousClient connectRetryingRefusals(InetSocketAddress server, JobSecret secret,
+                                                    Duration connectTimeout) {
+        return connect(server, secret, connectTimeout, true);
+    }
+
+    private static RendezvousClient connect(InetSocketAddress server, JobSecret secret, Duration connectTimeout,
+                                            boolean retryRefusals) {
         long deadline = System.nanoTime() + connectTimeout.toNanos();
         RetryDelay delay = new RetryDelay(FIRST_BACKOFF, MAX_BACKOFF);
         IOException last = null;
@@ -79,6 +94,10 @@ public final class RendezvousClient implements KeyValueStore {
                 return new RendezvousClient(server, socket);
             } catch (IOException e) {
                 closeQuietly(socket);
+                if (retryRefusals && delay.fitsBefore(deadline)) {
+                    sleep(delay, deadline);
+                    continue;
+                }
                 throw new KoloException("the rendezvous server at " + hostPort(server)
                         + " did not accept this rank: " + e.getMessage()
                         + " (KOLO_SECRET must be the one the launcher generated for this job)", e);
