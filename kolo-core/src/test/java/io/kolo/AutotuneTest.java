@@ -63,6 +63,39 @@ class AutotuneTest {
     }
 
     @Test
+    void aLogThatCannotBeWrittenIsSaidOnceAndTuningGoesOn(@TempDir Path dir) {
+        java.util.logging.Logger jul = java.util.logging.Logger.getLogger("io.kolo.engine.Autotuner");
+        List<String> warnings = java.util.Collections.synchronizedList(new ArrayList<>());
+        java.util.logging.Handler handler = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                if (r.getLevel() == java.util.logging.Level.WARNING) {
+                    warnings.add(r.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        jul.addHandler(handler);
+        try {
+            Path log = dir.resolve("no-such-dir").resolve("autotune.csv");
+            assertThrows(java.io.UncheckedIOException.class, () -> train(log, Map.of()));
+            // The coordinator tunes and writes a line per sample: one warning, not one per line.
+            assertEquals(1, warnings.size(), warnings.toString());
+            assertTrue(warnings.getFirst().startsWith("KOLO_AUTOTUNE_LOG: cannot write " + log + ": no such file or"
+                    + " directory; autotuning goes on without its log"), warnings.getFirst());
+        } finally {
+            jul.removeHandler(handler);
+        }
+    }
+
+    @Test
     void triesSettingsUnderARunningJobAndSettlesOnTheBest(@TempDir Path dir) {
         List<String> lines = train(dir.resolve("autotune.csv"), Map.of());
         assertEquals("sample,phase,fusion_threshold_bytes,cycle_time_ms,cache,hierarchical_allreduce,"

@@ -46,6 +46,8 @@ final class Autotuner {
     private long bytes;
     private long sampleStart;
     private boolean done;
+    /** The log could not be written: said once, then no more tries (every sample would say it again). */
+    private boolean logFailed;
 
     /** @param initial the settings the job started with (the user's or the defaults) */
     Autotuner(AutotuneSettings settings, Tuning initial) {
@@ -167,7 +169,7 @@ final class Autotuner {
     }
 
     private void log(String line) {
-        if (settings.log() == null) {
+        if (settings.log() == null || logFailed) {
             return;
         }
         try {
@@ -175,7 +177,9 @@ final class Autotuner {
                     StandardOpenOption.WRITE, line.startsWith("sample,phase") ? StandardOpenOption.TRUNCATE_EXISTING
                             : StandardOpenOption.APPEND);
         } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "KOLO_AUTOTUNE_LOG: cannot write " + settings.log() + ": " + IoReason.of(e));
+            logFailed = true;
+            LOG.log(System.Logger.Level.WARNING, "KOLO_AUTOTUNE_LOG: cannot write " + settings.log() + ": "
+                    + IoReason.of(e) + "; autotuning goes on without its log");
         }
     }
 }
