@@ -30,6 +30,7 @@ final class Jobs {
 
     /** Joins the job described by {@code env} (see {@link Communicator#fromEnvironment(Map)}). */
     static Communicator fromEnvironment(Map<String, String> env) {
+        long started = System.nanoTime();
         // Every setting at once, whether or not this job would read it: a typo shows on the first run, not the
         // first run on several hosts.
         java.util.List<String> problems = io.kolo.bootstrap.KoloSettings.problems(env);
@@ -54,7 +55,9 @@ final class Jobs {
         if (job.size() == 1) {
             InMemoryStore store = new InMemoryStore();
             Transport t = LocalTransport.group(1, settings.timeout()).getFirst();
-            return assemble(topology, t, store, settings, store);
+            Communicator c = assemble(topology, t, store, settings, store);
+            JoinLog.joined(env, topology, t, settings, started);
+            return c;
         }
         Rendezvous rendezvous = Rendezvous.join(job);
         Transport transport;
@@ -67,7 +70,9 @@ final class Jobs {
         }
         rendezvous.joined();
         AutoCloseable lastWords = LastWords.listen(job.rank(), rendezvous.store());
-        return assemble(topology, transport, rendezvous.store(), settings, lastWords, rendezvous);
+        Communicator c = assemble(topology, transport, rendezvous.store(), settings, lastWords, rendezvous);
+        JoinLog.joined(env, topology, transport, settings, started);
+        return c;
     }
 
     private static String hostName(Map<String, String> env) {

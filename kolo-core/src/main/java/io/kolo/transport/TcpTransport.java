@@ -339,4 +339,9 @@ public final class TcpTransport implements Transport {
             this.peer = peer;
         }
     }
+
+    @Override
+    public String toString() {
+        return "TcpTransport[rank " + rank + " of " + size + "]";
+    }
 }
