@@ -29,7 +29,8 @@ public final class Kolo {
     /**
      * Joins the job described by this process's environment. Calling it again while initialised does nothing.
      *
-     * <p>A {@code KOLO_*} variable with a value Kolo cannot use ends this process: it prints one line naming the
+     * <p>A {@code KOLO_*} variable with a value Kolo cannot use, or one a rank started by mpirun or srun needs and
+     * lacks (the rendezvous host of a job across hosts, a secret), ends this process: it prints one line naming the
      * variable and what is expected on stderr and exits with code 2, as a launcher does for a bad flag (every rank
      * of a job usually has the same setting, and a stack trace per rank says no more). Programs that want to handle
      * it themselves use {@link Communicator#fromEnvironment()}, which throws {@link BadSettingException}.

@@ -1,5 +1,7 @@
 package io.kolo.bootstrap;
 
+import io.kolo.BadSettingException;
+
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
@@ -19,8 +21,9 @@ import java.util.regex.Pattern;
  * <p>Placement comes from {@code KOLO_RANK}, {@code KOLO_SIZE}, {@code KOLO_LOCAL_RANK},
  * {@code KOLO_LOCAL_SIZE}, {@code KOLO_CROSS_RANK}, {@code KOLO_CROSS_SIZE} (set by {@code kolo run});
  * without {@code KOLO_RANK} it falls back to Open MPI, then MPICH/Intel MPI, then Slurm variables, and
- * finally to a single process (rank 0 of 1). Every invalid value fails with an
- * {@link IllegalArgumentException} naming the variable, the value and what is expected.
+ * finally to a single process (rank 0 of 1). Every missing or invalid value fails with a
+ * {@link BadSettingException} naming the variable, the value and what is expected: {@code Kolo.init()} then ends the
+ * rank with that one line, as a launcher does for a bad flag.
  *
  * @param rank             this process's rank, 0 &lt;= rank &lt; size
  * @param size             number of ranks in the job
@@ -89,7 +92,7 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
     /**
      * Parses {@code env}.
      *
-     * @throws IllegalArgumentException naming the variable, its value and what is expected
+     * @throws BadSettingException naming the variable, its value and what is expected
      */
     public static JobEnvironment from(Map<String, String> env) {
         Objects.requireNonNull(env, "env");
@@ -143,7 +146,7 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
         // Under mpirun/mpiexec/srun the ranks can meet without these (see Rendezvous).
         boolean launched = source != null && source != KOLO;
         if (port == 0 && size > 1 && !launched) {
-            throw new IllegalArgumentException("KOLO_RENDEZVOUS_PORT is not set but the job has " + size
+            throw new BadSettingException("KOLO_RENDEZVOUS_PORT", "KOLO_RENDEZVOUS_PORT is not set but the job has " + size
                     + " ranks: expected the TCP port of the rendezvous server (kolo run sets it)");
         }
         RendezvousServer server = KoloSettings.RENDEZVOUS_SERVER.from(env).equals("launcher")
@@ -154,7 +157,7 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
             secret = Optional.of(JobSecret.fromHex(env.get(KoloSettings.SECRET.name())));   // blank: says so
         }
         if (secret.isEmpty() && size > 1 && !launched) {
-            throw new IllegalArgumentException("KOLO_SECRET is not set but the job has " + size
+            throw new BadSettingException("KOLO_SECRET", "KOLO_SECRET is not set but the job has " + size
                     + " ranks: expected the job's secret in hex (kolo run sets it; otherwise export the same"
                     + " value on every rank, e.g. KOLO_SECRET=$(openssl rand -hex 32))");
         }
@@ -238,8 +241,8 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
         try {
             nif = NetworkInterface.getByName(v);
         } catch (SocketException e) {
-            throw new IllegalArgumentException("KOLO_IFACE=" + raw + ": cannot list network interfaces ("
-                    + e.getMessage() + "); expected an interface name or an IP address", e);
+            throw new BadSettingException("KOLO_IFACE", "KOLO_IFACE=" + raw + ": cannot list network interfaces ("
+                    + e.getMessage() + "); expected an interface name or an IP address");
         }
         if (nif == null) {
             throw bad("KOLO_IFACE", raw, "a network interface name of this host (" + interfaceNames()
@@ -271,7 +274,7 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
     private static int requiredInt(Map<String, String> env, String var, int min, Source source) {
         String raw = env.get(var);
         if (raw == null) {
-            throw new IllegalArgumentException(var + " is not set: expected "
+            throw new BadSettingException(var, var + " is not set: expected "
                     + (min == 0 ? "a non-negative integer" : "a positive integer") + " (the " + source.what()
                     + " variables " + source.rank() + " and " + source.size() + " go together)");
         }
@@ -297,8 +300,8 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
         return v;
     }
 
-    private static IllegalArgumentException bad(String var, String value, String expected) {
-        return new IllegalArgumentException(var + "=" + (value == null ? "" : "'" + value + "'")
+    private static BadSettingException bad(String var, String value, String expected) {
+        return new BadSettingException(var, var + "=" + (value == null ? "" : "'" + value + "'")
                 + " is invalid: expected " + expected);
     }
 }

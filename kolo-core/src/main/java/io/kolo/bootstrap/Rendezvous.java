@@ -1,5 +1,6 @@
 package io.kolo.bootstrap;
 
+import io.kolo.BadSettingException;
 import io.kolo.KoloException;
 
 import java.net.Inet4Address;
@@ -60,7 +61,7 @@ public final class Rendezvous implements AutoCloseable {
     /**
      * Joins (rank 0 serving the store where that is its job) and waits at most the start timeout.
      *
-     * @throws IllegalArgumentException naming the variable to set when the environment is not enough
+     * @throws BadSettingException naming the variable to set when the environment is not enough
      * @throws io.kolo.KoloTimeoutException when rank 0 or the store does not show up in time
      */
     public static Rendezvous join(JobEnvironment job) {
@@ -132,7 +133,8 @@ public final class Rendezvous implements AutoCloseable {
         try {
             at = new InetSocketAddress(InetAddress.getByName(job.rendezvousHost()), port);
         } catch (UnknownHostException e) {
-            throw new IllegalArgumentException("KOLO_RENDEZVOUS_ADDR=" + job.rendezvousHost() + " does not resolve", e);
+            throw new BadSettingException("KOLO_RENDEZVOUS_ADDR", "KOLO_RENDEZVOUS_ADDR=" + job.rendezvousHost()
+                    + " does not resolve on this host: name rank 0's host as every host knows it, or its IP address");
         }
         boolean rank0Serves = job.rendezvousServer() == JobEnvironment.RendezvousServer.RANK0;
         Optional<Integer> generation = ElasticGeneration.of(job.env());
@@ -172,8 +174,8 @@ public final class Rendezvous implements AutoCloseable {
     }
 
     private static Rendezvous oneHost(JobEnvironment job, Launch launch) {
-        String jobId = launch.jobId().orElseThrow(() -> new IllegalArgumentException(launch.launcher()
-                + " gave this process no job id to find rank 0 by: set KOLO_RENDEZVOUS_PORT to a free port and"
+        String jobId = launch.jobId().orElseThrow(() -> new BadSettingException("KOLO_RENDEZVOUS_PORT",
+                launch.launcher() + " gave this process no job id to find rank 0 by: set KOLO_RENDEZVOUS_PORT to a free port and"
                 + " KOLO_SECRET (e.g. $(openssl rand -hex 32)) on every rank"));
         RendezvousFile file = RendezvousFile.forJob(job.env(), launch.launcher() + ":" + jobId);
         InetAddress loopback = InetAddress.getLoopbackAddress();
@@ -248,7 +250,7 @@ public final class Rendezvous implements AutoCloseable {
         } catch (SocketException e) {
             // Reported below.
         }
-        throw new IllegalArgumentException("rank 0 found no network address for ranks on other hosts to reach it:"
+        throw new BadSettingException("KOLO_IFACE", "rank 0 found no network address for ranks on other hosts to reach it:"
                 + " set KOLO_IFACE to the interface (or address) they reach it by");
     }
 
@@ -256,19 +258,19 @@ public final class Rendezvous implements AutoCloseable {
         if (job.secret().isPresent()) {
             return job.secret().get();
         }
-        JobSecret user = UserSecret.load(job.env()).orElseThrow(() -> new IllegalArgumentException(
+        JobSecret user = UserSecret.load(job.env()).orElseThrow(() -> new BadSettingException("KOLO_SECRET",
                 "ranks on several hosts need a shared secret and neither KOLO_SECRET nor " + UserSecret.path(job.env())
                         + " exists: create that file once on a home directory every host shares ("
                         + UserSecret.HOW_TO_CREATE + ") or export KOLO_SECRET=$(openssl rand -hex 32) and pass it on ("
                         + launch.howToSet("KOLO_SECRET", "...").replace("=...", "") + ")"));
-        String jobId = launch.jobId().orElseThrow(() -> new IllegalArgumentException(launch.launcher()
+        String jobId = launch.jobId().orElseThrow(() -> new BadSettingException("KOLO_SECRET", launch.launcher()
                 + " gave this process no job id to derive the job's secret from " + UserSecret.path(job.env())
                 + ": set KOLO_SECRET on every rank"));
         return user.derive(launch.launcher() + ":" + jobId);
     }
 
-    private static IllegalArgumentException spansHosts(JobEnvironment job, Launch launch) {
-        return new IllegalArgumentException("this " + launch.launcher() + " job spans hosts (" + job.localSize()
+    private static BadSettingException spansHosts(JobEnvironment job, Launch launch) {
+        return new BadSettingException("KOLO_RENDEZVOUS_ADDR", "this " + launch.launcher() + " job spans hosts (" + job.localSize()
                 + " of its " + job.size() + " ranks on this one), so its ranks cannot meet on one host: set"
                 + " KOLO_RENDEZVOUS_ADDR to rank 0's host on every rank, e.g. "
                 + launch.howToSet("KOLO_RENDEZVOUS_ADDR", "node0") + " (rank 0 serves port " + DEFAULT_PORT

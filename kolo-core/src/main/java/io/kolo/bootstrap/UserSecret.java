@@ -1,5 +1,6 @@
 package io.kolo.bootstrap;
 
+import io.kolo.BadSettingException;
 import io.kolo.KoloException;
 
 import java.io.IOException;
@@ -38,14 +39,14 @@ final class UserSecret {
         try {
             Set<PosixFilePermission> perms = Files.getPosixFilePermissions(file);
             if (perms.stream().anyMatch(OPEN_TO_OTHERS::contains)) {
-                throw new KoloException(file + " can be read by other users: chmod 600 " + file);
+                throw new BadSettingException("KOLO_SECRET", file + " can be read by other users: chmod 600 " + file);
             }
             String hex = Files.readString(file).trim();
             try {
                 return Optional.of(JobSecret.fromHex(hex));
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(file + ": " + e.getMessage().replace("KOLO_SECRET", "the secret")
-                        + " (" + HOW_TO_CREATE + ")", e);
+                throw new BadSettingException("KOLO_SECRET", file + ": " + e.getMessage().replace("KOLO_SECRET",
+                        "the secret") + " (" + HOW_TO_CREATE + ")");
             }
         } catch (NoSuchFileException e) {
             return Optional.empty();

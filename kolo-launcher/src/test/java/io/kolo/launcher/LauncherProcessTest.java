@@ -235,6 +235,40 @@ class LauncherProcessTest {
         assertEquals(1, output.strip().lines().count(), output);
     }
 
+    /**
+     * What a rank started by mpirun or srun is missing, or a variable of the user's it cannot use: as a bad setting,
+     * one line saying what to set and exit code 2 on every rank, not a stack trace per rank.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {
+            "KOLO_IFACE=kolo-no-such-if|kolo: KOLO_IFACE='kolo-no-such-if' is invalid: expected a network interface",
+            "OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=4 OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_SIZE=2"
+                    + " OMPI_MCA_ess_base_jobid=7|kolo: this Open MPI job spans hosts (2 of its 4 ranks on this one)",
+            "SLURM_PROCID=1 SLURM_NTASKS=2 SLURM_JOB_ID=7 KOLO_RENDEZVOUS_ADDR=127.0.0.1"
+                    + "|kolo: ranks on several hosts need a shared secret and neither KOLO_SECRET nor ",
+            "SLURM_PROCID=1 SLURM_NTASKS=2 SLURM_JOB_ID=7 KOLO_RENDEZVOUS_ADDR=kolo-no-such-host.invalid"
+                    + " KOLO_SECRET=00112233445566778899aabbccddeeff"
+                    + "|kolo: KOLO_RENDEZVOUS_ADDR=kolo-no-such-host.invalid does not resolve"})
+    void whatARankStartedElsewhereLacksIsOneLineAndExitCode2(String envAndExpected, @TempDir Path home)
+            throws Exception {
+        String[] parts = envAndExpected.split("\\|");
+        ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), ChildCommand.NATIVE_ACCESS, "-cp",
+                System.getProperty("java.class.path"), io.kolo.launcher.workers.MpiWorker.class.getName());
+        pb.environment().keySet().removeIf(k -> k.startsWith("KOLO_") || k.startsWith("OMPI_") || k.startsWith("PMIX_")
+                || k.startsWith("PMI_") || k.startsWith("SLURM_") || k.startsWith("HOROVOD_"));
+        pb.environment().put("HOME", home.toString());
+        for (String kv : parts[0].split(" ")) {
+            pb.environment().put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
+        }
+        pb.redirectErrorStream(true);
+        Process p = pb.start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(2, p.exitValue(), output);
+        assertTrue(output.strip().startsWith(parts[1]), output);
+        assertEquals(1, output.strip().lines().count(), output);
+    }
+
     @Test
     void aCommandThatCannotStartIsReported() {
         Result r = kolo("run", "-np", "2", "--", "/nonexistent/kolo-test-binary");

@@ -23,6 +23,11 @@ final class Mpirun {
             return out.lines().filter(l -> l.startsWith(prefix)).sorted().toList();
         }
 
+        /** The lines of the ranks' stderr (which mpirun passes to its own) that start with {@code prefix}. */
+        List<String> errLines(String prefix) {
+            return err.lines().filter(l -> l.startsWith(prefix)).sorted().toList();
+        }
+
         @Override
         public String toString() {
             return "exit " + code + "\n--- stdout\n" + out + "--- stderr\n" + err;

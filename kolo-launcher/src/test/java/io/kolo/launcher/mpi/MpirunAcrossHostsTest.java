@@ -100,7 +100,7 @@ class MpirunAcrossHostsTest {
         // As under a launcher without PMIx: the ranks do not see Open MPI's PMIx server.
         Mpirun.Result r = mpirun(Map.of(), List.of("env", "-u", "PMIX_NAMESPACE"));
         assertNotEquals(0, r.code(), r.toString());
-        List<String> failed = r.lines("rank ? failed");
+        List<String> failed = r.errLines("kolo: ");
         assertTrue(!failed.isEmpty(), r.toString());
         for (String line : failed) {
             assertTrue(line.contains("this Open MPI job spans hosts (2 of its 4 ranks on this one)")
