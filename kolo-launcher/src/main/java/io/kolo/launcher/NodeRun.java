@@ -149,6 +149,7 @@ final class NodeRun {
             Thread hook = installShutdownHook ? new Thread(() -> {
                 watch.interrupted();
                 job.stop();
+                watch.stoppedBySignal();
             }, "kolo-shutdown") : null;
             if (hook != null) {
                 Runtime.getRuntime().addShutdownHook(hook);

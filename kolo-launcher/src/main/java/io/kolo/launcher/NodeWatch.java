@@ -137,6 +137,26 @@ final class NodeWatch {
     }
 
     /**
+     * After {@link #interrupted()}, this node's ranks have stopped: says so to node 0 from the shutdown hook itself,
+     * since the JVM halts when the hook returns, usually before the main thread gets to {@link #finish}; node 0 would
+     * otherwise wait for this node's heartbeat to run out and then call it lost.
+     */
+    void stoppedBySignal() {
+        done(143);
+    }
+
+    private void done(int code) {
+        if (plan.nodeRank() == 0) {
+            return;
+        }
+        try {
+            store.put(StoreKeys.nodeDone(plan.nodeRank()), Integer.toString(code));
+        } catch (RuntimeException storeGone) {
+            // Node 0 is gone; its own launcher reports why.
+        }
+    }
+
+    /**
      * This node's ranks are done with {@code code}: records it and, on node 0, waits until every other node has
      * recorded its own or is lost. Returns this launcher's exit code: its own ranks' code, else on node 0 the
      * first other node's failure.
@@ -144,11 +164,7 @@ final class NodeWatch {
     int finish(int code) throws InterruptedException {
         if (plan.nodeRank() != 0) {
             stop();
-            try {
-                store.put(StoreKeys.nodeDone(plan.nodeRank()), Integer.toString(code));
-            } catch (RuntimeException storeGone) {
-                // Node 0 is gone; its own launcher reports why.
-            }
+            done(code);
             return code;
         }
         while (finished.size() + lost.size() < plan.nnodes() - 1 && thread.isAlive()) {

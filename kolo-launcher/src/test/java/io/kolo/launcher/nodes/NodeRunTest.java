@@ -139,6 +139,29 @@ class NodeRunTest {
         }
     }
 
+    /**
+     * Node 1's launcher gets SIGTERM (Ctrl-C, scancel, a pod stopped): node 0 stops its ranks naming that and exits at
+     * once, without first waiting for node 1's heartbeat to run out and then calling node 1 lost. (Whether node 1 got
+     * to say it was done before its JVM halted was a race it lost about half the time, hence three tries.)
+     */
+    @org.junit.jupiter.api.RepeatedTest(3)
+    void aNodeStoppedBySignalEndsNode0WithoutWaitingForItsHeartbeat(@TempDir Path dir) throws Exception {
+        int port = NodeLaunchers.freePort();
+        try (NodeLaunchers nodes = new NodeLaunchers()) {
+            NodeLaunchers.Node n0 = nodes.start(0, args(2, 0, 1, port, "--", "sh", "-c", "echo up; sleep 120"));
+            NodeLaunchers.Node n1 = nodes.start(1, args(2, 1, 1, port, "--", "sh", "-c", "echo up; sleep 120"));
+            NodeLaunchers.awaitLines(n0, "up", 1);
+            NodeLaunchers.awaitLines(n1, "up", 1);
+            n1.process().destroy();
+            assertEquals(143, n1.await(), n1.output());
+            assertEquals(143, n0.await(), n0.output());
+            assertTrue(n0.err().toString().contains("kolo: node 1 (") && n0.err().toString().contains(
+                    "'s kolo run was stopped by a signal; terminating this node's 1 rank"), n0.output());
+            // Before, node 0 waited for node 1's heartbeat to run out (10 s) and then called it lost as well.
+            assertFalse(n0.err().toString().contains("was lost"), n0.output());
+        }
+    }
+
     @Test
     void aRendezvousNameThatIsNotNode0sIsRefusedByNode0(@TempDir Path dir) throws Exception {
         try (NodeLaunchers nodes = new NodeLaunchers()) {
