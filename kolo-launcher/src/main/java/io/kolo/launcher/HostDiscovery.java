@@ -45,10 +45,15 @@ interface HostDiscovery {
 
     /** {@code script} run by {@code sh -c} (so it may carry arguments), its lines parsed as above. */
     static HostDiscovery script(String script, int slotsPerHost) {
+        return script(script, slotsPerHost, SCRIPT_TIMEOUT);
+    }
+
+    /** As {@link #script(String, int)}, giving up on a run of the script after {@code timeout}. */
+    static HostDiscovery script(String script, int slotsPerHost, Duration timeout) {
         return new HostDiscovery() {
             @Override
             public List<Hosts.Host> find() throws Failed {
-                return parse(run(script), slotsPerHost, script);
+                return parse(run(script, timeout), slotsPerHost, script);
             }
 
             @Override
@@ -61,32 +66,52 @@ interface HostDiscovery {
     // A script that hangs must not stop the launcher from watching its workers.
     Duration SCRIPT_TIMEOUT = Duration.ofSeconds(10);
 
-    private static String run(String script) throws Failed {
-        Process p;
+    private static String run(String script, Duration timeout) throws Failed {
+        // Its output goes to a file, not a pipe: reading a pipe waits for every process that holds it open to end,
+        // which for a script that hangs, or leaves something running in the background, is never.
+        java.nio.file.Path output;
         try {
-            p = new ProcessBuilder("sh", "-c", script).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            output = java.nio.file.Files.createTempFile("kolo-discovery-", ".out");
         } catch (IOException e) {
-            throw new Failed("--host-discovery-script " + script + " cannot be started: " + e.getMessage());
+            throw new Failed("--host-discovery-script " + script + ": cannot create a file for its output: "
+                    + e.getMessage());
         }
         try {
-            p.getOutputStream().close();
-            byte[] out = p.getInputStream().readNBytes(1 << 20);
-            if (!p.waitFor(SCRIPT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+            Process p;
+            try {
+                p = new ProcessBuilder("sh", "-c", script).redirectError(ProcessBuilder.Redirect.DISCARD)
+                        .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                        .redirectOutput(output.toFile()).start();
+            } catch (IOException e) {
+                throw new Failed("--host-discovery-script " + script + " cannot be started: " + e.getMessage());
+            }
+            try {
+                if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                    p.descendants().forEach(ProcessHandle::destroyForcibly);
+                    p.destroyForcibly();
+                    throw new Failed("--host-discovery-script " + script + " did not finish within "
+                            + timeout.toSeconds() + " s");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
                 p.descendants().forEach(ProcessHandle::destroyForcibly);
                 p.destroyForcibly();
-                throw new Failed("--host-discovery-script " + script + " did not finish within "
-                        + SCRIPT_TIMEOUT.toSeconds() + " s");
+                throw new Failed("interrupted while running --host-discovery-script " + script);
             }
             if (p.exitValue() != 0) {
                 throw new Failed("--host-discovery-script " + script + " exited with code " + p.exitValue());
             }
-            return new String(out, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new Failed("--host-discovery-script " + script + ": cannot read its output: " + e.getMessage());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            p.destroyForcibly();
-            throw new Failed("interrupted while running --host-discovery-script " + script);
+            try (java.io.InputStream in = java.nio.file.Files.newInputStream(output)) {
+                return new String(in.readNBytes(1 << 20), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw new Failed("--host-discovery-script " + script + ": cannot read its output: " + e.getMessage());
+            }
+        } finally {
+            try {
+                java.nio.file.Files.deleteIfExists(output);
+            } catch (IOException ignored) {
+                // A file in the temporary directory, left behind.
+            }
         }
     }
 

@@ -57,6 +57,36 @@ class ElasticPlanTest {
         assertTrue(bad.getMessage().startsWith("--host-discovery-script s printed 'a:x': "), bad.getMessage());
     }
 
+    /**
+     * A script that hangs, or one that leaves something running with its output open, is given up on after the
+     * timeout; before, the launcher waited for its output to end, forever, and watched no worker meanwhile.
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void aDiscoveryScriptThatHangsIsGivenUpOnAfterItsTimeout(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.time.Duration timeout = java.time.Duration.ofSeconds(2);
+        java.nio.file.Path pid = dir.resolve("pid");
+        HostDiscovery.Failed hung = assertThrows(HostDiscovery.Failed.class,
+                () -> HostDiscovery.script("echo a; echo $$ > " + pid + "; exec sleep 30", 1, timeout).find());
+        assertEquals("--host-discovery-script echo a; echo $$ > " + pid + "; exec sleep 30 did not finish within 2 s",
+                hung.getMessage());
+        long sleeper = Long.parseLong(java.nio.file.Files.readString(pid).strip());
+        assertTrue(ProcessHandle.of(sleeper).map(h -> h.onExit().orTimeout(5, java.util.concurrent.TimeUnit.SECONDS)
+                .handle((x, e) -> e == null).join()).orElse(true), "the hung script is still running");
+
+        // Exits at once and prints its hosts, but leaves a process behind that holds its output open.
+        java.nio.file.Path bg = dir.resolve("bg");
+        long start = System.nanoTime();
+        try {
+            assertEquals(List.of(new Hosts.Host("b", 2)), HostDiscovery.script("(sleep 30 & echo $! > " + bg
+                    + "); echo b:2", 1, timeout).find());
+            assertTrue(System.nanoTime() - start < timeout.toNanos(), "waited for the background process's output");
+        } finally {
+            ProcessHandle.of(Long.parseLong(java.nio.file.Files.readString(bg).strip())).ifPresent(ProcessHandle::destroy);
+        }
+    }
+
     @Test
     void ranksOnHostsThatStayKeepTheLowestRanks() {
         // Rank 1 (w1 on h1) is gone and h1 is blacklisted; h3 is new.
