@@ -36,6 +36,8 @@ final class ElasticDriver {
     private static final Duration REMOVED_GRACE = Duration.ofSeconds(10);
     // How long after a failure other workers' exits still count as the same event (a host lost, a shared bug).
     private static final Duration SETTLE = Duration.ofSeconds(1);
+    /** The run's result once stopped by a signal (the JVM exits with the signal's own code: 130 or 143). */
+    private static final int STOPPED = 143;
 
     private final ElasticPlan plan;
     private final PrintStream err;
@@ -53,6 +55,8 @@ final class ElasticDriver {
     private int nextWorker;
     private boolean finishing;
     private int finishCode;
+    // Ctrl-C or SIGTERM: the workers' exits that follow are the launcher's doing, not failures to reset for.
+    private volatile boolean interrupted;
 
     ElasticDriver(ElasticPlan plan, PrintStream out, PrintStream err) {
         this.plan = plan;
@@ -92,6 +96,11 @@ final class ElasticDriver {
 
     /** Ctrl-C or SIGTERM: stop every worker. */
     void stop() {
+        interrupted = true;
+        int alive = workers.alive().size();
+        if (alive > 0) {
+            message("kolo: interrupted; terminating " + alive + (alive == 1 ? " rank" : " ranks"));
+        }
         workers.stopAll();
     }
 
@@ -118,6 +127,9 @@ final class ElasticDriver {
 
     /** A worker exited: the job's exit code when that ends the job, else null. */
     private Integer exited(ElasticWorkers.Exit exit) throws InterruptedException {
+        if (interrupted) {
+            return STOPPED;
+        }
         if (!ranks.containsKey(exit.worker())) {
             return null;                      // removed from the job earlier: expected to go
         }
@@ -125,6 +137,9 @@ final class ElasticDriver {
         if (exit.code() != 0 && !finishing) {
             // A lost host or a bug every rank hits ends several workers together: one decision for all of them.
             settle(exits);
+            if (interrupted) {
+                return STOPPED;
+            }
         }
         if (finishing || exits.stream().anyMatch(e -> e.code() == 0)) {
             Integer code = null;
@@ -299,6 +314,9 @@ final class ElasticDriver {
             try {
                 workers.start(p.worker(), p.slot().host(), p.slot().rank(), env(p.worker(), p.slot()));
             } catch (IOException e) {
+                if (interrupted) {
+                    return STOPPED;           // refused because the launcher is stopping: nothing to report
+                }
                 message("kolo: cannot start worker " + p.worker() + " on " + p.slot().host() + ": " + e.getMessage());
                 return Job.START_FAILED;
             }

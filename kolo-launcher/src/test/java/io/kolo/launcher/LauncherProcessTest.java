@@ -291,6 +291,24 @@ class LauncherProcessTest {
         }
     }
 
+    /** The same for an elastic job: its workers are stopped as the launcher was told, not reported as failed. */
+    @Test
+    void sigtermToAnElasticLauncherSaysItWasInterruptedAndLeavesNoProcessBehind(@TempDir Path dir) throws Exception {
+        Process launcher = launcherWithSleepingRanks(dir, "--min-np", "1");
+        try {
+            launcher.destroy();
+            assertTrue(launcher.waitFor(30, TimeUnit.SECONDS));
+            assertEquals(143, launcher.exitValue());
+            String log = Files.readString(dir.resolve("launcher.log"));
+            assertTrue(log.contains("kolo: interrupted; terminating 3 ranks"), log);
+            // Before: "kolo: all 3 ranks of job 0 failed: rank 0 ... exited with code 143 (terminated by SIGTERM); ..."
+            assertFalse(log.contains("failed"), log);
+            assertAllGone(pidsIn(dir));
+        } finally {
+            launcher.destroyForcibly();
+        }
+    }
+
     /** SIGKILL (the OOM killer, a scheduler's hard kill) gives the launcher no chance to act: the ranks still go. */
     @Test
     void sigkillToTheLauncherLeavesNoProcessBehind(@TempDir Path dir) throws Exception {
@@ -302,11 +320,14 @@ class LauncherProcessTest {
     }
 
     /** kolo run of three ranks that each start a background sleep, once all six have written their pids. */
-    private static Process launcherWithSleepingRanks(Path dir) throws Exception {
+    private static Process launcherWithSleepingRanks(Path dir, String... options) throws Exception {
         String script = "sleep 60 & echo $$ $! > " + dir + "/pids.$KOLO_RANK.tmp; "
                 + "mv " + dir + "/pids.$KOLO_RANK.tmp " + dir + "/pids.$KOLO_RANK; echo started; wait";
-        ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), "-cp",
-                System.getProperty("java.class.path"), Main.class.getName(), "run", "-np", "3", "--", "sh", "-c", script);
+        List<String> argv = new ArrayList<>(List.of(ChildCommand.javaExecutable(), "-cp",
+                System.getProperty("java.class.path"), Main.class.getName(), "run", "-np", "3"));
+        argv.addAll(List.of(options));
+        argv.addAll(List.of("--", "sh", "-c", script));
+        ProcessBuilder pb = new ProcessBuilder(argv);
         pb.redirectErrorStream(true);
         pb.redirectOutput(dir.resolve("launcher.log").toFile());
         Process launcher = pb.start();
