@@ -50,6 +50,19 @@ final class ElasticOptions {
         return minNp != null || maxNp != null || discoveryScript != null;
     }
 
+    /** The bounds on their own, before they stand in for a missing -np and an error would name that instead. */
+    void checkBounds() {
+        if (minNp != null && minNp < 1) {
+            throw new UsageException("--min-np must be at least 1, got " + minNp);
+        }
+        if (maxNp != null && maxNp < 1) {
+            throw new UsageException("--max-np must be at least 1, got " + maxNp);
+        }
+        if (minNp != null && maxNp != null && maxNp < minNp) {
+            throw new UsageException("--max-np " + maxNp + " is less than --min-np " + minNp);
+        }
+    }
+
     /**
      * The elastic flags given without --min-np, --max-np or a discovery script (as in horovodrun, the job is then not
      * elastic and they change nothing): one line each, for --verbose.

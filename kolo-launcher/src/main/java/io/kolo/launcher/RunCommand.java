@@ -164,6 +164,7 @@ final class RunCommand implements Subcommand {
 
     /** The elastic job's plan (--min-np, --max-np or --host-discovery-script). */
     ElasticPlan elasticPlan(Map<String, String> launcherEnv, Predicate<String> isLocal) {
+        elastic.checkBounds();
         Integer given = np;
         if (np == null && hosts == null && hostfile == null) {
             np = elastic.minNp != null ? elastic.minNp : 1;   // the base plan's -np, for its checks alone

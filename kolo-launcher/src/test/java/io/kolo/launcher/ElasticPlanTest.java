@@ -46,6 +46,10 @@ class ElasticPlanTest {
         assertUsage("use either --host-discovery-script or -H/--hostfile, not both", "--min-np", "1", "-H", "a:2",
                 "--host-discovery-script", "x", "--", "true");
         assertUsage("--reset-limit must be 0 or more, got -1", "--min-np", "1", "--reset-limit", "-1", "--", "true");
+        // Before: "-np must be at least 1, got 0" and "-np 3 must lie between --min-np 3 and --max-np 2".
+        assertUsage("--min-np must be at least 1, got 0", "--min-np", "0", "--", "true");
+        assertUsage("--max-np must be at least 1, got 0", "--max-np", "0", "--", "true");
+        assertUsage("--max-np 2 is less than --min-np 3", "--min-np", "3", "--max-np", "2", "--", "true");
     }
 
     @Test
