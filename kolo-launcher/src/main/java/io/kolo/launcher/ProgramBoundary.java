@@ -60,6 +60,17 @@ final class ProgramBoundary {
                 }
                 return result;
             }
+            int eq = a.indexOf('=');
+            if (eq > 1 && a.startsWith("-") && optionArity.getOrDefault(a.substring(0, eq), 0) > 0) {
+                // horovodrun's argparse also takes --flag=value (and -np=4): the same as two words here.
+                String name = a.substring(0, eq);
+                result.add(name);
+                result.add(a.substring(eq + 1));
+                int end = Math.min(args.size(), i + optionArity.get(name));
+                result.addAll(args.subList(i + 1, end));
+                i = end;
+                continue;
+            }
             int values = optionArity.getOrDefault(a, 0);
             if (values > 0) {
                 int end = Math.min(args.size(), i + 1 + values);

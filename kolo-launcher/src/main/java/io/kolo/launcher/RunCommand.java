@@ -46,6 +46,13 @@ final class RunCommand implements Subcommand {
                     + " slot; with -N: N per host).")
     Integer np;
 
+    // A name of its own rather than one more of -np's: picocli names an option by its longest name in errors, and
+    // "-np abc" should not be reported as "--num-proc".
+    @Option(names = "--num-proc", paramLabel = "N", description = "horovodrun's spelling of -np.")
+    void numProc(int n) {
+        np = n;
+    }
+
     @Mixin
     NodeOptions node = new NodeOptions();
 

@@ -293,6 +293,25 @@ class RunCommandTest {
                 "--hierarchical-allreduce", "--no-hierarchical-allreduce", "--", "true");
     }
 
+    /**
+     * horovodrun parses its flags with argparse, which also takes {@code --flag=value} and {@code -np=4}, and spells
+     * -np {@code --num-proc}. Before: "Unknown option: '--fusion-threshold-mb=32'", and for -np=4 "Invalid value for
+     * option '--np': 'p=4' is not an int".
+     */
+    @Test
+    void horovodrunsArgparseSpellingsMeanTheSame() {
+        RunCommand.Plan p = plan("-np=4", "--fusion-threshold-mb=32", "--start-timeout=30", "-x=A=1", "python",
+                "train.py", "--lr=0.1");
+        assertEquals(4, p.np());
+        assertEquals(30, p.startTimeoutSeconds());
+        assertEquals("33554432", p.exports().get("KOLO_FUSION_THRESHOLD"));
+        assertEquals("1", p.exports().get("A"));
+        assertEquals(List.of("python", "train.py", "--lr=0.1"), p.command());
+        assertEquals(3, plan("--num-proc", "3", "--", "true").np());
+        assertEquals(List.of("-np", "2", "--", "python", "--start-timeout=5"),
+                ProgramBoundary.normalize(List.of("-np=2", "python", "--start-timeout=5")));
+    }
+
     @Test
     void elasticFlagsWithoutMinNpMaxNpOrAScriptAreNamedAsIgnoredUnderVerbose() {
         // As in horovodrun, only --min-np, --max-np or a discovery script make the job elastic; the other elastic
