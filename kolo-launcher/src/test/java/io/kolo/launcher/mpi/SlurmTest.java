@@ -41,6 +41,11 @@ class SlurmTest {
     }
 
     private static Mpirun.Result srun(int n, Path tmp, String... workerArgs) throws Exception {
+        return srun(n, tmp, java.util.Map.of(), workerArgs);
+    }
+
+    private static Mpirun.Result srun(int n, Path tmp, java.util.Map<String, String> env, String... workerArgs)
+            throws Exception {
         List<String> cmd = new java.util.ArrayList<>(List.of("/usr/bin/srun", "-n", Integer.toString(n),
                 Mpirun.JAVA, "-cp", Mpirun.CP, MpiWorker.class.getName()));
         cmd.addAll(List.of(workerArgs));
@@ -48,6 +53,7 @@ class SlurmTest {
         pb.environment().keySet().removeIf(k -> k.startsWith("KOLO_") || k.startsWith("SLURM_"));
         pb.environment().put("SLURM_CONF", cluster.conf());
         pb.environment().put("TMPDIR", tmp.toString());
+        pb.environment().putAll(env);
         Process p = pb.start();
         try {
             CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> {
@@ -79,6 +85,17 @@ class SlurmTest {
                 }
             }
         }
+    }
+
+    /** A variable the tasks cannot use (srun passes the user's environment on): one line from every task, exit 2. */
+    @Test
+    void aBadVariableIsOneLineFromEveryTask(@TempDir Path tmp) throws Exception {
+        Mpirun.Result r = srun(2, tmp, java.util.Map.of("KOLO_IFACE", "kolo-no-such-if"));
+        assertEquals(2, r.code(), r.toString());
+        List<String> lines = r.errLines("kolo: ");
+        assertEquals(2, lines.size(), r.toString());
+        lines.forEach(l -> assertTrue(l.startsWith("kolo: KOLO_IFACE='kolo-no-such-if' is invalid"), l));
+        assertTrue(!r.err().contains("\tat io.kolo"), "a stack trace:\n" + r);
     }
 
     @Test
