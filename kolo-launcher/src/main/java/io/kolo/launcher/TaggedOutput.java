@@ -46,8 +46,9 @@ final class TaggedOutput {
     }
 
     /**
-     * Copies one rank's stream line by line until EOF, to this tagged output and (raw) to {@code file}
-     * when --output-dir is given. Runs on its own thread per stream.
+     * Copies one rank's stream line by line until EOF, to this tagged output and to {@code file} when --output-dir is
+     * given. The file gets the rank's bytes as they were (what is cut or trimmed for the screen is not, there). Runs on
+     * its own thread per stream.
      */
     void pump(int rank, InputStream in, OutputStream file) throws IOException {
         byte[] chunk = new byte[8192];
@@ -58,7 +59,7 @@ final class TaggedOutput {
             for (int i = 0; i < n; i++) {
                 byte b = chunk[i];
                 if (b == '\n' || len == MAX_LINE) {
-                    emit(rank, line, len, file);
+                    emit(rank, line, len, file, b == '\n');
                     len = 0;
                     if (b == '\n') {
                         continue;
@@ -71,14 +72,15 @@ final class TaggedOutput {
             }
         }
         if (len > 0) {
-            emit(rank, line, len, file);
+            emit(rank, line, len, file, false);
         }
     }
 
     private static final byte[] INCUBATOR_NOTICE =
             "WARNING: Using incubator modules: jdk.incubator.vector".getBytes(StandardCharsets.US_ASCII);
 
-    private void emit(int rank, byte[] line, int len, OutputStream file) throws IOException {
+    /** One line for the screen ({@code newline}: it ended with one, else it was cut at MAX_LINE or at EOF). */
+    private void emit(int rank, byte[] line, int len, OutputStream file, boolean newline) throws IOException {
         if (java.util.Arrays.equals(line, 0, len, INCUBATOR_NOTICE, 0, INCUBATOR_NOTICE.length)) {
             return;
         }
@@ -86,8 +88,10 @@ final class TaggedOutput {
         int shown = len > 0 && line[len - 1] == '\r' ? len - 1 : len;
         line(rank, line, shown);
         if (file != null) {
-            file.write(line, 0, shown);
-            file.write('\n');
+            file.write(line, 0, len);
+            if (newline) {
+                file.write('\n');
+            }
             file.flush();
         }
     }

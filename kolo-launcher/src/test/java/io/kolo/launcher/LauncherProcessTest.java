@@ -164,6 +164,28 @@ class LauncherProcessTest {
         assertTrue(r.out().contains("[1]<stdout>:no newline\n"), r.out());
     }
 
+    /**
+     * The file holds exactly the bytes the rank wrote, as Open MPI's --output-filename: a line longer than the screen's
+     * limit, a CRLF and a last line without a newline come back unchanged. Before: a newline was inserted every
+     * 64 KiB (a long JSON line became two), CRs were dropped and a newline was added at the end.
+     */
+    @Test
+    void outputDirFilesHoldExactlyWhatTheRankWrote(@TempDir Path dir) throws IOException {
+        Path outDir = dir.resolve("logs");
+        Path expected = dir.resolve("expected");
+        String script = "i=0; while [ $i -lt 1500 ]; do printf '0123456789%040d' $i; i=$((i+1)); done;"
+                + " printf '\\nwindows\\r\\nlast'";
+        Result r = kolo("run", "-np", "1", "--output-dir", outDir.toString(), "--", "sh", "-c",
+                "{ " + script + "; } | tee " + expected);
+        assertEquals(0, r.code(), r.err());
+        byte[] wrote = Files.readAllBytes(expected);
+        assertEquals(1500 * 50 + "\nwindows\r\nlast".length(), wrote.length);
+        assertTrue(java.util.Arrays.equals(wrote, Files.readAllBytes(outDir.resolve("rank.0/stdout"))),
+                "the file differs from what the rank wrote");
+        // On screen each line is still tagged and cut at TaggedOutput.MAX_LINE.
+        assertEquals(4, r.out().lines().count(), r.out().length() + " chars");
+    }
+
     @Test
     void usageErrorsExit2WithOneLine() {
         for (String[] args : List.of(
