@@ -27,7 +27,8 @@ final class KeysCommand implements Subcommand {
     @Parameters(index = "0", paramLabel = "generate", description = "The action (only 'generate').")
     String action;
 
-    @Option(names = "--out", required = true, paramLabel = "DIR", description = "Directory to write (made if missing).")
+    // Checked in call(), after the action: picocli would report a missing --out before a mistyped action.
+    @Option(names = "--out", paramLabel = "DIR", description = "Directory to write (made if missing; required).")
     Path out;
 
     @Option(names = "--comment", paramLabel = "TEXT", defaultValue = "kolo-job",
@@ -44,6 +45,9 @@ final class KeysCommand implements Subcommand {
     public int call(PrintStream stdout, PrintStream err, boolean installShutdownHook) {
         if (!"generate".equals(action)) {
             throw new UsageException("unknown keys action '" + action + "' (expected: kolo keys generate --out DIR)");
+        }
+        if (out == null) {
+            throw new UsageException("missing --out DIR (where to write the keys)");
         }
         if (comment.contains("\n")) {
             throw new UsageException("--comment must be one line");

@@ -70,6 +70,11 @@ public final class Main {
         if (!argv.isEmpty() && argv.getFirst().equals(K8sEntry.NAME)) {
             return K8sEntry.run(argv.subList(1, argv.size()), out, err);
         }
+        if (!argv.isEmpty() && !argv.getFirst().startsWith("-") && !SUBCOMMANDS.containsKey(argv.getFirst())) {
+            // picocli would say "Unmatched arguments from index 0", listing the whole command line.
+            return usage(err, "unknown command '" + argv.getFirst() + "' (commands: "
+                    + String.join(", ", SUBCOMMANDS.keySet()) + "; see 'kolo --help')");
+        }
         CommandLine cli = commandLine(argv.isEmpty() ? null : argv.getFirst());
         if (!argv.isEmpty() && argv.getFirst().equals("run")) {
             argv = new ArrayList<>(argv.subList(0, 1));

@@ -28,6 +28,28 @@ class MainTest {
         });
     }
 
+    /**
+     * A mistyped command (or "kolo mpirun ...", "kolo -np 4 ...") names itself and the commands there are. Before:
+     * "kolo: Unmatched argument at index 0: 'rnu'", and for kolo keys without --out, whatever the action:
+     * "Missing required option: '--out=DIR'".
+     */
+    @Test
+    void anUnknownCommandOrActionIsNamedWithWhatThereIs() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
+        PrintStream o = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+        assertEquals(2, Main.run(new String[]{"rnu", "-np", "2", "--", "true"}, o, e, false));
+        assertEquals("kolo: unknown command 'rnu' (commands: run, keys, hostfile, bench, k8s; see 'kolo --help')",
+                err.toString(StandardCharsets.UTF_8).strip());
+        err.reset();
+        assertEquals(2, Main.run(new String[]{"keys", "genrate"}, o, e, false));
+        assertEquals("kolo: unknown keys action 'genrate' (expected: kolo keys generate --out DIR)",
+                err.toString(StandardCharsets.UTF_8).strip());
+        err.reset();
+        assertEquals(2, Main.run(new String[]{"keys", "generate"}, o, e, false));
+        assertEquals("kolo: missing --out DIR (where to write the keys)", err.toString(StandardCharsets.UTF_8).strip());
+    }
+
     @Test
     void helpListsEverySubcommand() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
