@@ -77,6 +77,13 @@ final class JobStart {
                     err.println(RankEnvironment.describe(slot.rank(), plan.command(), kolo, plan.exports())
                             + (remote ? "\nkolo: rank " + slot.rank() + " runs on " + slot.host() + " over ssh" : ""));
                 }
+                String stdin = slot.rank() == 0 && !remote && installShutdownHook ? launcherStdin() : null;
+                if (stdin != null) {
+                    // As mpirun: rank 0 reads what the launcher was given on stdin (a remote rank's ssh stdin carries
+                    // its environment and liveness). Only from a launcher process of its own: in a JVM that runs
+                    // kolo in-process (tests) fd 0 is someone else's channel.
+                    env.put(RankWrapper.STDIN_FROM, stdin);
+                }
                 if (remote) {
                     launches.add(Job.RankLaunch.remote(slot.rank(), plan.command(), RankWrapper.detached(
                             plan.ssh().argv(slot.host(), RankWrapper.remoteCommand(plan.workingDirectory(),
@@ -105,6 +112,22 @@ final class JobStart {
                 }
             }
         }
+    }
+
+    /**
+     * This launcher's stdin as a path rank 0 can open, or null. Started with stdin closed, the JVM reuses descriptor 0
+     * for a file of its own (the JDK's lib/modules, a jar), which is no input for rank 0.
+     */
+    static String launcherStdin() {
+        try {
+            java.nio.file.Path target = java.nio.file.Files.readSymbolicLink(java.nio.file.Path.of("/proc/self/fd/0"));
+            if (target.startsWith(System.getProperty("java.home")) || target.toString().endsWith(".jar")) {
+                return null;
+            }
+        } catch (java.io.IOException | UnsupportedOperationException noProcOrNoStdin) {
+            return null;
+        }
+        return "/proc/" + ProcessHandle.current().pid() + "/fd/0";
     }
 
     /** mpirun --display-map: each host with its ranks, then one line per rank. */

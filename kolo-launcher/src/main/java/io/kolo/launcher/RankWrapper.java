@@ -19,6 +19,8 @@ import java.util.Map;
 final class RankWrapper {
     /** Seconds between TERM and KILL on the remote side. */
     static final int GRACE_SECONDS = 5;
+    /** In the environment line only: a file the rank reads as its stdin (the wrapper removes it). */
+    static final String STDIN_FROM = "KOLO_STDIN_FROM";
 
     // $1 = working directory, the rest is the rank's command. The rank gets a session (and process group) of
     // its own through setsid where that exists, so stopping it reaches what it started and nothing else,
@@ -30,11 +32,18 @@ final class RankWrapper {
             "IFS= read -r kolo_env || { echo \"kolo: $(hostname): no environment arrived on stdin\" >&2; exit 126; }",
             "eval \"$kolo_env\"",
             "unset kolo_env",
+            // What the rank reads: the launcher's stdin for rank 0 (opened by its /proc path; tried in a subshell
+            // first, since a failed redirection would end this shell), else nothing.
+            "kolo_in=/dev/null",
+            "if [ -n \"${" + STDIN_FROM + ":-}\" ] && (exec <\"$" + STDIN_FROM + "\") 2>/dev/null; then kolo_in=$"
+                    + STDIN_FROM + "; fi",
+            "unset " + STDIN_FROM,
             "cd \"$1\" || { echo \"kolo: $(hostname): cannot change to $1 (kolo run expects the same paths on every"
                     + " host)\" >&2; exit 126; }",
             "shift",
             "exec 3<&0",
-            "if command -v setsid >/dev/null 2>&1; then setsid \"$@\" </dev/null 3<&- & else \"$@\" </dev/null 3<&- & fi",
+            "if command -v setsid >/dev/null 2>&1; then setsid \"$@\" <\"$kolo_in\" 3<&- & else \"$@\" <\"$kolo_in\" 3<&- &"
+                    + " fi",
             "kolo_rank=$!",
             "kolo_signal() { kill -s \"$1\" -- -$kolo_rank 2>/dev/null || kill -s \"$1\" $kolo_rank 2>/dev/null; }",
             "( while IFS= read -r kolo_line; do :; done; kolo_signal TERM; sleep " + GRACE_SECONDS

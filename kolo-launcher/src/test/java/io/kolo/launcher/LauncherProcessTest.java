@@ -298,6 +298,34 @@ class LauncherProcessTest {
         assertTrue(r.err().contains("kolo: cannot start rank 0"), r.err());
     }
 
+    /**
+     * As with mpirun, rank 0 reads the launcher's stdin and the other ranks read nothing. Before: every rank read
+     * /dev/null, so "kolo run -np 1 ./prog < input" silently ran on no input.
+     */
+    @Test
+    void rank0ReadsTheLaunchersStdin(@TempDir Path dir) throws Exception {
+        Path input = Files.writeString(dir.resolve("input"), "hello\nworld\n");
+        ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), "-cp",
+                System.getProperty("java.class.path"), Main.class.getName(), "run", "-np", "2", "--", "sh", "-c",
+                "echo \"$KOLO_RANK:$(cat | tr '\\n' ' ')\" ${KOLO_STDIN_FROM:-unset}");
+        pb.redirectInput(input.toFile());
+        pb.redirectErrorStream(true);
+        Process launcher = pb.start();
+        String output = new String(launcher.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(launcher.waitFor(30, TimeUnit.SECONDS), output);
+        assertEquals(0, launcher.exitValue(), output);
+        assertEquals(List.of("[0]<stdout>:0:hello world  unset", "[1]<stdout>:1: unset"),
+                output.lines().sorted().toList());
+
+        // Started with stdin closed, the launcher's descriptor 0 is one of the JVM's own files: not rank 0's input.
+        List<String> closed = new ArrayList<>(List.of("sh", "-c", "exec \"$0\" \"$@\" <&-"));
+        closed.addAll(pb.command());
+        Process noStdin = new ProcessBuilder(closed).redirectErrorStream(true).start();
+        String none = new String(noStdin.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(noStdin.waitFor(30, TimeUnit.SECONDS), none);
+        assertEquals(List.of("[0]<stdout>:0: unset", "[1]<stdout>:1: unset"), none.lines().sorted().toList());
+    }
+
     @Test
     void sigtermToTheLauncherLeavesNoProcessBehind(@TempDir Path dir) throws Exception {
         Process launcher = launcherWithSleepingRanks(dir);
