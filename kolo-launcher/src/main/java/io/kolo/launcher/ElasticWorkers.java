@@ -63,7 +63,7 @@ final class ElasticWorkers {
                 ? RankWrapper.detached(ssh.argv(host, RankWrapper.remoteCommand(workingDirectory, program)))
                 : RankWrapper.localCommand(workingDirectory, program);
         if (!remote) {
-            Executables.require(program.getFirst(), System.getenv("PATH"));
+            Executables.require(program.getFirst(), System.getenv("PATH"), workingDirectory);
         }
         Process p;
         synchronized (lock) {

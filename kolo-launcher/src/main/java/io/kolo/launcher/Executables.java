@@ -11,10 +11,20 @@ final class Executables {
 
     /** Throws, naming why, unless {@code program} is an executable file itself or found on {@code path}. */
     static void require(String program, String path) throws IOException {
+        require(program, path, null);
+    }
+
+    /**
+     * As {@link #require(String, String)} for a rank that runs in {@code workingDirectory} (null: this process's), where
+     * a relative path such as {@code ./prog} is looked up, as the rank's exec will.
+     */
+    static void require(String program, String path, String workingDirectory) throws IOException {
         if (program.contains("/")) {
-            Path p = Path.of(program);
+            Path p = workingDirectory == null ? Path.of(program) : Path.of(workingDirectory).resolve(program);
             if (!Files.exists(p)) {
-                throw new IOException(program + ": No such file or directory");
+                throw new IOException(program + ": No such file or directory" + (workingDirectory == null
+                        || Path.of(program).isAbsolute() ? "" : " (in " + workingDirectory + ", the ranks' working"
+                        + " directory)"));
             }
             if (Files.isDirectory(p) || !Files.isExecutable(p)) {
                 throw new IOException(program + ": Permission denied (not an executable file)");

@@ -46,11 +46,16 @@ final class Job {
      * environment line; the rank ends when it closes), on {@code host} when that is another host.
      */
     record RankLaunch(int rank, List<String> program, List<String> command, Map<String, String> env, String host,
-                      String stdin) {
+                      String stdin, String workingDirectory) {
+        RankLaunch(int rank, List<String> program, List<String> command, Map<String, String> env, String host,
+                   String stdin) {
+            this(rank, program, command, env, host, stdin, null);
+        }
+
         /** A rank on this host, through the {@link RankWrapper}, so it dies with the launcher whatever kills it. */
         static RankLaunch local(int rank, List<String> program, Map<String, String> env, String workingDirectory) {
             return new RankLaunch(rank, program, RankWrapper.localCommand(workingDirectory, program), Map.of(), null,
-                    RankWrapper.environmentLine(env));
+                    RankWrapper.environmentLine(env), workingDirectory);
         }
 
         /** A rank on {@code host}, started by {@code ssh} (the wrapper there reads {@code envLine} from stdin). */
@@ -236,7 +241,7 @@ final class Job {
         pb.environment().putAll(launch.env());
         if (!launch.remote()) {
             // The wrapper would start and then fail to exec; say it here, as a plain start would.
-            Executables.require(launch.program().getFirst(), pb.environment().get("PATH"));
+            Executables.require(launch.program().getFirst(), pb.environment().get("PATH"), launch.workingDirectory());
         }
         OutputStream outFile = null;
         OutputStream errFile = null;

@@ -291,6 +291,24 @@ class LauncherProcessTest {
         assertEquals(1, output.strip().lines().count(), output);
     }
 
+    /**
+     * As mpirun does, a relative program path is the rank's: under -wdir DIR, ./prog is DIR/prog. Before: refused with
+     * "./prog: No such file or directory" unless the launcher's own directory had one too.
+     */
+    @Test
+    void aRelativeProgramIsLookedUpInTheRanksWorkingDirectory(@TempDir Path dir) throws IOException {
+        Path prog = dir.resolve("kolo-wdir-prog.sh");
+        Files.writeString(prog, "#!/bin/sh\necho ran in $(pwd)\n");
+        prog.toFile().setExecutable(true);
+        Result r = kolo("run", "-np", "1", "-wdir", dir.toString(), "--", "./kolo-wdir-prog.sh");
+        assertEquals(0, r.code(), r.err());
+        assertEquals("[0]<stdout>:ran in " + dir.toRealPath(), r.out().strip());
+        Result missing = kolo("run", "-np", "1", "-wdir", dir.toString(), "--", "./kolo-no-such-prog.sh");
+        assertEquals(127, missing.code());
+        assertTrue(missing.err().contains("kolo: cannot start rank 0 (./kolo-no-such-prog.sh): ./kolo-no-such-prog.sh:"
+                + " No such file or directory (in " + dir.toRealPath() + ", the ranks' working directory)"), missing.err());
+    }
+
     @Test
     void aCommandThatCannotStartIsReported() {
         Result r = kolo("run", "-np", "2", "--", "/nonexistent/kolo-test-binary");
