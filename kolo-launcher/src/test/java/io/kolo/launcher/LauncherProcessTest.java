@@ -309,6 +309,31 @@ class LauncherProcessTest {
                 + " No such file or directory (in " + dir.toRealPath() + ", the ranks' working directory)"), missing.err());
     }
 
+    /**
+     * A script whose #! interpreter does not exist, most often a script saved with Windows line endings (#!/bin/sh
+     * then names "/bin/sh\r"). Before: "setsid: failed to execute ./job.sh: No such file or directory" from every rank,
+     * about a file that is there, then "kolo: rank 0 exited with code 127".
+     */
+    @Test
+    void aScriptWhoseInterpreterIsMissingIsNamedBeforeAnyRankStarts(@TempDir Path dir) throws IOException {
+        Path crlf = dir.resolve("crlf.sh");
+        Files.writeString(crlf, "#!/bin/sh\r\necho hi\r\n");
+        crlf.toFile().setExecutable(true);
+        Result r = kolo("run", "-np", "2", "--", crlf.toString());
+        assertEquals(127, r.code());
+        assertEquals("kolo: cannot start rank 0 (" + crlf + "): " + crlf + ": its #! line names the interpreter"
+                + " '/bin/sh\\r', which does not exist: the script has Windows (CRLF) line endings; convert it, e.g."
+                + " sed -i 's/\\r$//' " + crlf, r.err().strip());
+        Path other = dir.resolve("other.sh");
+        Files.writeString(other, "#! /kolo/no/such/python -u\nprint(1)\n");
+        other.toFile().setExecutable(true);
+        Result o = kolo("run", "-np", "1", "--", other.toString());
+        assertEquals(127, o.code());
+        assertEquals("kolo: cannot start rank 0 (" + other + "): " + other + ": its #! line names the interpreter"
+                + " '/kolo/no/such/python', which does not exist", o.err().strip());
+        assertEquals("", o.out());
+    }
+
     @Test
     void aCommandThatCannotStartIsReported() {
         Result r = kolo("run", "-np", "2", "--", "/nonexistent/kolo-test-binary");
