@@ -33,6 +33,11 @@ final class JobStart {
         }
         Map<String, Preflight.Reachable> reachable = Map.of();
         if (!plan.remoteHosts().isEmpty()) {
+            // Stopped while hosts are still being checked (one may take until --start-timeout), no ssh is left behind.
+            Thread hook = installShutdownHook ? new Thread(Preflight::stopAll, "kolo-preflight-stop") : null;
+            if (hook != null) {
+                Runtime.getRuntime().addShutdownHook(hook);
+            }
             try {
                 reachable = Preflight.check(plan.ssh(), plan.remoteHosts(), plan.workingDirectory(),
                         java.time.Duration.ofSeconds(plan.startTimeoutSeconds()));
@@ -40,6 +45,14 @@ final class JobStart {
                 err.println(e.getMessage());
                 err.flush();
                 return Job.START_FAILED;
+            } finally {
+                if (hook != null) {
+                    try {
+                        Runtime.getRuntime().removeShutdownHook(hook);
+                    } catch (IllegalStateException shuttingDown) {
+                        // The hook is already running.
+                    }
+                }
             }
         }
         RendezvousAddress where;

@@ -35,6 +35,8 @@ final class Preflight {
     }
 
     private static final String MARK = "kolo-preflight";
+    // The ssh clients of checks under way, for stopAll(): a launcher stopped mid-check must not leave them running.
+    private static final java.util.Set<Process> RUNNING = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private static final Duration FIRST_BACKOFF = Duration.ofMillis(250);
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(2);
 
@@ -72,6 +74,13 @@ final class Preflight {
                 throw new HostsUnreachable(String.join("\n", failures));
             }
             return ok;
+        }
+    }
+
+    /** Kills the ssh clients of checks under way (the launcher is stopping: Ctrl-C, SIGTERM). */
+    static void stopAll() {
+        for (Process p : RUNNING) {
+            p.destroyForcibly();
         }
     }
 
@@ -136,6 +145,8 @@ final class Preflight {
         } catch (IOException e) {
             return new Result(-1, "", "cannot run " + argv.getFirst() + ": " + e.getMessage(), false);
         }
+        RUNNING.add(p);
+        p.onExit().thenRun(() -> RUNNING.remove(p));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         Thread o = Thread.ofVirtual().start(() -> drain(p.getInputStream(), out));

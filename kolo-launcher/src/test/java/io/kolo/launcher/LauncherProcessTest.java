@@ -402,6 +402,37 @@ class LauncherProcessTest {
         }
     }
 
+    /**
+     * SIGTERM while the launcher still checks the hosts over ssh (a host that does not answer): its ssh clients go with
+     * it. Before: they were left running, re-parented to init, until their own timeouts.
+     */
+    @Test
+    void sigtermDuringTheHostCheckLeavesNoSshBehind(@TempDir Path dir) throws Exception {
+        Path ssh = dir.resolve("fake-ssh");
+        Path pid = dir.resolve("ssh.pid");
+        Files.writeString(ssh, "#!/bin/sh\necho $$ > " + pid + ".tmp; mv " + pid + ".tmp " + pid + "; exec sleep 60\n");
+        ssh.toFile().setExecutable(true);
+        ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), "-cp",
+                System.getProperty("java.class.path"), Main.class.getName(), "run", "-H", "kolo-silent-host:1",
+                "--", "true");
+        pb.environment().put("KOLO_SSH_COMMAND", ssh.toString());
+        pb.redirectErrorStream(true).redirectOutput(dir.resolve("launcher.log").toFile());
+        Process launcher = pb.start();
+        try {
+            for (int i = 0; i < 300 && !Files.exists(pid); i++) {
+                Thread.sleep(100);
+            }
+            assertTrue(Files.exists(pid), Files.readString(dir.resolve("launcher.log")));
+            launcher.destroy();
+            assertTrue(launcher.waitFor(20, TimeUnit.SECONDS));
+            assertEquals(143, launcher.exitValue());
+            assertAllGone(List.of(Long.parseLong(Files.readString(pid).strip())));
+        } finally {
+            launcher.destroyForcibly();
+            ProcessHandle.of(Long.parseLong(Files.readString(pid).strip())).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+
     /** SIGKILL (the OOM killer, a scheduler's hard kill) gives the launcher no chance to act: the ranks still go. */
     @Test
     void sigkillToTheLauncherLeavesNoProcessBehind(@TempDir Path dir) throws Exception {
