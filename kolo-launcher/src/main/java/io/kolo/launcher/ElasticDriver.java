@@ -97,6 +97,7 @@ final class ElasticDriver {
     /** Ctrl-C or SIGTERM: stop every worker. */
     void stop() {
         interrupted = true;
+        HostDiscovery.stopAll();
         int alive = workers.alive().size();
         if (alive > 0) {
             message("kolo: interrupted; terminating " + alive + (alive == 1 ? " rank" : " ranks"));

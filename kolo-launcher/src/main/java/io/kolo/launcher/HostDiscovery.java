@@ -65,6 +65,18 @@ interface HostDiscovery {
 
     // A script that hangs must not stop the launcher from watching its workers.
     Duration SCRIPT_TIMEOUT = Duration.ofSeconds(10);
+    // The scripts running now, for stopAll(): a launcher stopped mid-run must not leave one behind.
+    java.util.Set<Process> RUNNING = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** Kills the discovery scripts running now, with what they started (the launcher is stopping). */
+    static void stopAll() {
+        java.util.List<ProcessHandle> all = new ArrayList<>();
+        for (Process p : RUNNING) {
+            p.descendants().forEach(all::add);
+            all.add(p.toHandle());
+        }
+        ProcessStopper.stop(all, Duration.ofSeconds(1));
+    }
 
     private static String run(String script, Duration timeout) throws Failed {
         // Its output goes to a file, not a pipe: reading a pipe waits for every process that holds it open to end,
@@ -85,6 +97,8 @@ interface HostDiscovery {
             } catch (IOException e) {
                 throw new Failed("--host-discovery-script " + script + " cannot be started: " + e.getMessage());
             }
+            RUNNING.add(p);
+            p.onExit().thenRun(() -> RUNNING.remove(p));
             try {
                 if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                     p.descendants().forEach(ProcessHandle::destroyForcibly);

@@ -79,9 +79,7 @@ final class Preflight {
 
     /** Kills the ssh clients of checks under way (the launcher is stopping: Ctrl-C, SIGTERM). */
     static void stopAll() {
-        for (Process p : RUNNING) {
-            p.destroyForcibly();
-        }
+        ProcessStopper.stop(RUNNING.stream().map(Process::toHandle).toList(), java.time.Duration.ofSeconds(1));
     }
 
     /** A {@link Reachable}, or the one-line reason the host failed. */

@@ -433,6 +433,34 @@ class LauncherProcessTest {
         }
     }
 
+    /** The same while an elastic launcher runs its --host-discovery-script: the script goes with it. */
+    @Test
+    void sigtermDuringHostDiscoveryLeavesNoScriptBehind(@TempDir Path dir) throws Exception {
+        Path script = dir.resolve("discover");
+        Path pid = dir.resolve("script.pid");
+        Files.writeString(script, "#!/bin/sh\necho $$ > " + pid + ".tmp; mv " + pid + ".tmp " + pid
+                + "; exec sleep 60\n");
+        script.toFile().setExecutable(true);
+        ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), "-cp",
+                System.getProperty("java.class.path"), Main.class.getName(), "run", "--min-np", "1",
+                "--host-discovery-script", script.toString(), "--", "true");
+        pb.redirectErrorStream(true).redirectOutput(dir.resolve("launcher.log").toFile());
+        Process launcher = pb.start();
+        try {
+            for (int i = 0; i < 300 && !Files.exists(pid); i++) {
+                Thread.sleep(100);
+            }
+            assertTrue(Files.exists(pid), Files.readString(dir.resolve("launcher.log")));
+            launcher.destroy();
+            assertTrue(launcher.waitFor(20, TimeUnit.SECONDS));
+            assertEquals(143, launcher.exitValue());
+            assertAllGone(List.of(Long.parseLong(Files.readString(pid).strip())));
+        } finally {
+            launcher.destroyForcibly();
+            ProcessHandle.of(Long.parseLong(Files.readString(pid).strip())).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+
     /** SIGKILL (the OOM killer, a scheduler's hard kill) gives the launcher no chance to act: the ranks still go. */
     @Test
     void sigkillToTheLauncherLeavesNoProcessBehind(@TempDir Path dir) throws Exception {
