@@ -97,6 +97,11 @@ public final class Main {
             return command.call(out, err, installShutdownHook);
         } catch (CommandLine.ParameterException e) {
             String first = e.getMessage() == null ? "bad arguments" : e.getMessage().lines().findFirst().orElse("");
+            CommandLine.Model.ArgSpec spec = e.getArgSpec();
+            if (spec == null && e instanceof CommandLine.MissingParameterException m && !m.getMissing().isEmpty()) {
+                spec = m.getMissing().getFirst();
+            }
+            first = asTyped(first, spec, argv);
             String name = e.getCommandLine().getCommandName();
             String help = name.equals("kolo") ? "kolo --help" : "kolo " + name + " --help";
             return usage(err, first + " (see '" + help + "')");
@@ -122,6 +127,27 @@ public final class Main {
             SUBCOMMANDS.forEach((name, command) -> cli.addSubcommand(name, command.get()));
         }
         return cli;
+    }
+
+    /**
+     * picocli's {@code message} names an option by its longest name ("--machinefile" for a missing --hostfile value):
+     * the name the user typed instead, when {@code argv} has one of the option's names.
+     */
+    static String asTyped(String message, CommandLine.Model.ArgSpec spec, List<String> argv) {
+        if (!(spec instanceof CommandLine.Model.OptionSpec option)) {
+            return message;
+        }
+        for (String arg : argv) {
+            if (arg.equals("--")) {
+                break;
+            }
+            for (String name : option.names()) {
+                if (arg.equals(name) || arg.startsWith(name + "=")) {
+                    return message.replace("'" + option.longestName() + "'", "'" + name + "'");
+                }
+            }
+        }
+        return message;
     }
 
     private static int usage(PrintStream err, String message) {

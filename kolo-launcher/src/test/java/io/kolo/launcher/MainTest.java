@@ -50,6 +50,24 @@ class MainTest {
         assertEquals("kolo: missing --out DIR (where to write the keys)", err.toString(StandardCharsets.UTF_8).strip());
     }
 
+    /**
+     * picocli names an option by its longest name; the message names it as typed. Before: "kolo run -np abc" said
+     * "option '--np'", and "kolo run --hostfile" (no file) "option '--machinefile'".
+     */
+    @Test
+    void aBadOptionValueIsReportedUnderTheNameTyped() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
+        PrintStream o = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+        assertEquals(2, Main.run(new String[]{"run", "-np", "abc", "--", "true"}, o, e, false));
+        assertEquals("kolo: Invalid value for option '-np': 'abc' is not an int (see 'kolo run --help')",
+                err.toString(StandardCharsets.UTF_8).strip());
+        err.reset();
+        assertEquals(2, Main.run(new String[]{"run", "-np", "1", "--hostfile"}, o, e, false));
+        assertEquals("kolo: Missing required parameter for option '--hostfile' (FILE) (see 'kolo run --help')",
+                err.toString(StandardCharsets.UTF_8).strip());
+    }
+
     @Test
     void helpListsEverySubcommand() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
