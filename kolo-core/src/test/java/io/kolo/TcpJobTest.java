@@ -75,9 +75,10 @@ class TcpJobTest {
     void aMissingSecretIsExplained() {
         Map<String, String> env = env(0, 2, 1, "x");
         env.remove("KOLO_SECRET");
-        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        // A setting the rank lacks: Kolo.init() prints it as one line and exits 2, as for a malformed one.
+        BadSettingException e = org.junit.jupiter.api.Assertions.assertThrows(BadSettingException.class,
                 () -> Communicator.fromEnvironment(env));
         assertTrue(e.getMessage().contains("KOLO_SECRET"), e.getMessage());
-        assertEquals(IllegalArgumentException.class, e.getClass());
+        assertEquals(1, e.getMessage().lines().count(), e.getMessage());
     }
 }
