@@ -200,7 +200,7 @@ class BenchCommandTest {
                 "--hostfile", hostfile.toString());
         assertUsage("cannot read hostfile", "bench", "allreduce", "--hostfile", dir.resolve("missing").toString());
         assertUsage("--ssh-port must be a TCP port", "bench", "allreduce", "-H", "node-a:1", "-p", "70000");
-        assertUsage("Missing required parameter for option '--hosts'", "bench", "allreduce", "-H");
+        assertUsage("Missing required parameter for option '-H'", "bench", "allreduce", "-H");
     }
 
     @Test
