@@ -69,6 +69,8 @@ final class Job {
     }
 
     static final int START_FAILED = 127;
+    /** The launcher's stdout was closed under it: a shell's code for a process that SIGPIPE ended. */
+    static final int OUTPUT_CLOSED = 141;
     /** ssh's own exit code when the connection failed, as opposed to the remote command's. */
     static final int SSH_FAILED = 255;
     // Remote ranks get the remote wrapper's grace period plus this much before their ssh client is killed.
@@ -98,6 +100,8 @@ final class Job {
     // and can no longer be found from it, yet they may still hold its output pipes or the GPU.
     private final Set<ProcessHandle> descendants = ConcurrentHashMap.newKeySet();
     private volatile boolean stopping;
+    // The launcher's stdout went away (kolo run ... | head): the ranks are being stopped for it.
+    private volatile boolean outputClosed;
     // A failure on another node that this node's ranks are being stopped for.
     private volatile FailureRecord.Failure elsewhere;
     // The failure of one of this launcher's own ranks, once seen.
@@ -112,7 +116,7 @@ final class Job {
         Duration grace) {
         this.launches = launches;
         this.failures = failures;
-        this.out = new TaggedOutput(out, "stdout");
+        this.out = new TaggedOutput(out, "stdout", this::outputClosed);
         this.err = new TaggedOutput(err, "stderr");
         this.messages = err;
         this.outputDir = outputDir;
@@ -137,7 +141,7 @@ final class Job {
             } catch (IOException e) {
                 if (stopping) {
                     terminate(running());
-                    return 143;
+                    return outputClosed ? OUTPUT_CLOSED : 143;
                 }
                 message("kolo: cannot start rank " + launch.rank() + " (" + String.join(" ", launch.program())
                         + "): " + e.getMessage());
@@ -180,7 +184,7 @@ final class Job {
         if (elsewhere != null) {
             return elsewhere.code();
         }
-        return stopping ? 143 : 0;
+        return outputClosed ? OUTPUT_CLOSED : stopping ? 143 : 0;
     }
 
     /** The job is ending: stopped, or failed here or elsewhere. */
@@ -233,6 +237,26 @@ final class Job {
             message("kolo: interrupted; terminating " + alive.size() + (alive.size() == 1 ? " rank" : " ranks"));
         }
         terminate(alive);
+    }
+
+    /**
+     * The launcher's stdout can no longer be written (its reader exited: {@code kolo run ... | head}): stop every rank,
+     * as mpirun ends when SIGPIPE ends it, rather than run the job to its end with nowhere for its output to go. On a
+     * thread of its own: the caller is a rank's output pump, which must go on draining that rank's pipe meanwhile.
+     */
+    private void outputClosed() {
+        List<Process> alive;
+        synchronized (terminationLock) {
+            if (stopping) {
+                return;
+            }
+            stopping = true;
+            outputClosed = true;
+            alive = running();
+        }
+        message("kolo: the output was closed (broken pipe); terminating " + alive.size()
+                + (alive.size() == 1 ? " rank" : " ranks"));
+        Thread.ofPlatform().daemon().name("kolo-output-closed").start(() -> terminate(alive));
     }
 
     /** Starts {@code launch}, the {@code index}-th of this launcher's ranks (its rank may be any of the job's). */

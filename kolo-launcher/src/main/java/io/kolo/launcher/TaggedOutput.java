@@ -22,11 +22,21 @@ final class TaggedOutput {
 
     private final PrintStream target;
     private final String streamName;
+    private final Runnable onClosed;
     private volatile boolean timestamps;
 
     TaggedOutput(PrintStream target, String streamName) {
+        this(target, streamName, null);
+    }
+
+    /**
+     * @param onClosed run (once per failed write) when {@code target} can no longer be written, as when the reader of
+     *                 a pipe went away ({@code kolo run ... | head}); null: nothing
+     */
+    TaggedOutput(PrintStream target, String streamName, Runnable onClosed) {
         this.target = target;
         this.streamName = streamName;
+        this.onClosed = onClosed;
     }
 
     /** Prefixes each line with the time it arrived (mpirun --timestamp-output). */
@@ -42,6 +52,11 @@ final class TaggedOutput {
             target.write(buf, 0, len);
             target.write('\n');
             target.flush();
+            // A PrintStream keeps its write errors to itself: the JVM ignores SIGPIPE, so without this check a job
+            // whose reader has gone would run to its end.
+            if (onClosed != null && target.checkError()) {
+                onClosed.run();
+            }
         }
     }
 

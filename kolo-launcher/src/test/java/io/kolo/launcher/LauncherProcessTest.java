@@ -52,6 +52,36 @@ class LauncherProcessTest {
                 r.err().lines().sorted().toList());
     }
 
+    /**
+     * kolo run ... | head: once the reader has gone, the ranks are stopped and kolo run exits 141 (as a process that
+     * SIGPIPE ended), where it ran the whole job with its output going nowhere.
+     */
+    @Test
+    void aClosedStdoutStopsTheJob() {
+        java.util.concurrent.atomic.AtomicInteger lines = new java.util.concurrent.atomic.AtomicInteger();
+        java.io.OutputStream head = new java.io.OutputStream() {
+            @Override
+            public void write(int b) throws IOException {
+                if (b == '\n' && lines.incrementAndGet() > 2) {
+                    throw new IOException("Broken pipe");
+                }
+            }
+        };
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code;
+        try (PrintStream o = new PrintStream(head, true, StandardCharsets.UTF_8);
+             PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
+            // Each rank would print for ten minutes, past the class's timeout.
+            code = Main.run(new String[] {"run", "-np", "2", "--", "sh", "-c",
+                    "end=$(($(date +%s) + 600)); while [ $(date +%s) -lt $end ]; do echo line; done"}, o, e);
+        }
+        String errors = err.toString(StandardCharsets.UTF_8);
+        assertEquals(141, code, errors);
+        // Rank 1 may not have started yet when rank 0 has filled the reader's two lines.
+        assertTrue(errors.lines().anyMatch(l -> l.matches("kolo: the output was closed \\(broken pipe\\); terminating"
+                + " (1 rank|2 ranks)")), errors);
+    }
+
     @Test
     void linesAreNeverSplitAcrossRanks() {
         // Many long lines from several ranks at once: every launcher line must be one whole rank line.
