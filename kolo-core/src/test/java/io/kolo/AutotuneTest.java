@@ -64,34 +64,15 @@ class AutotuneTest {
 
     @Test
     void aLogThatCannotBeWrittenIsSaidOnceAndTuningGoesOn(@TempDir Path dir) {
-        java.util.logging.Logger jul = java.util.logging.Logger.getLogger("io.kolo.engine.Autotuner");
-        List<String> warnings = java.util.Collections.synchronizedList(new ArrayList<>());
-        java.util.logging.Handler handler = new java.util.logging.Handler() {
-            @Override
-            public void publish(java.util.logging.LogRecord r) {
-                if (r.getLevel() == java.util.logging.Level.WARNING) {
-                    warnings.add(r.getMessage());
-                }
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        jul.addHandler(handler);
-        try {
+        try (io.kolo.bootstrap.CapturedLog captured = io.kolo.bootstrap.CapturedLog.of("io.kolo.engine.Autotuner")) {
             Path log = dir.resolve("no-such-dir").resolve("autotune.csv");
             assertThrows(java.io.UncheckedIOException.class, () -> train(log, Map.of()));
+            List<String> warnings = captured.records().stream()
+                    .filter(r -> r.getLevel() == java.util.logging.Level.WARNING).map(r -> r.getMessage()).toList();
             // The coordinator tunes and writes a line per sample: one warning, not one per line.
             assertEquals(1, warnings.size(), warnings.toString());
             assertTrue(warnings.getFirst().startsWith("KOLO_AUTOTUNE_LOG: cannot write " + log + ": no such file or"
                     + " directory; autotuning goes on without its log"), warnings.getFirst());
-        } finally {
-            jul.removeHandler(handler);
         }
     }
 

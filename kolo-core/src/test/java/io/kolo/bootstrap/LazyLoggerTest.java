@@ -2,9 +2,7 @@ package io.kolo.bootstrap;
 
 import org.junit.jupiter.api.Test;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
@@ -24,23 +22,8 @@ class LazyLoggerTest {
     void logsThroughTheLoggerOfItsClassName() {
         System.Logger lazy = LazyLogger.of(Owner.class);
         assertEquals(Owner.class.getName(), lazy.getName());
-        Logger jul = Logger.getLogger(Owner.class.getName());
-        List<LogRecord> records = new ArrayList<>();
-        Handler handler = new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                records.add(record);
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        jul.addHandler(handler);
+        CapturedLog log = CapturedLog.of(Owner.class.getName());
+        Logger jul = log.logger();
         try {
             assertTrue(lazy.isLoggable(System.Logger.Level.WARNING));
             assertFalse(lazy.isLoggable(System.Logger.Level.DEBUG), "the JDK's default level is INFO");
@@ -48,6 +31,7 @@ class LazyLoggerTest {
             IllegalStateException thrown = new IllegalStateException("why");
             lazy.log(System.Logger.Level.WARNING, "rank {0} lost {1}", 3, "rank 1");
             lazy.log(System.Logger.Level.ERROR, "failed", thrown);
+            List<LogRecord> records = log.records();
             assertEquals(2, records.size(), "DEBUG is below the level: only WARNING and ERROR arrive");
             assertEquals(java.util.logging.Level.WARNING, records.get(0).getLevel());
             assertEquals("rank {0} lost {1}", records.get(0).getMessage());
@@ -59,7 +43,7 @@ class LazyLoggerTest {
             jul.setLevel(java.util.logging.Level.FINE);
             assertTrue(lazy.isLoggable(System.Logger.Level.DEBUG), "a level set later applies");
         } finally {
-            jul.removeHandler(handler);
+            log.close();
             jul.setLevel(null);
         }
     }

@@ -438,42 +438,40 @@ class LauncherProcessTest {
      */
     @Test
     void sigtermDuringTheHostCheckLeavesNoSshBehind(@TempDir Path dir) throws Exception {
-        Path ssh = dir.resolve("fake-ssh");
-        Path pid = dir.resolve("ssh.pid");
-        Files.writeString(ssh, "#!/bin/sh\necho $$ > " + pid + ".tmp; mv " + pid + ".tmp " + pid + "; exec sleep 60\n");
-        ssh.toFile().setExecutable(true);
-        ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), "-cp",
-                System.getProperty("java.class.path"), Main.class.getName(), "run", "-H", "kolo-silent-host:1",
-                "--", "true");
-        pb.environment().put("KOLO_SSH_COMMAND", ssh.toString());
-        pb.redirectErrorStream(true).redirectOutput(dir.resolve("launcher.log").toFile());
-        Process launcher = pb.start();
-        try {
-            for (int i = 0; i < 300 && !Files.exists(pid); i++) {
-                Thread.sleep(100);
-            }
-            assertTrue(Files.exists(pid), Files.readString(dir.resolve("launcher.log")));
-            launcher.destroy();
-            assertTrue(launcher.waitFor(20, TimeUnit.SECONDS));
-            assertEquals(143, launcher.exitValue());
-            assertAllGone(List.of(Long.parseLong(Files.readString(pid).strip())));
-        } finally {
-            launcher.destroyForcibly();
-            ProcessHandle.of(Long.parseLong(Files.readString(pid).strip())).ifPresent(ProcessHandle::destroyForcibly);
-        }
+        Path ssh = sleepingChild(dir, "fake-ssh");
+        assertSigtermTakesTheChildAlong(dir, Map.of("KOLO_SSH_COMMAND", ssh.toString()),
+                "run", "-H", "kolo-silent-host:1", "--", "true");
     }
 
     /** The same while an elastic launcher runs its --host-discovery-script: the script goes with it. */
     @Test
     void sigtermDuringHostDiscoveryLeavesNoScriptBehind(@TempDir Path dir) throws Exception {
-        Path script = dir.resolve("discover");
-        Path pid = dir.resolve("script.pid");
-        Files.writeString(script, "#!/bin/sh\necho $$ > " + pid + ".tmp; mv " + pid + ".tmp " + pid
-                + "; exec sleep 60\n");
-        script.toFile().setExecutable(true);
-        ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), "-cp",
-                System.getProperty("java.class.path"), Main.class.getName(), "run", "--min-np", "1",
-                "--host-discovery-script", script.toString(), "--", "true");
+        Path script = sleepingChild(dir, "discover");
+        assertSigtermTakesTheChildAlong(dir, Map.of(), "run", "--min-np", "1", "--host-discovery-script",
+                script.toString(), "--", "true");
+    }
+
+    /** An executable that writes its pid to {@code dir/child.pid} and sleeps a minute. */
+    private static Path sleepingChild(Path dir, String name) throws IOException {
+        Path child = dir.resolve(name);
+        Path pid = dir.resolve("child.pid");
+        Files.writeString(child, "#!/bin/sh\necho $$ > " + pid + ".tmp; mv " + pid + ".tmp " + pid + "; exec sleep 60\n");
+        child.toFile().setExecutable(true);
+        return child;
+    }
+
+    /**
+     * Starts a launcher JVM with {@code args}, sends it SIGTERM once the {@link #sleepingChild} it starts is running,
+     * and checks that it exits 143 with the child gone.
+     */
+    private static void assertSigtermTakesTheChildAlong(Path dir, Map<String, String> env, String... args)
+            throws Exception {
+        Path pid = dir.resolve("child.pid");
+        List<String> command = new ArrayList<>(List.of(ChildCommand.javaExecutable(), "-cp",
+                System.getProperty("java.class.path"), Main.class.getName()));
+        command.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(command);
+        pb.environment().putAll(env);
         pb.redirectErrorStream(true).redirectOutput(dir.resolve("launcher.log").toFile());
         Process launcher = pb.start();
         try {
@@ -487,7 +485,9 @@ class LauncherProcessTest {
             assertAllGone(List.of(Long.parseLong(Files.readString(pid).strip())));
         } finally {
             launcher.destroyForcibly();
-            ProcessHandle.of(Long.parseLong(Files.readString(pid).strip())).ifPresent(ProcessHandle::destroyForcibly);
+            if (Files.exists(pid)) {
+                ProcessHandle.of(Long.parseLong(Files.readString(pid).strip())).ifPresent(ProcessHandle::destroyForcibly);
+            }
         }
     }
 
