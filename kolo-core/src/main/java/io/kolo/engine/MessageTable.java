@@ -1,6 +1,5 @@
 package io.kolo.engine;
 
-import io.kolo.DataType;
 import io.kolo.bootstrap.LazyLogger;
 
 import java.util.ArrayList;
@@ -9,7 +8,6 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * The coordinator's (rank 0's) view of submissions that went the slow way: which rank asked for which name.
@@ -46,6 +44,7 @@ final class MessageTable {
     private final int[] members;
     /** After an op's name in messages: which process set it belongs to ("" for the global set). */
     private final String where;
+    private final Agreement agreement;
 
     MessageTable(int size) {
         this(identity(size), 0);
@@ -56,6 +55,7 @@ final class MessageTable {
         this.joined = new boolean[size];
         this.members = members.clone();
         this.where = set == 0 ? "" : " in process set " + set;
+        this.agreement = new Agreement(this.members, where);
     }
 
     private static int[] identity(int size) {
@@ -198,7 +198,7 @@ final class MessageTable {
         Request first = any(e);
         String name = first.name();
         List<String> names = List.of(name);
-        String mismatch = mismatch(e, first);
+        String mismatch = agreement.mismatch(e.byRank, first);
         if (mismatch != null) {
             return Response.error(first.kind(), names, mismatch);
         }
@@ -220,7 +220,7 @@ final class MessageTable {
             }
             case ALLTOALL -> {
                 for (Request r : e.byRank) {
-                    String bad = badSplits(r);
+                    String bad = agreement.badSplits(r);
                     if (bad != null) {
                         return Response.error(first.kind(), names, "alltoall '" + name + "'" + where + ": rank " + members[r.rank()] + " " + bad);
                     }
@@ -247,81 +247,6 @@ final class MessageTable {
         }
         return new Response(first.kind(), names, first.type(), first.op(), first.prescale(), first.postscale(),
                 first.root(), new long[][]{first.shape()}, perRank, joinedNow, null, -1);
-    }
-
-    private String badSplits(Request r) {
-        long[] s = r.splits();
-        if (s == null || s.length != size) {
-            return "gave " + (s == null ? "no" : s.length) + " splits for " + size + " ranks";
-        }
-        long sum = 0;
-        for (long v : s) {
-            if (v < 0) {
-                return "gave a negative split " + Arrays.toString(s);
-            }
-            if (v > Long.MAX_VALUE - sum) {
-                // Wrapped, the sum could match the rows and the alltoall run with splits no tensor has.
-                return "gave splits " + Arrays.toString(s) + " summing to more than " + Long.MAX_VALUE + " rows";
-            }
-            sum += v;
-        }
-        long rows = Shapes.firstDim(r.shape());
-        return sum == rows ? null : "gave splits " + Arrays.toString(s) + " summing to " + sum
-                + " for a first dimension of " + rows;
-    }
-
-    /** Null if the ranks agree, else a message naming the tensor and what each rank submitted. */
-    private String mismatch(Entry e, Request first) {
-        boolean differs = false;
-        for (Request r : e.byRank) {
-            if (r == null) {
-                continue;
-            }
-            boolean same = r.kind() == first.kind() && r.type() == first.type()
-                    && Objects.equals(r.group(), first.group()) && r.groupSize() == first.groupSize();
-            switch (first.kind()) {
-                case ALLREDUCE, REDUCESCATTER -> same &= r.op() == first.op() && r.prescale() == first.prescale()
-                        && r.postscale() == first.postscale() && Arrays.equals(r.shape(), first.shape());
-                case BROADCAST -> same &= r.root() == first.root() && Arrays.equals(r.shape(), first.shape());
-                case ALLGATHER, ALLTOALL -> same &= r.shape().length == first.shape().length && r.shape().length > 0
-                        && Arrays.equals(r.shape(), 1, r.shape().length, first.shape(), 1, first.shape().length);
-                default -> { }
-            }
-            differs |= !same;
-        }
-        if (!differs) {
-            return null;
-        }
-        StringBuilder sb = new StringBuilder("mismatched ").append(first.kind().label()).append(" '")
-                .append(first.name()).append("'").append(where).append(": ");
-        String sep = "";
-        for (Request r : e.byRank) {
-            if (r != null) {
-                sb.append(sep).append("rank ").append(members[r.rank()]).append(" submitted ")
-                        .append(r.kind() == first.kind() ? "" : r.kind().label() + " ").append(r.describe());
-                sep = ", ";
-            }
-        }
-        if (first.kind() == OpKind.ALLGATHER || first.kind() == OpKind.ALLTOALL) {
-            sb.append(" (all dimensions but the first must match)");
-        }
-        if (first.kind() == OpKind.ALLREDUCE && mixesCompressedAndFull(e)) {
-            sb.append(" (a compressed float tensor travels as FLOAT16/BFLOAT16 and its AVERAGE as SUM: pass the same"
-                    + " Compression, or set the same KOLO_COMPRESSION, on every rank)");
-        }
-        return sb.toString();
-    }
-
-    private static boolean mixesCompressedAndFull(Entry e) {
-        boolean narrow = false;
-        boolean wide = false;
-        for (Request r : e.byRank) {
-            if (r != null) {
-                narrow |= r.type() == DataType.FLOAT16 || r.type() == DataType.BFLOAT16;
-                wide |= r.type() == DataType.FLOAT32 || r.type() == DataType.FLOAT64;
-            }
-        }
-        return narrow && wide;
     }
 
     /**

@@ -273,39 +273,13 @@ final class ProcessSetEngine implements CycleAgent {
         try {
             finished = negotiate(now);
         } catch (RuntimeException | Error e) {
-            RuntimeException cause = e instanceof RuntimeException re ? re
-                    : new KoloException("rank " + rank + " engine crashed: " + e, e);
-            Op freed = withFreedMemory();
-            if (freed != null) {
-                // What the transport or a kernel saw is a closed segment, which reads as a fault of Kolo's own
-                // memory ("shared memory unmapped"); the user's mistake is closing the tensor's arena too early.
-                cause = new KoloException("rank " + rank + ": the memory of " + freed.kind.label() + " '" + freed.name
-                        + "' was freed (its Arena closed) before the op completed; keep a tensor's memory alive until"
-                        + " its handle's await() has returned", e);
-            }
-            RuntimeException explained;
-            try {
-                explained = explainer.explain(cause);
-            } catch (RuntimeException ex) {
-                explained = cause;
-            }
-            fatal = explained;
+            fatal = EngineCrash.explain(rank, e, pending.values(), explainer);
             LOG.log(System.Logger.Level.DEBUG, "rank " + rank + " engine stopped", e);
-            failAll(explained);
+            failAll(fatal);
             finished = true;
         }
         trace.flush();
         return finished;
-    }
-
-    /** A pending op whose memory, the caller's, is no longer alive; null when there is none. */
-    private Op withFreedMemory() {
-        for (Op op : pending.values()) {
-            if (!op.input.scope().isAlive() || (op.into != null && !op.into.scope().isAlive())) {
-                return op;
-            }
-        }
-        return null;
     }
 
     /** One negotiation cycle; returns true when the ranks agreed to shut down. */
