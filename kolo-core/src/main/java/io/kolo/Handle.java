@@ -107,7 +107,7 @@ public final class Handle<T> {
             if (!done && !l.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS) && !done) {
                 String waiting = explainer == null ? null : explainer.apply(name);
                 // KOLO_TIMEOUT_SECONDS is only the default: a wait given its own timeout is lengthened there.
-                throw new KoloTimeoutException("timed out after " + describe(timeout) + " waiting for '" + name
+                throw new KoloTimeoutException("timed out after " + io.kolo.bootstrap.Durations.describe(timeout) + " waiting for '" + name
                         + "': " + (waiting != null ? waiting
                         : "some rank has not submitted it yet (rank 0 logs which after KOLO_STALL_CHECK_TIME_SECONDS)")
                         + (timeout == defaultTimeout ? "; raise KOLO_TIMEOUT_SECONDS if ranks legitimately wait this long"
@@ -117,11 +117,6 @@ public final class Handle<T> {
             Thread.currentThread().interrupt();
             throw new KoloException("interrupted while waiting for '" + name + "'", e);
         }
-    }
-
-    /** "3 s", or "250 ms" for a wait shorter than a second ("0 s" said nothing). */
-    private static String describe(Duration timeout) {
-        return timeout.isNegative() || timeout.toSeconds() > 0 ? timeout.toSeconds() + " s" : timeout.toMillis() + " ms";
     }
 
     /** Same as {@link #await()}. */

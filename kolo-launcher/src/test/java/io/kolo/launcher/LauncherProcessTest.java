@@ -401,32 +401,27 @@ class LauncherProcessTest {
 
     @Test
     void sigtermToTheLauncherLeavesNoProcessBehind(@TempDir Path dir) throws Exception {
-        Process launcher = launcherWithSleepingRanks(dir);
-        try {
-            launcher.destroy();
-            assertTrue(launcher.waitFor(20, TimeUnit.SECONDS));
-            assertEquals(143, launcher.exitValue());
-            String log = Files.readString(dir.resolve("launcher.log"));
-            assertTrue(log.contains("kolo: interrupted; terminating 3 ranks"), log);
-            assertAllGone(pidsIn(dir));
-        } finally {
-            launcher.destroyForcibly();
-        }
+        assertSigtermSaysInterruptedAndLeavesNothing(dir, launcherWithSleepingRanks(dir));
     }
 
     /** The same for an elastic job: its workers are stopped as the launcher was told, not reported as failed. */
     @Test
     void sigtermToAnElasticLauncherSaysItWasInterruptedAndLeavesNoProcessBehind(@TempDir Path dir) throws Exception {
-        Process launcher = launcherWithSleepingRanks(dir, "--min-np", "1");
+        String log = assertSigtermSaysInterruptedAndLeavesNothing(dir, launcherWithSleepingRanks(dir, "--min-np", "1"));
+        // Before: "kolo: all 3 ranks of job 0 failed: rank 0 ... exited with code 143 (terminated by SIGTERM); ..."
+        assertFalse(log.contains("failed"), log);
+    }
+
+    /** SIGTERM to {@code launcher} of three sleeping ranks: exit 143, "interrupted", every rank gone. Its log. */
+    private static String assertSigtermSaysInterruptedAndLeavesNothing(Path dir, Process launcher) throws Exception {
         try {
             launcher.destroy();
             assertTrue(launcher.waitFor(30, TimeUnit.SECONDS));
             assertEquals(143, launcher.exitValue());
             String log = Files.readString(dir.resolve("launcher.log"));
             assertTrue(log.contains("kolo: interrupted; terminating 3 ranks"), log);
-            // Before: "kolo: all 3 ranks of job 0 failed: rank 0 ... exited with code 143 (terminated by SIGTERM); ..."
-            assertFalse(log.contains("failed"), log);
             assertAllGone(pidsIn(dir));
+            return log;
         } finally {
             launcher.destroyForcibly();
         }
