@@ -134,6 +134,7 @@ final class Job {
 
     /** Runs the job to the end; the exit code of the first rank that failed, or 0. */
     int run() throws InterruptedException {
+        Subreaper.settle();
         for (int i = 0; i < launches.size(); i++) {
             RankLaunch launch = launches.get(i);
             try {
@@ -327,11 +328,20 @@ final class Job {
                     // e.g. out of descriptors for a moment: what was tracked stays, the next poll adds the rest.
                 }
             }
+            Subreaper.track(startedPids(), descendants);
             try {
                 Thread.sleep(DESCENDANT_POLL);
             } catch (InterruptedException e) {
                 return;
             }
+        }
+    }
+
+    /** The pids of the processes this job started itself: the launcher's children that are not adopted. */
+    private Set<Long> startedPids() {
+        synchronized (terminationLock) {
+            return java.util.Arrays.stream(processes).filter(java.util.Objects::nonNull).map(Process::pid)
+                    .collect(java.util.stream.Collectors.toSet());
         }
     }
 
@@ -372,7 +382,8 @@ final class Job {
             descendants.stream().filter(ProcessHandle::isAlive)
                     .filter(h -> remote.stream().noneMatch(r -> r.pid() == h.pid())).forEach(all::add);
             ProcessStopper.stopRemote(remoteRanks, Duration.ofSeconds(RankWrapper.GRACE_SECONDS).plus(REMOTE_SLACK));
-            if (!ProcessStopper.stop(all, grace)) {
+            // Then the ranks' orphans that came to the launcher (never polled in time, or adopted meanwhile).
+            if (!(ProcessStopper.stop(all, grace) & Subreaper.stopAdopted(startedPids(), grace))) {
                 message("kolo: some processes did not exit even after SIGKILL");
             }
         }

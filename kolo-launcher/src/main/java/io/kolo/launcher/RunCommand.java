@@ -160,6 +160,12 @@ final class RunCommand implements Subcommand {
 
     @Override
     public int call(PrintStream out, PrintStream err, boolean installShutdownHook) throws InterruptedException {
+        if (installShutdownHook && !elastic.given()) {
+            // Orphans of the ranks come to this launcher, which stops them with the job (Job). Only where the launcher
+            // starts nothing but ranks while they run: every other child of it would count as an orphan. Not in a JVM
+            // that runs kolo in-process (tests), nor beside an elastic run's discovery scripts or kolo bench's peers.
+            Subreaper.becomeSoon();
+        }
         if (node.given()) {
             return NodeRun.execute(nodePlan(System.getenv()), out, err, installShutdownHook);
         }

@@ -1,0 +1,62 @@
+package io.kolo.launcher;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.condition.EnabledOnOs;
+import org.junit.jupiter.api.condition.OS;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Processes that leave a rank's session and outlive it: a real launcher JVM, started as the {@code kolo} script
+ * starts it, and ranks that are shell commands.
+ */
+@Timeout(60)
+@EnabledOnOs(OS.LINUX)
+class OrphansTest {
+
+    /**
+     * Each rank starts {@code setsid sleep 300} (a session of its own, out of the rank's process group) and exits at
+     * once. Before: the sleeps were re-parented to init before the launcher's poll of the ranks' descendants saw them,
+     * and outlived kolo run by five minutes. Now the launcher adopts them (a child subreaper) and stops them.
+     */
+    @Test
+    void aProcessThatLeftTheRanksSessionDoesNotOutliveKoloRun(@TempDir Path dir) throws Exception {
+        // A fraction of a second no other process on the machine sleeps, by which to find these sleeps.
+        String marker = "0.000" + ThreadLocalRandom.current().nextInt(100_000_000, 999_999_999);
+        try {
+            ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), ChildCommand.NATIVE_ACCESS, "-cp",
+                    System.getProperty("java.class.path"), Main.class.getName(), "run", "-np", "3", "--",
+                    "sh", "-c", "setsid sleep 300 " + marker + " </dev/null >/dev/null 2>&1 & exit 0");
+            pb.redirectErrorStream(true).redirectOutput(dir.resolve("launcher.log").toFile());
+            Process launcher = pb.start();
+            try {
+                assertTrue(launcher.waitFor(30, TimeUnit.SECONDS), "kolo run did not exit");
+            } finally {
+                launcher.destroyForcibly();
+            }
+            String log = Files.readString(dir.resolve("launcher.log"));
+            assertEquals(0, launcher.exitValue(), log);
+            List<ProcessHandle> left = withArgument(marker);
+            assertTrue(left.isEmpty(), "left running after kolo run exited: " + left.stream()
+                    .map(h -> h.pid() + " " + h.info().commandLine().orElse("?")).toList() + "\n" + log);
+        } finally {
+            withArgument(marker).forEach(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    private static List<ProcessHandle> withArgument(String marker) {
+        return ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
+                .filter(h -> h.info().arguments().map(a -> Arrays.asList(a).contains(marker)).orElse(false))
+                .toList();
+    }
+}
