@@ -28,11 +28,19 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
     private final int rank;
     private final KeyValueStore store;
     private final Transport transport;
+    // Without a launcher rank 0 serves the store: a store that cannot be reached then means rank 0 is gone.
+    private final boolean storeInRankZero;
 
     FailureDiagnosis(int rank, KeyValueStore store, Transport transport) {
+        this(rank, store, transport, false);
+    }
+
+    /** @param storeInRankZero rank 0 serves {@code store} (no launcher does), so the store goes when rank 0 goes */
+    FailureDiagnosis(int rank, KeyValueStore store, Transport transport, boolean storeInRankZero) {
         this.rank = rank;
         this.store = store;
         this.transport = transport;
+        this.storeInRankZero = storeInRankZero;
     }
 
     @Override
@@ -54,7 +62,8 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
         } catch (RuntimeException storeGone) {
             LOG.log(System.Logger.Level.DEBUG, "failure store unreachable", storeGone);
             if (failure instanceof PeerFailedException p) {
-                result = new RankFailedException(p.peer(), p.getMessage(), p);
+                Record lost = storeLost(new Record(p.peer(), p.getMessage()));
+                result = new RankFailedException(lost.rank, lost.cause, p);
             }
         }
         try {
@@ -114,11 +123,28 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
             Thread.currentThread().interrupt();
         } catch (RuntimeException storeGone) {
             LOG.log(System.Logger.Level.DEBUG, "failure store went away while waiting for the cause", storeGone);
+            if (first == null) {
+                first = storeLost(seen);
+            }
         }
         Record known = first != null ? first : seen;
         // No launcher recorded the exit (mpirun, srun): the rank's own last words, when it had any.
         return words.isEmpty() || wordsOf != known.rank ? known
                 : new Record(known.rank, RankFailure.describe("rank " + known.rank, words.get(), null));
+    }
+
+    /**
+     * The failure to report when the store could not be reached before anything was read from it, {@code seen} being
+     * what this rank saw itself. Where rank 0 served the store, rank 0 is gone: over TCP a peer that gave up on a failure
+     * closes its connections without a word, exactly as a rank that died, so a rank that saw such a messenger first
+     * would otherwise name a rank that is alive. Rank 0 surely is not, so it is named.
+     */
+    private Record storeLost(Record seen) {
+        if (!storeInRankZero || seen.rank == 0 || rank == 0) {
+            return seen;
+        }
+        return new Record(0, "rank 0 is gone, and the job's store it served with it (this rank saw: " + seen.cause
+                + ")");
     }
 
     private record Record(int rank, String cause) {

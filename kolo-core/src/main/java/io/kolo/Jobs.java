@@ -70,7 +70,9 @@ final class Jobs {
         }
         rendezvous.joined();
         AutoCloseable lastWords = LastWords.listen(job.rank(), rendezvous.store());
-        Communicator c = assemble(topology, transport, rendezvous.store(), settings, lastWords, rendezvous);
+        Communicator c = assemble(topology, transport, null, rendezvous.store(),
+                job.rendezvousServer() == io.kolo.bootstrap.JobEnvironment.RendezvousServer.RANK0, settings, lastWords,
+                rendezvous);
         JoinLog.joined(env, topology, transport, settings, started);
         return c;
     }
@@ -93,7 +95,7 @@ final class Jobs {
         }
         List<Communicator> comms = new ArrayList<>(size);
         for (int r = 0; r < size; r++) {
-            comms.add(assemble(everyRank.get(r), transports.get(r), everyRank, store, engineSettings));
+            comms.add(assemble(everyRank.get(r), transports.get(r), everyRank, store, false, engineSettings));
         }
         return List.copyOf(comms);
     }
@@ -101,12 +103,16 @@ final class Jobs {
     /** Every rank's topology is exchanged over {@code transport} first: all ranks must call this together. */
     private static Communicator assemble(Topology topology, Transport transport, KeyValueStore store,
                                          EngineSettings settings, AutoCloseable... owned) {
-        return assemble(topology, transport, null, store, settings, owned);
+        return assemble(topology, transport, null, store, false, settings, owned);
     }
 
-    /** @param everyRank every rank's topology, or null to exchange them over the transport */
+    /**
+     * @param everyRank       every rank's topology, or null to exchange them over the transport
+     * @param storeInRankZero rank 0 serves {@code store}: it goes when rank 0 goes ({@link FailureDiagnosis})
+     */
     private static Communicator assemble(Topology topology, Transport transport, List<Topology> everyRank,
-                                         KeyValueStore store, EngineSettings settings, AutoCloseable... owned) {
+                                         KeyValueStore store, boolean storeInRankZero, EngineSettings settings,
+                                         AutoCloseable... owned) {
         Collectives flat = new Collectives(transport, settings.smallMessageBytes());
         CollectiveOps ops;
         List<Topology> all;
@@ -126,7 +132,7 @@ final class Jobs {
             }
             throw e;
         }
-        FailureDiagnosis diagnosis = new FailureDiagnosis(topology.rank(), store, transport);
+        FailureDiagnosis diagnosis = new FailureDiagnosis(topology.rank(), store, transport, storeInRankZero);
         Engine engine = new Engine(ops, settings, diagnosis);
         AutoCloseable[] closing = new AutoCloseable[owned.length + 1];
         closing[0] = ops;
