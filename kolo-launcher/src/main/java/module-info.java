@@ -3,6 +3,7 @@ module io.kolo.launcher {
     requires io.kolo.core;
     requires io.kolo.bench;
     requires info.picocli;
+    requires jdk.unsupported;
 
     opens io.kolo.launcher to info.picocli;
 }

@@ -146,6 +146,10 @@ final class NodeRun {
             Job job = new Job(launches(plan, at, err), failures, out, err, plan.outputDir(), Job.DEFAULT_GRACE);
             NodeWatch watch = new NodeWatch(plan, store, failures, job, err);
             watch.start();
+            if (installShutdownHook) {
+                // Ctrl-C is told to the other nodes as 130, SIGTERM as 143.
+                StopSignal.watch();
+            }
             Thread hook = installShutdownHook ? new Thread(() -> {
                 watch.interrupted();
                 job.stop();

@@ -133,7 +133,7 @@ final class NodeWatch {
     void interrupted() {
         int first = plan.nodeRank() * plan.perNode();
         failures.record(first, "node " + plan.nodeRank() + " (" + plan.hostName() + ")'s kolo run was stopped by"
-                + " a signal", 143);
+                + " a signal", StopSignal.code());
     }
 
     /**
@@ -142,7 +142,7 @@ final class NodeWatch {
      * otherwise wait for this node's heartbeat to run out and then call it lost.
      */
     void stoppedBySignal() {
-        done(143);
+        done(StopSignal.code());
     }
 
     private void done(int code) {

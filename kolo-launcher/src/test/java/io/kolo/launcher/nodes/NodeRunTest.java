@@ -162,6 +162,24 @@ class NodeRunTest {
         }
     }
 
+    /**
+     * Ctrl-C (SIGINT) to node 1's launcher: both nodes exit 130, as a Ctrl-C'd kolo run does. Before: node 1 was
+     * recorded as stopped with 143 (SIGTERM's code), and node 0 exited 143.
+     */
+    @Test
+    void aNodeStoppedByCtrlCEndsEveryNodeWith130(@TempDir Path dir) throws Exception {
+        int port = NodeLaunchers.freePort();
+        try (NodeLaunchers nodes = new NodeLaunchers()) {
+            NodeLaunchers.Node n0 = nodes.start(0, args(2, 0, 1, port, "--", "sh", "-c", "echo up; sleep 120"));
+            NodeLaunchers.Node n1 = nodes.start(1, args(2, 1, 1, port, "--", "sh", "-c", "echo up; sleep 120"));
+            NodeLaunchers.awaitLines(n0, "up", 1);
+            NodeLaunchers.awaitLines(n1, "up", 1);
+            new ProcessBuilder("kill", "-INT", Long.toString(n1.process().pid())).start().waitFor();
+            assertEquals(130, n1.await(), n1.output());
+            assertEquals(130, n0.await(), n0.output());
+        }
+    }
+
     @Test
     void aRendezvousNameThatIsNotNode0sIsRefusedByNode0(@TempDir Path dir) throws Exception {
         try (NodeLaunchers nodes = new NodeLaunchers()) {
