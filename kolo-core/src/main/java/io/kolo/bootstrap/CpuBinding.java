@@ -47,8 +47,8 @@ public final class CpuBinding {
         try {
             allowed = allowedCpus();
         } catch (IOException | RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, VARIABLE + "=" + mode + " ignored: cannot read this process's CPUs ("
-                    + e.getMessage() + ")");
+            ignored(env, localRank, VARIABLE + "=" + mode + " ignored on " + host(env)
+                    + ": cannot read this process's CPUs (" + e.getMessage() + ")");
             return List.of();
         }
         List<Integer> cpus;
@@ -57,8 +57,9 @@ public final class CpuBinding {
             int cpu = allowed.get((int) ((long) localRank * allowed.size() / localSize));
             cpus = samePackage(cpu, allowed);
         } else if (localSize > allowed.size()) {
-            LOG.log(System.Logger.Level.WARNING, VARIABLE + "=core ignored: " + localSize + " ranks on this host but only "
-                    + allowed.size() + " CPUs " + allowed + " to bind them to");
+            ignored(env, localRank, VARIABLE + "=core ignored on " + host(env) + ": " + localSize
+                    + " ranks on this host but only " + allowed.size() + (allowed.size() == 1 ? " CPU (" : " CPUs (")
+                    + format(allowed) + ") to bind them to");
             return List.of();
         } else {
             cpus = List.of(allowed.get(localRank));
@@ -66,6 +67,23 @@ public final class CpuBinding {
         bindEveryThread(cpus);
         LOG.log(System.Logger.Level.DEBUG, "local rank " + localRank + " bound to CPUs " + cpus);
         return cpus;
+    }
+
+    /**
+     * A binding the user asked for and does not get: one line on the rank's stderr, as Kolo's other words to the user,
+     * and from local rank 0 only, since every rank of the host would say the same (the others log it at DEBUG).
+     */
+    private static void ignored(Map<String, String> env, int localRank, String why) {
+        if (localRank == 0) {
+            System.err.println("kolo: " + why);
+        } else {
+            LOG.log(System.Logger.Level.DEBUG, why);
+        }
+    }
+
+    private static String host(Map<String, String> env) {
+        String assigned = KoloSettings.HOSTNAME.from(env);
+        return assigned != null ? assigned : HostName.local().orElse("this host");
     }
 
     /** The CPUs of {@code allowed} in the same processor package as {@code cpu} (all of them where sysfs says nothing). */

@@ -73,6 +73,23 @@ class KoloJobTest {
         }
     }
 
+    /**
+     * --bind-to core with more ranks than CPUs (here each rank may use CPU 0 only): one kolo: line for the host.
+     * Before: every rank printed java.util.logging's two lines (a time stamp and the class, then "WARNING: ...").
+     */
+    @Test
+    void bindingMoreRanksThanCpusIsOneLineForTheHost(@TempDir Path pids) {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/bin/taskset")), "no taskset");
+        LauncherProcessTest.Result r = LauncherProcessTest.kolo("run", "-np", "3", "--bind-to", "core", "--",
+                "/usr/bin/taskset", "-c", "0", ChildCommand.javaExecutable(), ChildCommand.NATIVE_ACCESS, "-cp", CP,
+                Worker.class.getName(), "steady", pids.toString());
+        assertEquals(0, r.code(), r.out() + r.err());
+        List<String> said = r.err().lines().filter(l -> !l.isBlank()).toList();
+        assertEquals(1, said.size(), r.err());
+        assertTrue(said.getFirst().matches("\\[0\\]<stderr>:kolo: KOLO_BIND_TO=core ignored on .*: 3 ranks on this"
+                + " host but only 1 CPU \\(0\\) to bind them to"), r.err());
+    }
+
     @Test
     void ranksAllreduceOverSharedMemoryThroughKoloRun(@TempDir Path pids) throws IOException {
         org.junit.jupiter.api.Assumptions.assumeTrue(io.kolo.transport.ShmSegments.available(),
