@@ -103,8 +103,15 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
         int localRank;
         int localSize;
         if (source == null) {
-            localRank = 0;
-            localSize = 1;
+            // No KOLO_RANK: a single process. Placement variables given all the same must say so too.
+            size = KoloSettings.SIZE.ifSet(env).orElse(1);
+            if (size > 1) {
+                throw new BadSettingException(KOLO.rank(), "KOLO_RANK is not set but KOLO_SIZE=" + size
+                        + ": expected this process's rank, 0 to " + (size - 1) + " (KOLO_RANK and KOLO_SIZE go together;"
+                        + " kolo run sets both)");
+            }
+            localSize = KoloSettings.LOCAL_SIZE.ifSet(env).orElse(1);
+            localRank = KoloSettings.LOCAL_RANK.ifSet(env).orElse(0);
         } else {
             rank = requiredInt(env, source.rank(), 0, source);
             size = requiredInt(env, source.size(), 1, source);
@@ -113,23 +120,25 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
                         "a rank below " + source.size() + "=" + size);
             }
             localSize = localSize(env, source, size);
-            if (localSize > size) {
-                throw bad(localSizeVar(env, source), String.valueOf(localSize),
-                        "at most the job size " + size);
-            }
             // Without placement information every rank is assumed to share one host.
             localRank = optionalInt(env, source.localRank(), 0).orElse(localSize == size ? rank : rank % localSize);
-            if (localRank >= localSize) {
-                throw bad(source.localRank(), env.get(source.localRank()),
-                        "a local rank below the local size " + localSize);
-            }
+        }
+        Source named = source != null ? source : KOLO;
+        if (localSize > size) {
+            throw bad(localSizeVar(env, named), String.valueOf(localSize), "at most the job size " + size);
+        }
+        if (localRank >= localSize) {
+            throw bad(named.localRank(), String.valueOf(localRank), "a local rank below the local size " + localSize);
         }
 
         // Ranks are packed host by host; ceilDiv covers a last host with fewer ranks.
         int crossSize = KoloSettings.CROSS_SIZE.ifSet(env).orElse(Math.ceilDiv(size, localSize));
         int crossRank = KoloSettings.CROSS_RANK.ifSet(env).orElse(rank / localSize);
-        if (crossSize > size) {
-            throw bad("KOLO_CROSS_SIZE", String.valueOf(crossSize), "at most the job size " + size);
+        // Every other host runs at least one rank, so this host's ranks and the other hosts cannot outnumber the job.
+        if (crossSize > size - localSize + 1) {
+            throw bad("KOLO_CROSS_SIZE", String.valueOf(crossSize), "at most " + (size - localSize + 1)
+                    + " hosts for " + size + (size == 1 ? " rank" : " ranks") + " with " + localSize + " on this one ("
+                    + localSizeVar(env, named) + ")");
         }
         if (crossRank >= crossSize) {
             throw bad("KOLO_CROSS_RANK", String.valueOf(crossRank),

@@ -10,6 +10,7 @@ import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
@@ -104,6 +105,39 @@ class JobEnvironmentTest {
         JobEnvironment e = JobEnvironment.from(kolo("KOLO_CROSS_RANK", "0", "KOLO_CROSS_SIZE", "3"));
         assertEquals(0, e.crossRank());
         assertEquals(3, e.crossSize());
+    }
+
+    /**
+     * Placement variables that cannot all be true are refused, naming the variable, whether or not KOLO_RANK is set.
+     * Before: without KOLO_RANK they were ignored (a single process), and a cross size no placement of the ranks
+     * allows was taken as given.
+     */
+    @Test
+    void inconsistentPlacementIsRefusedNamingTheVariable() {
+        // The variable to be named, then the environment: only these variables, or (after "+") the four-rank job's.
+        List<List<String>> refused = List.of(
+                List.of("KOLO_LOCAL_SIZE", "KOLO_SIZE", "1", "KOLO_LOCAL_SIZE", "5"),
+                List.of("KOLO_LOCAL_SIZE", "KOLO_RANK", "0", "KOLO_SIZE", "1", "KOLO_LOCAL_SIZE", "5"),
+                List.of("KOLO_LOCAL_RANK", "KOLO_SIZE", "1", "KOLO_LOCAL_RANK", "1"),
+                List.of("KOLO_CROSS_SIZE", "KOLO_CROSS_SIZE", "2"),
+                List.of("KOLO_RANK", "KOLO_SIZE", "4"),
+                List.of("KOLO_LOCAL_RANK", "+", "KOLO_LOCAL_RANK", "2"),
+                // No host layout allows it: four ranks, two of them on this host, on four hosts.
+                List.of("KOLO_CROSS_SIZE", "+", "KOLO_CROSS_SIZE", "4", "KOLO_CROSS_RANK", "1"));
+        for (List<String> c : refused) {
+            boolean onJob = c.get(1).equals("+");
+            String[] changes = c.subList(onJob ? 2 : 1, c.size()).toArray(String[]::new);
+            Map<String, String> env = onJob ? kolo(changes) : apply(new HashMap<>(), changes);
+            io.kolo.BadSettingException x = assertThrows(io.kolo.BadSettingException.class,
+                    () -> JobEnvironment.from(env), env.toString());
+            assertEquals(c.getFirst(), x.variable(), x.getMessage());
+            assertTrue(x.getMessage().startsWith(c.getFirst()), x.getMessage());
+            assertEquals(1, x.getMessage().lines().count(), x.getMessage());
+        }
+        // Hosts of different sizes are fine: three ranks on one host and one on another.
+        JobEnvironment uneven = JobEnvironment.from(kolo("KOLO_LOCAL_RANK", "0", "KOLO_LOCAL_SIZE", "1",
+                "KOLO_CROSS_RANK", "1", "KOLO_CROSS_SIZE", "2"));
+        assertEquals(2, uneven.crossSize());
     }
 
     @Test
