@@ -159,7 +159,7 @@ final class ElasticDriver {
         int code = byRank.getFirst().code();
         for (ElasticWorkers.Exit e : byRank) {
             String host = hostOf.get(e.worker());
-            Job.RankLaunch launch = new Job.RankLaunch(ranks.remove(e.worker()), plan.command(), List.of(), Map.of(),
+            RankLaunch launch = new RankLaunch(ranks.remove(e.worker()), plan.command(), List.of(), Map.of(),
                     host, null);
             causes.add(FailureRecord.inStore(store, err).record(launch, e.code()).cause());
             hostsFailed.add(host);

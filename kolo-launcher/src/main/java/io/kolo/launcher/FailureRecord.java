@@ -17,7 +17,7 @@ interface FailureRecord {
      * Records that {@code rank} exited with {@code code} (non-zero) and returns the failure the job ends with:
      * this one, or, with several launchers (one per node), one that another launcher recorded first.
      */
-    Failure record(Job.RankLaunch rank, int code);
+    Failure record(RankLaunch rank, int code);
 
     /** The single launcher's record: the first exit it sees is the job's first failure. */
     static FailureRecord inStore(KeyValueStore store, PrintStream err) {

@@ -75,7 +75,7 @@ final class JobStart {
         Thread.ofPlatform().daemon().name("kolo-stale-segments").start(ShmSegments::removeStale);
         try (server) {
             int port = server.address().getPort();
-            List<Job.RankLaunch> launches = new ArrayList<>();
+            List<RankLaunch> launches = new ArrayList<>();
             for (Topology.Slot slot : plan.slots()) {
                 boolean remote = reachable.containsKey(slot.host());
                 InetSocketAddress store = new InetSocketAddress(where.forHost(slot.host()), port);
@@ -98,11 +98,11 @@ final class JobStart {
                     env.put(RankWrapper.STDIN_FROM, stdin);
                 }
                 if (remote) {
-                    launches.add(Job.RankLaunch.remote(slot.rank(), plan.command(), RankWrapper.detached(
+                    launches.add(RankLaunch.remote(slot.rank(), plan.command(), RankWrapper.detached(
                             plan.ssh().argv(slot.host(), RankWrapper.remoteCommand(plan.workingDirectory(),
                                     plan.command()))), slot.host(), RankWrapper.environmentLine(env)));
                 } else {
-                    launches.add(Job.RankLaunch.local(slot.rank(), plan.command(), env, plan.workingDirectory()));
+                    launches.add(RankLaunch.local(slot.rank(), plan.command(), env, plan.workingDirectory()));
                 }
             }
             Job job = new Job(launches, server, out, err, plan.outputDir(), Job.DEFAULT_GRACE)

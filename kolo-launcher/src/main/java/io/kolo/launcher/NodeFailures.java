@@ -29,7 +29,7 @@ final class NodeFailures implements FailureRecord {
     }
 
     @Override
-    public FailureRecord.Failure record(Job.RankLaunch rank, int code) {
+    public FailureRecord.Failure record(RankLaunch rank, int code) {
         return record(rank.rank(), RankFailure.describe("rank " + rank.rank() + " on node " + node + " (" + host + ")",
                 FailureRecord.lastWords(store, rank.rank()), code), code);
     }

@@ -197,8 +197,8 @@ final class NodeRun {
         }
     }
 
-    private static List<Job.RankLaunch> launches(Plan plan, InetSocketAddress store, PrintStream err) {
-        List<Job.RankLaunch> launches = new ArrayList<>();
+    private static List<RankLaunch> launches(Plan plan, InetSocketAddress store, PrintStream err) {
+        List<RankLaunch> launches = new ArrayList<>();
         int size = plan.nnodes() * plan.perNode();
         for (int local = 0; local < plan.perNode(); local++) {
             Topology.Slot slot = new Topology.Slot(plan.nodeRank() * plan.perNode() + local, size, local,
@@ -212,7 +212,7 @@ final class NodeRun {
             if (plan.verbose()) {
                 err.println(RankEnvironment.describe(slot.rank(), plan.command(), kolo, plan.exports()));
             }
-            launches.add(Job.RankLaunch.local(slot.rank(), plan.command(), env,
+            launches.add(RankLaunch.local(slot.rank(), plan.command(), env,
                     java.nio.file.Path.of("").toAbsolutePath().toString()));
         }
         return launches;

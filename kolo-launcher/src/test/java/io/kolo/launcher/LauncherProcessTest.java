@@ -145,15 +145,15 @@ class LauncherProcessTest {
     }
 
     /** A shell command run as a rank on this host, through the wrapper, as kolo run starts ranks. */
-    private static Job.RankLaunch local(int rank, String script) {
-        return Job.RankLaunch.local(rank, List.of("sh", "-c", script), Map.of(), Path.of("").toAbsolutePath().toString());
+    private static RankLaunch local(int rank, String script) {
+        return RankLaunch.local(rank, List.of("sh", "-c", script), Map.of(), Path.of("").toAbsolutePath().toString());
     }
 
     @Test
     void failureIsRecordedInTheStoreBeforeTheOthersAreKilled() throws Exception {
         MapStore store = new MapStore();
         PrintStream sink = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
-        List<Job.RankLaunch> ranks = List.of(
+        List<RankLaunch> ranks = List.of(
                 local(0, "sleep 60"),
                 local(1, "exit 5"));
         assertEquals(5, new Job(ranks, store, sink, sink, null, Duration.ofSeconds(5)).run());
@@ -164,7 +164,7 @@ class LauncherProcessTest {
     @Test
     void ranksThatIgnoreSigtermAreKilledAfterTheGracePeriod(@TempDir Path dir) throws Exception {
         PrintStream sink = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
-        List<Job.RankLaunch> ranks = List.of(
+        List<RankLaunch> ranks = List.of(
                 local(0, "trap '' TERM; sleep 60 & echo $$ $! > " + dir + "/pids.0; wait; wait"),
                 local(1, "while [ ! -s " + dir + "/pids.0 ]; do sleep 0.05; done; exit 4"));
         long start = System.nanoTime();
