@@ -75,6 +75,36 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
     }
 
     /**
+     * Waits a moment for the job's first failure to be recorded, since the rank that shut down while this one still
+     * had ops usually did so in a {@code finally} block on its way to failing; when a failure of another rank is
+     * recorded in time, the ops fail naming it. Nothing recorded (the rank simply ran out of work first, or no
+     * launcher records exits): {@code plain}.
+     */
+    @Override
+    public RuntimeException explainLeaving(RuntimeException plain) {
+        long deadline = System.nanoTime() + CAUSE_WAIT_MILLIS * 1_000_000;
+        try {
+            while (System.nanoTime() < deadline) {
+                Optional<String> recorded = store.tryGet(StoreKeys.FIRST_FAILURE);
+                if (recorded.isPresent()) {
+                    Record first = Record.parse(recorded.get(), new Record(rank, plain.getMessage()));
+                    if (first.rank == rank) {
+                        return plain;
+                    }
+                    String cause = store.tryGet(StoreKeys.failed(first.rank)).orElse(first.cause);
+                    return new RankFailedException(first.rank, cause, plain);
+                }
+                Thread.sleep(50);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException storeGone) {
+            LOG.log(System.Logger.Level.DEBUG, "failure store unreachable after a rank shut down", storeGone);
+        }
+        return plain;
+    }
+
+    /**
      * The first failure and its best-known cause: whoever recorded the failure first, with the cause the
      * launcher (or the failed rank itself) records a moment later. Gives up after a short wait with what it
      * has, recording {@code seen} when nobody recorded anything.

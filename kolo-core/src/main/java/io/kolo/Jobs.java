@@ -69,10 +69,11 @@ final class Jobs {
             throw e;
         }
         rendezvous.joined();
-        AutoCloseable lastWords = LastWords.listen(job.rank(), rendezvous.store());
+        AutoCloseable storeAndLastWords = LastWords.listen(job.rank(), rendezvous.store(), rendezvous,
+                !rendezvous.servesStore());
         Communicator c = assemble(topology, transport, null, rendezvous.store(),
-                job.rendezvousServer() == io.kolo.bootstrap.JobEnvironment.RendezvousServer.RANK0, settings, lastWords,
-                rendezvous);
+                job.rendezvousServer() == io.kolo.bootstrap.JobEnvironment.RendezvousServer.RANK0, settings,
+                storeAndLastWords);
         JoinLog.joined(env, topology, transport, settings, started);
         return c;
     }

@@ -14,11 +14,19 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * so that every other rank and the launcher can say "rank 2 failed: IllegalStateException: injected failure (exit code
  * 1)" instead of an exit code alone. A rank killed outright (SIGKILL, the OOM killer) has no last words; its exit code
  * says that much.
+ *
+ * <p>A rank that leaves its job ({@code Kolo.shutdown()}) is still heard until this process ends or joins another job:
+ * programs shut down in a {@code finally} block, which runs before the exception that unwinds through it is uncaught.
  */
 final class LastWords {
     private static final System.Logger LOG = LazyLogger.of(LastWords.class);
-    /** The ranks of this process that are in a job now (several in one JVM under Spark, or in tests). */
+    /**
+     * The ranks of this process that are in a job now (several in one JVM under Spark, or in tests), and those that
+     * left their job since this process last joined one.
+     */
     private static final List<Member> MEMBERS = new CopyOnWriteArrayList<>();
+    /** The members that left their job, with the store connections they keep open for their last words. */
+    private static final List<Departed> DEPARTED = new java.util.ArrayList<>();
     private static boolean installed;
 
     /**
@@ -36,15 +44,48 @@ final class LastWords {
         }
     }
 
+    private record Departed(Member member, AutoCloseable connection) {
+    }
+
     private LastWords() {
     }
 
-    /** Records {@code rank}'s last words in {@code store} until the returned handle is closed (the rank left the job). */
-    static AutoCloseable listen(int rank, KeyValueStore store) {
+    /**
+     * Records {@code rank}'s last words in {@code store}, which {@code connection} holds open, until the returned handle
+     * is closed (the rank left the job) and then, when {@code hearAfterLeaving}, until this process ends or joins
+     * another job: only then is {@code connection} closed. Without {@code hearAfterLeaving} (a store this process
+     * serves, which must stop when the job ends), the handle closes it at once.
+     */
+    static AutoCloseable listen(int rank, KeyValueStore store, AutoCloseable connection, boolean hearAfterLeaving) {
         install();
+        forgetDeparted();
         Member m = new Member(rank, store);
         MEMBERS.add(m);
-        return () -> MEMBERS.remove(m);
+        return () -> {
+            if (hearAfterLeaving) {
+                synchronized (DEPARTED) {
+                    DEPARTED.add(new Departed(m, connection));
+                }
+                return;
+            }
+            MEMBERS.remove(m);
+            connection.close();
+        };
+    }
+
+    /** A new job: what ranks of earlier ones say no longer concerns anyone. */
+    private static void forgetDeparted() {
+        synchronized (DEPARTED) {
+            for (Departed d : DEPARTED) {
+                MEMBERS.remove(d.member());
+                try {
+                    d.connection().close();
+                } catch (Exception e) {
+                    LOG.log(System.Logger.Level.DEBUG, "could not close an earlier job's store connection", e);
+                }
+            }
+            DEPARTED.clear();
+        }
     }
 
     private static synchronized void install() {

@@ -100,6 +100,11 @@ public final class Rendezvous implements AutoCloseable {
         return dataPlane;
     }
 
+    /** True when this process serves the store (rank 0 with no launcher), which then ends with the job. */
+    public boolean servesStore() {
+        return store instanceof RendezvousServer;
+    }
+
     /** The secret every data connection of this job proves. */
     public JobSecret secret() {
         return secret;

@@ -4,4 +4,13 @@ package io.kolo.engine;
 @FunctionalInterface
 public interface FailureExplainer {
     RuntimeException explain(RuntimeException failure);
+
+    /**
+     * Ops of this rank ended because another rank shut down (its {@code finally} block calling shutdown as an exception
+     * unwound there, or it ran out of work first): the failure the job records a moment later when that rank's process
+     * fails, naming it and its cause; {@code plain} when nothing is recorded in time.
+     */
+    default RuntimeException explainLeaving(RuntimeException plain) {
+        return plain;
+    }
 }

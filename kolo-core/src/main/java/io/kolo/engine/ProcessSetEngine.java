@@ -51,6 +51,8 @@ final class ProcessSetEngine implements CycleAgent {
     private volatile boolean terminated;
     /** Why ops still queued or pending fail when this set ends without a failure: shutdown, or the set's removal. */
     private volatile String endedBecause = "Kolo was shut down before this op completed (a rank called shutdown)";
+    private volatile boolean removed;
+    private final LeftByAnother leftByAnother;
 
     // State below is touched only by the thread running the cycle.
     private final PendingOps pending = new PendingOps();
@@ -96,6 +98,7 @@ final class ProcessSetEngine implements CycleAgent {
         this.size = ops.size();
         this.settings = settings;
         this.explainer = explainer;
+        this.leftByAnother = new LeftByAnother(explainer);
         this.runner = runner;
         this.cache = new ResponseCache(settings.cacheCapacity(), settings.eagerAllreduceBytes());
         InFlightNames inFlight = new InFlightNames(Math.max(KEPT_NAMES, settings.cacheCapacity()));
@@ -168,7 +171,8 @@ final class ProcessSetEngine implements CycleAgent {
             throw Outcomes.copy(f, "cannot start a new collective");
         }
         if (terminated) {
-            throw new KoloException(endedBecause);
+            RuntimeException failed = endedByAnother();
+            throw failed != null ? Outcomes.copy(failed, "cannot start a new collective") : new KoloException(endedBecause);
         }
         if (shutdownRequested) {
             throw new KoloException("Kolo has been shut down on rank " + rank + "; call Kolo.init() again to start a new job");
@@ -215,9 +219,18 @@ final class ProcessSetEngine implements CycleAgent {
         }
     }
 
+    /** The failure of the rank whose shutdown (not this rank's, nor a removal) ended the set, if it failed; or null. */
+    private RuntimeException endedByAnother() {
+        if (fatal == null && !shutdownRequested && !removed) {
+            fatal = leftByAnother.failure(endedBecause); // the cycles have ended: nothing else sets it now
+        }
+        return fatal;
+    }
+
     /** Ends this set without a failure (the set was removed): what is left fails saying {@code why}. */
     void endBecause(String why) {
         endedBecause = why;
+        removed = true;
     }
 
     @Override
@@ -253,7 +266,8 @@ final class ProcessSetEngine implements CycleAgent {
     @Override
     public void close() {
         if (fatal == null) {
-            failAll(new KoloException(endedBecause));
+            RuntimeException f = hasWork() || !queue.isEmpty() ? endedByAnother() : null;
+            failAll(f != null ? f : new KoloException(endedBecause));
         }
         terminated = true;
         failQueued();

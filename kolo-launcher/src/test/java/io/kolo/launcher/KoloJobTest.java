@@ -184,6 +184,24 @@ class KoloJobTest {
         assertNothingLeft(pids);
     }
 
+    /**
+     * The same with {@code finally { Kolo.shutdown(); }} around the loop, as the bundled examples have: rank 2 leaves the
+     * job before its exception reaches the JVM, and the others, whose allreduce its leaving ends, must still name it.
+     */
+    @Test
+    void anUncaughtExceptionAfterShutdownInFinallyIsNamedOnEveryRankAndByTheLauncher(@TempDir Path pids)
+            throws IOException {
+        LauncherProcessTest.Result r = job(4, "uncaught-throw-finally", pids);
+        String cause = "rank 2 failed: IllegalStateException: injected failure at iteration 20 (exit code 1)";
+        assertEquals(1, r.code(), r.err());
+        assertTrue(r.err().contains("kolo: " + cause + "; terminating the other 3 ranks"), r.err());
+        for (int rank : new int[]{0, 1, 3}) {
+            assertTrue(r.err().lines().anyMatch(l -> l.startsWith("[" + rank + "]<stderr>:") && l.contains(cause)),
+                    "rank " + rank + " does not name the cause:\n" + r.err());
+        }
+        assertNothingLeft(pids);
+    }
+
     /** A rank that joined but never calls is named by the ranks whose wait for it times out. */
     @Test
     void aRankThatNeverCallsIsNamedWhenTheOthersTimeOut(@TempDir Path pids) throws IOException {

@@ -22,6 +22,8 @@ import java.util.Arrays;
  *   <li>{@code forever}: prints "rank R reducing" after the first step and keeps reducing until stopped;</li>
  *   <li>{@code uncaught-throw}: rank 2 throws IllegalStateException("injected failure at iteration 20") at step 20,
  *       and nobody catches anything (as in a user's program);</li>
+ *   <li>{@code uncaught-throw-finally}: as {@code uncaught-throw}, in {@code try { ... } finally { Kolo.shutdown(); }}
+ *       (as the bundled examples are written), so rank 2 leaves the job before its exception is uncaught;</li>
  *   <li>{@code uncaught-never-call}: rank 2 joins but never calls a collective; the others' allreduce times out
  *       (set KOLO_TIMEOUT_SECONDS), uncaught.</li>
  *   <li>{@code adasum}: each rank's gradient is the unit vector of its rank; prints "rank R adasum [...]" after an
@@ -149,6 +151,19 @@ public final class Worker {
         if (mode.equals("uncaught-never-call") && rank == 2) {
             Thread.sleep(60_000);
         }
+        if (mode.equals("uncaught-throw-finally")) {
+            try {
+                reduceUntilRank2Throws(rank, "uncaught-throw");
+            } finally {
+                Kolo.shutdown();
+            }
+            return;
+        }
+        reduceUntilRank2Throws(rank, mode);
+        Kolo.shutdown();
+    }
+
+    private static void reduceUntilRank2Throws(int rank, String mode) {
         float[] x = new float[1000];
         for (int step = 0; step < 1000; step++) {
             if (mode.equals("uncaught-throw") && rank == 2 && step == 20) {
@@ -156,6 +171,5 @@ public final class Worker {
             }
             Kolo.allreduce(x, ReduceOp.SUM);
         }
-        Kolo.shutdown();
     }
 }
