@@ -41,9 +41,20 @@ public final class Handshake {
     /** The peer did not prove knowledge of the job secret (or does not speak Kolo). */
     public static final class Rejected extends IOException {
         private static final long serialVersionUID = 1L;
+        private final boolean notKolo;
 
         Rejected(String message) {
+            this(message, false);
+        }
+
+        Rejected(String message, boolean notKolo) {
             super(message);
+            this.notKolo = notKolo;
+        }
+
+        /** True when the peer sent no Kolo handshake at all (another protocol, or it hung up first). */
+        public boolean notKolo() {
+            return notKolo;
         }
     }
 
@@ -130,9 +141,14 @@ public final class Handshake {
 
     /** Reads a peer's header; with {@code claim} non-null, also the claim that follows it. Returns the nonce. */
     private static byte[] readHeader(Exchange x, ByteArrayOutputStream claim) throws IOException {
-        ByteBuffer head = ByteBuffer.wrap(x.read(5, "the handshake"));
+        ByteBuffer head;
+        try {
+            head = ByteBuffer.wrap(x.read(5, "the handshake"));
+        } catch (Rejected hungUp) {
+            throw new Rejected(hungUp.getMessage(), true);
+        }
         if (head.getInt() != MAGIC) {
-            throw new Rejected("does not speak the Kolo protocol");
+            throw new Rejected("does not speak the Kolo protocol", true);
         }
         int version = head.get();
         if (version != VERSION) {

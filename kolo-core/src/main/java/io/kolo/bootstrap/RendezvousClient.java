@@ -98,9 +98,13 @@ public final class RendezvousClient implements KeyValueStore {
                     sleep(delay, deadline);
                     continue;
                 }
+                // A stranger (or a silent peer) never checked this end's proof: the secret is not what is wrong.
+                boolean stranger = e instanceof Handshake.Rejected r ? r.notKolo() : e instanceof SocketTimeoutException;
                 throw new KoloException("the rendezvous server at " + hostPort(server)
                         + " did not accept this rank: " + e.getMessage()
-                        + " (KOLO_SECRET must be the one the launcher generated for this job)", e);
+                        + (stranger ? " (maybe another program listens on port " + server.getPort() + ": KOLO_RENDEZVOUS_ADDR and"
+                        + " KOLO_RENDEZVOUS_PORT must name this job's launcher, or its rank 0)"
+                        : " (KOLO_SECRET must be the one the launcher generated for this job)"), e);
             }
         }
     }

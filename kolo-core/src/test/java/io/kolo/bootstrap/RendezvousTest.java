@@ -199,6 +199,28 @@ class RendezvousTest {
         }
     }
 
+    /**
+     * Another program on the port (torchrun's store on 29500, the port Kolo defaults to under mpirun and srun): the
+     * message says so, rather than blaming KOLO_SECRET, which this end never got to prove.
+     */
+    @Test
+    void anotherProgramOnThePortIsNamedAsSuchNotAsAWrongSecret() throws Exception {
+        try (java.net.ServerSocket other = new java.net.ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            Thread answering = Thread.ofPlatform().daemon().start(() -> {
+                try (Socket s = other.accept()) {
+                    s.getOutputStream().write("HTTP/1.1 400 Bad Request\r\n\r\n".getBytes());
+                } catch (java.io.IOException ignored) {
+                    // the test's assertions say what went wrong
+                }
+            });
+            InetSocketAddress at = new InetSocketAddress(other.getInetAddress(), other.getLocalPort());
+            KoloException e = assertThrows(KoloException.class, () -> RendezvousClient.connect(at, secret, CONNECT));
+            assertFalse(e.getMessage().contains("KOLO_SECRET"), e.getMessage());
+            assertTrue(e.getMessage().contains("another program"), e.getMessage());
+            answering.join(5000);
+        }
+    }
+
     @Test
     void connectGivesUpAfterTheTimeout() throws Exception {
         InetSocketAddress nobody;
