@@ -8,6 +8,7 @@ import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -41,6 +42,27 @@ class BadInputTest {
             return comm.allreduceAsync("w", Tensor.of(new float[4]), comm.rank() == 2 ? ReduceOp.MAX : ReduceOp.SUM).await();
         });
         assertEveryRankFails(outcomes, "'w'", "rank 2 submitted FLOAT32[4] MAX", "rank 0 submitted FLOAT32[4] SUM");
+    }
+
+    /**
+     * Horovod's commonest mistake, ranks that run different numbers of steps: the rank that shuts down first ends the
+     * job under the other's extra op, which is told why and what to do, not only that Kolo was shut down.
+     */
+    @Test
+    void aRankLeftWithAnExtraStepIsToldWhyAndWhatToDo() {
+        var outcomes = Ranks.<Object>outcomes(2, Map.of(), comm -> {
+            int steps = comm.rank() == 0 ? 4 : 3;
+            for (int step = 0; step < steps; step++) {
+                comm.allreduce(Tensor.of(new float[4]), ReduceOp.SUM);
+            }
+            comm.close();
+            return null;
+        });
+        Throwable e = outcomes.get(0).error();
+        assertNotNull(e, "rank 0's fourth step should have failed");
+        assertTrue(e.getMessage().contains("another rank called Kolo.shutdown()")
+                && e.getMessage().contains("same number of steps") && e.getMessage().contains("join()"), e.getMessage());
+        assertNull(outcomes.get(1).error());
     }
 
     @Test

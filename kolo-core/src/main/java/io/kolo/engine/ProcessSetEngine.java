@@ -49,10 +49,7 @@ final class ProcessSetEngine implements CycleAgent {
     private volatile RuntimeException fatal;
     private volatile boolean shutdownRequested;
     private volatile boolean terminated;
-    /** Why ops still queued or pending fail when this set ends without a failure: shutdown, or the set's removal. */
-    private volatile String endedBecause = "Kolo was shut down before this op completed (a rank called shutdown)";
-    private volatile boolean removed;
-    private final LeftByAnother leftByAnother;
+    private final SetEnding ending;
 
     // State below is touched only by the thread running the cycle.
     private final PendingOps pending = new PendingOps();
@@ -98,7 +95,7 @@ final class ProcessSetEngine implements CycleAgent {
         this.size = ops.size();
         this.settings = settings;
         this.explainer = explainer;
-        this.leftByAnother = new LeftByAnother(explainer);
+        this.ending = new SetEnding(explainer);
         this.runner = runner;
         this.cache = new ResponseCache(settings.cacheCapacity(), settings.eagerAllreduceBytes());
         InFlightNames inFlight = new InFlightNames(Math.max(KEPT_NAMES, settings.cacheCapacity()));
@@ -172,7 +169,8 @@ final class ProcessSetEngine implements CycleAgent {
         }
         if (terminated) {
             RuntimeException failed = endedByAnother();
-            throw failed != null ? Outcomes.copy(failed, "cannot start a new collective") : new KoloException(endedBecause);
+            throw failed != null ? Outcomes.copy(failed, "cannot start a new collective")
+                    : new KoloException(ending.why(shutdownRequested));
         }
         if (shutdownRequested) {
             throw new KoloException("Kolo has been shut down on rank " + rank + "; call Kolo.init() again to start a new job");
@@ -221,16 +219,15 @@ final class ProcessSetEngine implements CycleAgent {
 
     /** The failure of the rank whose shutdown (not this rank's, nor a removal) ended the set, if it failed; or null. */
     private RuntimeException endedByAnother() {
-        if (fatal == null && !shutdownRequested && !removed) {
-            fatal = leftByAnother.failure(endedBecause); // the cycles have ended: nothing else sets it now
+        if (fatal == null) {
+            fatal = ending.failureOfAnother(shutdownRequested); // the cycles have ended: nothing else sets it now
         }
         return fatal;
     }
 
     /** Ends this set without a failure (the set was removed): what is left fails saying {@code why}. */
     void endBecause(String why) {
-        endedBecause = why;
-        removed = true;
+        ending.removed(why);
     }
 
     @Override
@@ -267,7 +264,7 @@ final class ProcessSetEngine implements CycleAgent {
     public void close() {
         if (fatal == null) {
             RuntimeException f = hasWork() || !queue.isEmpty() ? endedByAnother() : null;
-            failAll(f != null ? f : new KoloException(endedBecause));
+            failAll(f != null ? f : new KoloException(ending.why(shutdownRequested)));
         }
         terminated = true;
         failQueued();
@@ -405,7 +402,7 @@ final class ProcessSetEngine implements CycleAgent {
     }
 
     private void failQueued() {
-        RuntimeException f = fatal != null ? fatal : new KoloException(endedBecause);
+        RuntimeException f = fatal != null ? fatal : new KoloException(ending.why(shutdownRequested));
         for (Op op = queue.takeAll(), next; op != null; op = next) {
             next = SubmissionQueue.detach(op);
             outcomes.failWith(op, f);
