@@ -59,6 +59,26 @@ class ElasticRunTest {
         assertNothingLeft(dir);
     }
 
+    /**
+     * A worker whose own step throws leaves through the program's {@code finally { Kolo.shutdown(); }}, as
+     * docs/elastic.md writes it: the others, whose allreduce its shutdown ends, take it for the lost rank it is and
+     * reset without it, rather than all failing with "shut down".
+     */
+    @Test
+    void aWorkerThatThrowsIsReplacedAndTheOthersGoOnFromTheirCommit(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("throw.w1"), "10");
+        var job = start(dir, 40, 30, "-np", "3", "--min-np", "2", "-H", "localhost:3", "--reset-limit", "3");
+        LauncherProcessTest.Result r = finish(job, dir);
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertTrue(r.err().lines().anyMatch(l -> l.startsWith("kolo: reset 1 of at most 3: rank 1 on host localhost"
+                + " failed: IllegalStateException: worker w1 throws at step 10 (exit code 1)")), r.err());
+        assertEquals(List.of("worker w0 done at 40 as rank 0 of 3", "worker w2 done at 40 as rank 1 of 3",
+                "worker w3 done at 40 as rank 2 of 3"), r.out().lines().filter(l -> l.contains(" done at "))
+                .map(l -> l.substring(l.indexOf(':') + 1)).sorted().toList(), r.err());
+        assertCommitsNeverGoBack(dir);
+        assertNothingLeft(dir);
+    }
+
     @Test
     void theResetLimitEndsTheJobWithThatMessage(@TempDir Path dir) throws Exception {
         var job = start(dir, 1000, 30, "-np", "2", "--min-np", "1", "-H", "localhost:2", "--reset-limit", "0");

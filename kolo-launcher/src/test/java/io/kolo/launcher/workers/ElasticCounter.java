@@ -16,7 +16,8 @@ import java.util.Map;
 /**
  * An elastic program for the launcher's tests. {@code ElasticCounter DIR STEPS MILLIS [FAIL_AT]}: counts STEPS steps,
  * each an allreduce (checking that every rank is at the same step) and a commit, MILLIS apart; with FAIL_AT, every
- * worker exits with code 3 whenever it reaches that step (a bug every rank hits). Writes its PID to
+ * worker exits with code 3 whenever it reaches that step (a bug every rank hits). A file DIR/throw.WORKER holding a
+ * step makes that worker's body throw an IllegalStateException there (a bug of its own). Writes its PID to
  * DIR/pid.WORKER and one line per commit, "commit STEP rank R size S", to DIR/log.WORKER; "reset rank R size S"
  * after every re-join; prints "worker W done at STEP as rank R of S" at the end.
  */
@@ -32,6 +33,8 @@ public final class ElasticCounter {
         String id = System.getenv("KOLO_ELASTIC_WORKER");
         Files.writeString(dir.resolve("pid." + id), Long.toString(ProcessHandle.current().pid()));
         Path log = dir.resolve("log." + id);
+        Path throwAt = dir.resolve("throw." + id);
+        long throwStep = Files.exists(throwAt) ? Long.parseLong(Files.readString(throwAt).trim()) : -1;
         ObjectState state = new ObjectState(Map.of("step", 0L));
         state.registerResetCallback(() -> append(log, "reset rank " + Kolo.rank() + " size " + Kolo.size()));
         try {
@@ -40,6 +43,9 @@ public final class ElasticCounter {
                     if (step == failAt) {
                         System.err.println("worker " + id + " fails at step " + step);
                         System.exit(3);
+                    }
+                    if (step == throwStep) {
+                        throw new IllegalStateException("worker " + id + " throws at step " + step);
                     }
                     long[] lowest = {step};
                     long[] highest = {step};
