@@ -60,7 +60,7 @@ class BadInputTest {
         });
         Throwable e = outcomes.get(0).error();
         assertNotNull(e, "rank 0's fourth step should have failed");
-        assertTrue(e.getMessage().contains("another rank called Kolo.shutdown()")
+        assertTrue(e.getMessage().contains("another rank shut down (Kolo.shutdown())")
                 && e.getMessage().contains("same number of steps") && e.getMessage().contains("join()"), e.getMessage());
         assertNull(outcomes.get(1).error());
     }

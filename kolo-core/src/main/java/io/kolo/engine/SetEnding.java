@@ -25,9 +25,10 @@ final class SetEnding {
     String why(boolean shutdownHere) {
         String removed = removedBecause;
         return removed != null ? removed
-                : shutdownHere ? "Kolo.shutdown() was called on this rank before this op completed"
-                : "another rank called Kolo.shutdown() before this op completed: it had run out of work (give every"
-                + " rank the same number of steps, or end each rank's loop with join()), or it failed (see its output)";
+                : shutdownHere ? "Kolo was shut down on this rank (Kolo.shutdown()) before this op completed"
+                : "another rank shut down (Kolo.shutdown()) before this op completed: it had run out of work (give"
+                + " every rank the same number of steps, or end each rank's loop with join()), or it failed (see its"
+                + " output)";
     }
 
     /**
