@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import io.kolo.bootstrap.IoReason;
 import io.kolo.bootstrap.KeyValueStore;
 
 import java.io.IOException;
@@ -244,7 +245,7 @@ final class Job {
                 errFile = Files.newOutputStream(dir.resolve("stderr"));
             } catch (java.nio.file.FileSystemException e) {
                 throw new IOException("cannot write its output under " + dir + ": "
-                        + (e.getReason() != null ? e.getReason() : e.getClass().getSimpleName()), e);
+                        + IoReason.of(e), e);
             }
         }
         Process p;

@@ -258,9 +258,9 @@ class LauncherProcessTest {
     void anUnwritableOutputDirIsNamedWithTheReason() {
         Result r = kolo("run", "-np", "1", "--output-dir", "/proc/kolo-output", "--", "true");
         assertEquals(127, r.code());
-        assertTrue(r.err().contains("kolo: cannot start rank 0 (true): cannot write its output under /proc/kolo-output/rank.0: "),
-                r.err());
-        assertFalse(r.err().contains("java"), r.err());
+        assertTrue(r.err().contains("kolo: cannot start rank 0 (true): cannot write its output under /proc/kolo-output/rank.0: "
+                + "no such file or directory"), r.err());
+        assertFalse(r.err().contains("java") || r.err().contains("Exception"), r.err());
     }
 
     @Test
