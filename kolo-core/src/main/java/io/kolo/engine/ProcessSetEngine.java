@@ -168,9 +168,7 @@ final class ProcessSetEngine implements CycleAgent {
             throw Outcomes.copy(f, "cannot start a new collective");
         }
         if (terminated) {
-            RuntimeException failed = endedByAnother();
-            throw failed != null ? Outcomes.copy(failed, "cannot start a new collective")
-                    : new KoloException(ending.why(shutdownRequested));
+            throw ending.refusal(shutdownRequested);
         }
         if (shutdownRequested) {
             throw new KoloException("Kolo has been shut down on rank " + rank + "; call Kolo.init() again to start a new job");
@@ -217,14 +215,6 @@ final class ProcessSetEngine implements CycleAgent {
         }
     }
 
-    /** The failure of the rank whose shutdown (not this rank's, nor a removal) ended the set, if it failed; or null. */
-    private RuntimeException endedByAnother() {
-        if (fatal == null) {
-            fatal = ending.failureOfAnother(shutdownRequested); // the cycles have ended: nothing else sets it now
-        }
-        return fatal;
-    }
-
     /** Ends this set without a failure (the set was removed): what is left fails saying {@code why}. */
     void endBecause(String why) {
         ending.removed(why);
@@ -263,8 +253,7 @@ final class ProcessSetEngine implements CycleAgent {
     @Override
     public void close() {
         if (fatal == null) {
-            RuntimeException f = hasWork() || !queue.isEmpty() ? endedByAnother() : null;
-            failAll(f != null ? f : new KoloException(ending.why(shutdownRequested)));
+            failAll(hasWork() || !queue.isEmpty() ? ending.failure(shutdownRequested) : ending.known(shutdownRequested));
         }
         terminated = true;
         failQueued();
@@ -402,7 +391,7 @@ final class ProcessSetEngine implements CycleAgent {
     }
 
     private void failQueued() {
-        RuntimeException f = fatal != null ? fatal : new KoloException(ending.why(shutdownRequested));
+        RuntimeException f = fatal != null ? fatal : ending.known(shutdownRequested);
         for (Op op = queue.takeAll(), next; op != null; op = next) {
             next = SubmissionQueue.detach(op);
             outcomes.failWith(op, f);
