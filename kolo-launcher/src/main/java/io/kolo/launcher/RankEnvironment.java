@@ -55,7 +55,8 @@ final class RankEnvironment {
                 throw new UsageException("-x " + spec + ": '" + name + "' is not a valid environment variable name");
             }
             if (LAUNCHER_VARS.contains(name) || ELASTIC_VARS.contains(name)) {
-                throw new UsageException("-x " + spec + ": " + name + " is set by kolo run for each rank");
+                // The name alone: the value may be a secret (-x KOLO_SECRET=$SECRET), and error lines end up in logs.
+                throw new UsageException("-x " + name + ": " + name + " is set by kolo run for each rank");
             }
             if (eq >= 0) {
                 env.put(name, spec.substring(eq + 1));

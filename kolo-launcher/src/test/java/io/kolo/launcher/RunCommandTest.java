@@ -361,6 +361,16 @@ class RunCommandTest {
                 help.out());
     }
 
+    /** A secret given to -x by mistake ({@code -x KOLO_SECRET=$SECRET} in a CI script) is refused without showing it. */
+    @Test
+    void aSecretGivenToXIsRefusedWithoutShowingIt() {
+        String secret = "0123456789abcdef0123456789abcdef";
+        UsageException e = assertThrows(UsageException.class,
+                () -> plan("-np", "1", "-x", "KOLO_SECRET=" + secret, "--", "true"));
+        assertTrue(e.getMessage().contains("-x KOLO_SECRET: KOLO_SECRET is set by kolo run"), e.getMessage());
+        assertFalse(e.getMessage().contains(secret), e.getMessage());
+    }
+
     private static void assertUsage(String expected, String... args) {
         UsageException e = assertThrows(UsageException.class, () -> plan(args));
         assertTrue(e.getMessage().contains(expected), e.getMessage());
