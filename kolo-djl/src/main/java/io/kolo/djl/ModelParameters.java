@@ -74,6 +74,7 @@ final class ModelParameters {
 
     /** Every rank takes {@code root}'s parameter values, matched by name; ops are named {@code prefix + name}. */
     static void broadcast(Communicator comm, Block block, int root, String prefix) {
+        ModelSignature.checkSameOnEveryRank(comm, block);
         List<Handle<Tensor>> handles = new ArrayList<>();
         List<NDArray> writeBack = new ArrayList<>();
         List<ByteBuffer> buffers = new ArrayList<>();
