@@ -32,18 +32,26 @@ public final class RankZero {
 
     /**
      * Rank 0 saves {@code model} under {@code dir} as DJL's {@code model.save} does (with the epoch number);
-     * the others wait until it is written, so a checkpoint is complete before anyone reads it.
+     * the others wait until it is written, so a checkpoint is complete before anyone reads it. When rank 0 cannot
+     * write it, every rank throws with rank 0's reason: the others would otherwise wait for a rank that has gone,
+     * and fail naming only its shutdown.
      */
     public void saveCheckpoint(Model model, Path dir, int epoch) {
+        IOException failure = null;
         if (isRankZero()) {
             try {
                 Files.createDirectories(dir);
                 model.setProperty("Epoch", Integer.toString(epoch));
                 model.save(dir, model.getName());
             } catch (IOException e) {
-                throw new UncheckedIOException("rank 0 could not save a checkpoint in " + dir + ": " + e.getMessage(), e);
+                failure = e;
             }
         }
-        comm.barrier();
+        String reason = comm.broadcastObject(failure == null ? null
+                : failure.getMessage() != null ? failure.getMessage() : failure.toString(), 0);
+        if (reason != null) {
+            throw new UncheckedIOException("rank 0 could not save a checkpoint in " + dir + ": " + reason,
+                    failure != null ? failure : new IOException(reason));
+        }
     }
 }

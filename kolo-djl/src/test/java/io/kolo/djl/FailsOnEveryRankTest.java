@@ -12,7 +12,10 @@ import io.kolo.Communicator;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -22,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Mistakes that only one rank can see (its model, its disk) fail every rank with the reason, at once: a rank left
@@ -96,6 +100,24 @@ class FailsOnEveryRankTest {
             assertEquals("the ranks' models differ: the first difference is parameter 1: rank 0 has 01Linear_weight"
                     + " FLOAT32 (8, 4), rank 1 has 01Linear_weight FLOAT32 (6, 4); build the same model on every rank",
                     outcome);
+        }
+    }
+
+    @Test
+    void aCheckpointRankZeroCannotWriteFailsEveryRankWithItsReason(@TempDir Path dir) throws Exception {
+        Path notADirectory = Files.createFile(dir.resolve("file"));
+        Path target = notADirectory.resolve("checkpoints");
+        List<String> outcomes = onTwoRanks(comm -> {
+            try (Model model = Model.newInstance("ckpt")) {
+                model.setBlock(Linear.builder().setUnits(2).build());
+                model.getBlock().initialize(model.getNDManager(), ai.djl.ndarray.types.DataType.FLOAT32, new Shape(1, 3));
+                new RankZero(comm).saveCheckpoint(model, target, 1);
+                return "finished";
+            }
+        });
+        for (String outcome : outcomes) {
+            assertTrue(outcome.startsWith("rank 0 could not save a checkpoint in " + target + ": "), outcome);
+            assertTrue(outcome.contains("Not a directory"), outcome);
         }
     }
 }
