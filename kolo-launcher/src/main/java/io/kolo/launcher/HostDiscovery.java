@@ -82,8 +82,10 @@ interface HostDiscovery {
         // Its output goes to a file, not a pipe: reading a pipe waits for every process that holds it open to end,
         // which for a script that hangs, or leaves something running in the background, is never.
         java.nio.file.Path output;
+        java.nio.file.Path errors;
         try {
             output = java.nio.file.Files.createTempFile("kolo-discovery-", ".out");
+            errors = java.nio.file.Files.createTempFile("kolo-discovery-", ".err");
         } catch (IOException e) {
             throw new Failed("--host-discovery-script " + script + ": cannot create a file for its output: "
                     + e.getMessage());
@@ -91,7 +93,7 @@ interface HostDiscovery {
         try {
             Process p;
             try {
-                p = new ProcessBuilder("sh", "-c", script).redirectError(ProcessBuilder.Redirect.DISCARD)
+                p = new ProcessBuilder("sh", "-c", script).redirectError(errors.toFile())
                         .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                         .redirectOutput(output.toFile()).start();
             } catch (IOException e) {
@@ -113,7 +115,9 @@ interface HostDiscovery {
                 throw new Failed("interrupted while running --host-discovery-script " + script);
             }
             if (p.exitValue() != 0) {
-                throw new Failed("--host-discovery-script " + script + " exited with code " + p.exitValue());
+                // Its last error line is what says why (a command not found, an API server that refused).
+                throw new Failed("--host-discovery-script " + script + " exited with code " + p.exitValue()
+                        + lastLine(errors));
             }
             try (java.io.InputStream in = java.nio.file.Files.newInputStream(output)) {
                 return new String(in.readNBytes(1 << 20), StandardCharsets.UTF_8);
@@ -123,9 +127,25 @@ interface HostDiscovery {
         } finally {
             try {
                 java.nio.file.Files.deleteIfExists(output);
+                java.nio.file.Files.deleteIfExists(errors);
             } catch (IOException ignored) {
                 // A file in the temporary directory, left behind.
             }
+        }
+    }
+
+    /** {@code ": "} and the last non-blank line of {@code errors} (its end, at most 300 characters), or "". */
+    private static String lastLine(java.nio.file.Path errors) {
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(errors.toFile(), "r")) {
+            long from = Math.max(0, f.length() - 4096);
+            byte[] tail = new byte[(int) (f.length() - from)];
+            f.seek(from);
+            f.readFully(tail);
+            String[] lines = new String(tail, StandardCharsets.UTF_8).strip().split("\n");
+            String last = lines[lines.length - 1].strip();
+            return last.isEmpty() ? "" : ": " + (last.length() > 300 ? "..." + last.substring(last.length() - 300) : last);
+        } catch (IOException e) {
+            return "";
         }
     }
 

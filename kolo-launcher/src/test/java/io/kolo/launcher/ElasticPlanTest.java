@@ -61,6 +61,31 @@ class ElasticPlanTest {
         assertTrue(bad.getMessage().startsWith("--host-discovery-script s printed 'a:x': "), bad.getMessage());
     }
 
+    /** A script that fails says why in the launcher's one line: before, its stderr was thrown away. */
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void aFailingDiscoveryScriptsLastErrorLineIsInTheMessage(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        HostDiscovery.Failed failed = assertThrows(HostDiscovery.Failed.class, () -> HostDiscovery.script(
+                "echo h1; echo 'warming up' >&2; echo 'cannot reach the API server: connection refused' >&2; exit 3",
+                1, java.time.Duration.ofSeconds(10)).find());
+        assertEquals("--host-discovery-script echo h1; echo 'warming up' >&2; echo 'cannot reach the API server:"
+                + " connection refused' >&2; exit 3 exited with code 3: cannot reach the API server: connection refused",
+                failed.getMessage());
+
+        java.nio.file.Path missing = dir.resolve("discover.sh");
+        failed = assertThrows(HostDiscovery.Failed.class,
+                () -> HostDiscovery.script(missing.toString(), 1, java.time.Duration.ofSeconds(10)).find());
+        assertTrue(failed.getMessage().startsWith("--host-discovery-script " + missing + " exited with code 127: "),
+                failed.getMessage());
+        assertTrue(failed.getMessage().contains("not found"), failed.getMessage());
+
+        // Silent failure: nothing to add.
+        failed = assertThrows(HostDiscovery.Failed.class,
+                () -> HostDiscovery.script("exit 4", 1, java.time.Duration.ofSeconds(10)).find());
+        assertEquals("--host-discovery-script exit 4 exited with code 4", failed.getMessage());
+    }
+
     /**
      * A script that hangs, or one that leaves something running with its output open, is given up on after the
      * timeout; before, the launcher waited for its output to end, forever, and watched no worker meanwhile.
