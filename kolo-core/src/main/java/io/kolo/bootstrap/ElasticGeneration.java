@@ -40,9 +40,12 @@ public final class ElasticGeneration {
         return KoloSettings.ELASTIC_GENERATION.ifSet(env);
     }
 
-    /** Generation {@code generation}'s view of {@code store}: its keys, nobody else's. */
+    /**
+     * Generation {@code generation}'s view of {@code store}: its keys, nobody else's; a wait in it ends with a {@link
+     * GenerationReplacedException} once the launcher has published a newer generation.
+     */
     public static KeyValueStore scope(KeyValueStore store, int generation) {
-        return new PrefixedStore(store, "g" + generation + "/");
+        return new GenerationStore(store, generation);
     }
 
     /** The secret generation {@code generation}'s data connections (and shared-memory segment names) use. */

@@ -26,6 +26,8 @@ public final class StartWait {
             return store.get(key, Duration.ofNanos(Math.max(1, deadlineNanos - System.nanoTime())));
         } catch (KoloTimeoutException e) {
             throw timedOut(rank, whom, startTimeout, what);
+        } catch (GenerationReplacedException e) {
+            throw e;   // the store is there; the job it waited in is over
         } catch (KoloException e) {
             throw storeGone(rank, whom, what, e);
         }

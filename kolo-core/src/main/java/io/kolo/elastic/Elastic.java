@@ -5,6 +5,7 @@ import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 import io.kolo.RankFailedException;
 import io.kolo.bootstrap.ElasticScope;
+import io.kolo.bootstrap.GenerationReplacedException;
 
 /**
  * Elastic training (Horovod's {@code hvd.elastic.run}): the training function survives workers that die and hosts
@@ -56,7 +57,14 @@ public final class Elastic {
      * @throws KoloException          wrapping what {@code body} threw, when that was not a lost rank
      */
     public static <S extends ElasticState, T> T run(S state, Body<S, T> body) {
-        Kolo.init();
+        try {
+            Kolo.init();
+        } catch (GenerationReplacedException e) {
+            // Started into a job that lost another worker while it formed: join the launcher's newer one.
+            ElasticWorker worker = ElasticWorker.current().orElseThrow(() -> e);
+            note(worker, e.getMessage() + "; joining that");
+            rejoin(worker);
+        }
         ElasticScope.enter();
         try {
             return runInScope(state, body);
@@ -95,6 +103,8 @@ public final class Elastic {
                 Kolo.init(env);
                 note(worker, "joined job " + worker.generation() + " as rank " + Kolo.rank() + " of " + Kolo.size());
                 return;
+            } catch (GenerationReplacedException e) {
+                note(worker, e.getMessage() + "; joining that");
             } catch (RankFailedException | KoloTimeoutException e) {
                 note(worker, "job " + worker.generation() + " failed while starting (" + e.getMessage()
                         + "); waiting for the next");

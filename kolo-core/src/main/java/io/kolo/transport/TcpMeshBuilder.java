@@ -165,6 +165,8 @@ final class TcpMeshBuilder implements AutoCloseable {
                 // Name every rank still missing, not only the first one looked up.
                 throw StartWait.timedOut(rank, ranks(missingPeers(peer)), startTimeout,
                         "to publish a data-plane address in the rendezvous store");
+            } catch (io.kolo.bootstrap.GenerationReplacedException e) {
+                throw e;   // the store is there; the job it waited in is over
             } catch (KoloException e) {
                 // Usually the store's host (rank 0) hit its own start timeout first and exited: say what this
                 // rank was waiting for, not only that the store vanished.

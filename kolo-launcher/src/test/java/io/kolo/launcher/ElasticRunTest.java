@@ -79,6 +79,34 @@ class ElasticRunTest {
         assertNothingLeft(dir);
     }
 
+    /**
+     * The replacement for a killed rank dies before it joins, so the launcher publishes another job: the survivors,
+     * waiting in the job that can no longer form, go to the new one at once. Before, they waited there for the whole
+     * start timeout (20 s here, 60 by default).
+     */
+    @Test
+    void survivorsWaitingForAReplacementThatDiedGoToTheNextJobAtOnce(@TempDir Path dir) throws Exception {
+        var job = start(dir, 60, 30, "-np", "3", "--min-np", "2", "-H", "localhost:3", "--reset-limit", "3",
+                "-x", "COUNTER_DIE_AT_START_OF_GENERATION=1");
+        awaitCommit(job, dir, "w1", 10);
+        kill(dir, "w1");
+        LauncherProcessTest.Result r = finish(job, dir);
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertTrue(r.err().lines().anyMatch(l -> l.startsWith("kolo: reset 2 of at most 3: rank 2 on host localhost"
+                + " exited with code 5")), r.err());
+        for (String survivor : List.of("[0]<stderr>:kolo: worker w0: ", "[2]<stderr>:kolo: worker w2: ")) {
+            assertTrue(r.err().lines().anyMatch(l -> l.startsWith(survivor)
+                    && l.endsWith("job 1 was replaced by the launcher's job 2 while it started; joining that")), r.err());
+        }
+        assertFalse(r.err().contains("timed out"), r.err());
+        List<String> done = r.out().lines().filter(l -> l.contains(" done at ")).map(l -> l.substring(l.indexOf(':') + 1))
+                .sorted().toList();
+        assertEquals(List.of("worker w0 done at 60 as rank 0 of 3", "worker w2 done at 60 as rank 1 of 3",
+                "worker w4 done at 60 as rank 2 of 3"), done, r.err());
+        assertCommitsNeverGoBack(dir);
+        assertNothingLeft(dir);
+    }
+
     @Test
     void theResetLimitEndsTheJobWithThatMessage(@TempDir Path dir) throws Exception {
         var job = start(dir, 1000, 30, "-np", "2", "--min-np", "1", "-H", "localhost:2", "--reset-limit", "0");

@@ -19,7 +19,9 @@ import java.util.Map;
  * worker exits with code 3 whenever it reaches that step (a bug every rank hits). A file DIR/throw.WORKER holding a
  * step makes that worker's body throw an IllegalStateException there (a bug of its own). Writes its PID to
  * DIR/pid.WORKER and one line per commit, "commit STEP rank R size S", to DIR/log.WORKER; "reset rank R size S"
- * after every re-join; prints "worker W done at STEP as rank R of S" at the end.
+ * after every re-join; prints "worker W done at STEP as rank R of S" at the end. A worker started into the generation
+ * that {@code COUNTER_DIE_AT_START_OF_GENERATION} names exits with code 5 at once, before joining (a replacement that
+ * dies while the job re-forms).
  */
 public final class ElasticCounter {
     private ElasticCounter() {
@@ -31,6 +33,11 @@ public final class ElasticCounter {
         long millis = Long.parseLong(args[2]);
         long failAt = args.length > 3 ? Long.parseLong(args[3]) : -1;
         String id = System.getenv("KOLO_ELASTIC_WORKER");
+        String dieIn = System.getenv("COUNTER_DIE_AT_START_OF_GENERATION");
+        if (dieIn != null && dieIn.equals(System.getenv("KOLO_ELASTIC_GENERATION"))) {
+            System.err.println("worker " + id + " dies as it starts in generation " + dieIn);
+            System.exit(5);
+        }
         Files.writeString(dir.resolve("pid." + id), Long.toString(ProcessHandle.current().pid()));
         Path log = dir.resolve("log." + id);
         Path throwAt = dir.resolve("throw." + id);
