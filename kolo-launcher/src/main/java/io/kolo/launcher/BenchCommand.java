@@ -206,6 +206,8 @@ final class BenchCommand implements Subcommand {
             if (plot != null) {
                 Plot.checkName(plot);
             }
+            OutputFile.checkWritable("--json", json);
+            OutputFile.checkWritable("--plot", plot);
             // kolo run's own checks of -np, the hosts, ssh and -x, on the plan the ranks will start from.
             RunCommand.Plan plan = BenchRanks.plan(placement(), BenchRanks.workerCommand(c, type, where, List.of()),
                     env);

@@ -64,6 +64,25 @@ class BenchCommandTest {
         assertUsage("--fresh-input is for Kolo's own runs", "bench", "broadcast", "--fresh-input", "--compare");
     }
 
+    /**
+     * An output file that cannot be written fails before any rank starts: before, the whole sweep ran first (minutes
+     * with --compare), then the results were lost with "cannot write results: DIR: it already exists".
+     */
+    @Test
+    void anOutputFileThatCannotBeWrittenFailsBeforeAnythingRuns(@TempDir Path dir) throws Exception {
+        Path file = Files.createFile(dir.resolve("results"));
+        long start = System.nanoTime();
+        assertUsage("--json " + file + "/bench.json: cannot write there: " + file + ": not a directory",
+                "bench", "allreduce", "--json", file + "/bench.json");
+        assertUsage("--plot " + file + "/bench.svg: cannot write there: " + file + ": not a directory",
+                "bench", "allreduce", "--plot", file + "/bench.svg");
+        Path directory = Files.createDirectory(dir.resolve("bench.json"));
+        assertUsage("--json " + directory + ": cannot write there: " + directory + ": is a directory",
+                "bench", "allreduce", "--json", directory.toString());
+        assertTrue(System.nanoTime() - start < 5_000_000_000L, "checked before the ranks ran");
+        assertFalse(Files.exists(dir.resolve("out.json")));
+    }
+
     @Test
     void freshInputReachesTheRanksAndTheRecordedCommand(@TempDir Path dir) throws Exception {
         List<String> placement = parse("broadcast", "--fresh-input").placement();
