@@ -43,6 +43,7 @@ final class ElasticDriver {
     private final PrintStream err;
     private final ElasticWorkers workers;
     private final HostBlacklist blacklist;
+    private final DiscoveryWarnings discoveryWarnings = new DiscoveryWarnings(this::message);
     private final JobSecret secret = JobSecret.generate();
     private RendezvousServer server;
     private boolean loopbackOnly;
@@ -214,11 +215,8 @@ final class ElasticDriver {
 
     /** Polls the discovery script; resets when the workers' places would change. */
     private Integer pollHosts() throws InterruptedException {
-        List<Hosts.Host> found;
-        try {
-            found = plan.discovery().find();
-        } catch (HostDiscovery.Failed e) {
-            message("kolo: warning: " + e.getMessage() + "; keeping the hosts found before");
+        List<Hosts.Host> found = discover();
+        if (found == null) {
             return null;
         }
         List<Hosts.Host> before = hosts;
@@ -274,11 +272,8 @@ final class ElasticDriver {
                 return 1;
             }
             Thread.sleep(POLL);
-            try {
-                hosts = plan.discovery().find();
-            } catch (HostDiscovery.Failed e) {
-                message("kolo: warning: " + e.getMessage() + "; keeping the hosts found before");
-            }
+            List<Hosts.Host> found = discover();
+            hosts = found != null ? found : hosts;
         }
         List<ElasticSlots.Place> places = places(size);
         generation++;
@@ -383,6 +378,18 @@ final class ElasticDriver {
             return route != null ? route : InetAddress.getLoopbackAddress();
         } catch (UnknownHostException e) {
             return InetAddress.getLoopbackAddress();
+        }
+    }
+
+    /** The hosts now, or null when the script failed this time (the hosts found before stay). */
+    private List<Hosts.Host> discover() {
+        try {
+            List<Hosts.Host> found = plan.discovery().find();
+            discoveryWarnings.answered();
+            return found;
+        } catch (HostDiscovery.Failed e) {
+            discoveryWarnings.failed(e);
+            return null;
         }
     }
 

@@ -155,6 +155,32 @@ class ElasticRunTest {
         assertNothingLeft(logs);
     }
 
+    /**
+     * A discovery script that fails for a while is warned about once, and once more when it answers again: before,
+     * the launcher printed the same warning every second for as long as it failed.
+     */
+    @Test
+    void aDiscoveryScriptFailingForAWhileIsWarnedAboutOnce(@TempDir Path dir) throws Exception {
+        Path hosts = dir.resolve("hosts");
+        Files.writeString(hosts, "localhost:2\n");
+        Path logs = Files.createDirectory(dir.resolve("logs"));
+        var job = start(logs, 250, 30, "-np", "2", "--min-np", "2", "--host-discovery-script", "cat " + hosts);
+        awaitCommit(job, logs, "w1", 5);
+        Path away = dir.resolve("hosts.away");
+        Files.move(hosts, away);
+        Thread.sleep(4500);   // four polls or more
+        Files.move(away, hosts);
+        LauncherProcessTest.Result r = finish(job, dir);
+        assertEquals(0, r.code(), r.out() + r.err());
+        List<String> warnings = r.err().lines().filter(l -> l.startsWith("kolo: warning: --host-discovery-script"))
+                .toList();
+        assertEquals(List.of("kolo: warning: --host-discovery-script cat " + hosts + " exited with code 1: cat: " + hosts
+                + ": No such file or directory; keeping the hosts found before until it answers again"), warnings,
+                r.err());
+        assertEquals(1, r.err().lines().filter(l -> l.equals("kolo: --host-discovery-script answers again")).count(), r.err());
+        assertNothingLeft(logs);
+    }
+
     @Test
     void aCollectiveOutsideElasticRunFailsEveryRankAtOnceNamingTheFix() throws Exception {
         for (String when : List.of("before", "after", "commit")) {

@@ -1,0 +1,31 @@
+package io.kolo.launcher;
+
+import java.util.function.Consumer;
+
+/**
+ * What the launcher says about a discovery script that fails while the job runs: one line when it starts failing (or
+ * fails in another way), one when it answers again. The script is polled every second, and a line per poll would
+ * bury the job's output for as long as it fails.
+ */
+final class DiscoveryWarnings {
+    private final Consumer<String> print;
+    private String failing;
+
+    DiscoveryWarnings(Consumer<String> print) {
+        this.print = print;
+    }
+
+    void failed(HostDiscovery.Failed e) {
+        if (!e.getMessage().equals(failing)) {
+            failing = e.getMessage();
+            print.accept("kolo: warning: " + failing + "; keeping the hosts found before until it answers again");
+        }
+    }
+
+    void answered() {
+        if (failing != null) {
+            failing = null;
+            print.accept("kolo: --host-discovery-script answers again");
+        }
+    }
+}
