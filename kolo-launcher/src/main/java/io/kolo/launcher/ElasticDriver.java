@@ -85,10 +85,14 @@ final class ElasticDriver {
         }
         ShmSegments.removeStale();
         try (RendezvousServer serving = server) {
-            Integer failed = nextGeneration("start", plan.np());
-            return failed != null ? failed : watch();
+            try {
+                Integer failed = nextGeneration("start", plan.np());
+                return failed != null ? failed : watch();
+            } finally {
+                // Before the store goes: a worker still waiting on it would fail with a stack trace about it instead.
+                workers.stopAll();
+            }
         } finally {
-            workers.stopAll();
             for (int g = 0; g <= generation; g++) {
                 ShmSegments.removeJob(Transports.jobTag(ElasticGeneration.secret(secret, g)));
             }

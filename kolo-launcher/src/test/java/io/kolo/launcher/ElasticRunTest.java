@@ -135,6 +135,26 @@ class ElasticRunTest {
         assertNothingLeft(logs);
     }
 
+    /**
+     * A job that never forms (one of its two workers dies as it starts, its host is blacklisted) ends with the
+     * launcher's line: the worker still waiting for its peer is stopped before the store it waits on goes away. Before,
+     * the store went first, and that worker printed a stack trace about a vanished rendezvous server after the line.
+     */
+    @Test
+    void aJobThatNeverFormsEndsWithTheLaunchersLineAndNoStackTrace(@TempDir Path dir) throws Exception {
+        Path hosts = dir.resolve("hosts");
+        Files.writeString(hosts, "localhost:2\n");
+        Path logs = Files.createDirectory(dir.resolve("logs"));
+        LauncherProcessTest.Result r = finish(start(logs, 1000, 30, "-np", "2", "--min-np", "2",
+                "--host-discovery-script", "cat " + hosts, "--elastic-timeout", "3",
+                "-x", "COUNTER_DIE_AT_START_AS_WORKER=w1"), dir);
+        assertEquals(1, r.code(), r.err());
+        assertTrue(r.err().lines().anyMatch(l -> l.startsWith("kolo: rank 1 on host localhost exited with code 5")
+                && l.endsWith("for longer than --elastic-timeout 3 s; stopping the job")), r.err());
+        assertFalse(r.err().contains("Exception in thread") || r.err().contains("is gone"), r.err());
+        assertNothingLeft(logs);
+    }
+
     @Test
     void hostsAddedByTheDiscoveryScriptJoinAtTheNextCommit(@TempDir Path dir) throws Exception {
         Path hosts = dir.resolve("hosts");

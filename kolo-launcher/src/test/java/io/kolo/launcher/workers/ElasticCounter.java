@@ -21,7 +21,7 @@ import java.util.Map;
  * DIR/pid.WORKER and one line per commit, "commit STEP rank R size S", to DIR/log.WORKER; "reset rank R size S"
  * after every re-join; prints "worker W done at STEP as rank R of S" at the end. A worker started into the generation
  * that {@code COUNTER_DIE_AT_START_OF_GENERATION} names exits with code 5 at once, before joining (a replacement that
- * dies while the job re-forms).
+ * dies while the job re-forms); so does the worker that {@code COUNTER_DIE_AT_START_AS_WORKER} names.
  */
 public final class ElasticCounter {
     private ElasticCounter() {
@@ -34,8 +34,9 @@ public final class ElasticCounter {
         long failAt = args.length > 3 ? Long.parseLong(args[3]) : -1;
         String id = System.getenv("KOLO_ELASTIC_WORKER");
         String dieIn = System.getenv("COUNTER_DIE_AT_START_OF_GENERATION");
-        if (dieIn != null && dieIn.equals(System.getenv("KOLO_ELASTIC_GENERATION"))) {
-            System.err.println("worker " + id + " dies as it starts in generation " + dieIn);
+        if (dieIn != null && dieIn.equals(System.getenv("KOLO_ELASTIC_GENERATION"))
+                || id.equals(System.getenv("COUNTER_DIE_AT_START_AS_WORKER"))) {
+            System.err.println("worker " + id + " dies as it starts");
             System.exit(5);
         }
         Files.writeString(dir.resolve("pid." + id), Long.toString(ProcessHandle.current().pid()));
