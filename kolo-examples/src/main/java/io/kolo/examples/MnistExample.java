@@ -125,6 +125,9 @@ public final class MnistExample {
             KoloDjl.configureEngine();
         }
         try {
+            if (checkpoint != null && Kolo.rank() == 0) {
+                checkWritable(checkpoint);
+            }
             MnistData mnist = loadOrFetch(data);
             if (elastic) {
                 ElasticMnist.run(mnist, modelName, epochs, batchSize, lr, warmup, seed,
@@ -140,6 +143,21 @@ public final class MnistExample {
             System.exit(2);
         } finally {
             Kolo.shutdown();
+        }
+    }
+
+    /** Rank 0 writes the checkpoints: a directory it cannot write fails now, not after an epoch of training. */
+    private static void checkWritable(Path checkpoint) {
+        try {
+            Files.createDirectories(checkpoint);
+            if (!Files.isWritable(checkpoint)) {
+                throw new java.nio.file.AccessDeniedException(checkpoint.toString(), null, "Permission denied");
+            }
+        } catch (java.io.IOException e) {
+            String reason = e instanceof java.nio.file.FileAlreadyExistsException ? "a file of that name is in the way"
+                    : e instanceof java.nio.file.FileSystemException f && f.getReason() != null ? f.getReason()
+                    : e.toString();
+            throw new IllegalArgumentException("--checkpoint " + checkpoint + ": rank 0 cannot write there: " + reason);
         }
     }
 

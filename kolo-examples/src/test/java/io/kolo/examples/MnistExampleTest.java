@@ -13,6 +13,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -66,6 +67,21 @@ class MnistExampleTest {
         r = ProcessJob.run(1, dir, 60, MnistExample.class.getName(), "--log-steps").getFirst();
         assertEquals(2, r.exitCode(), ProcessJob.report(dir, 1));
         assertTrue(r.err().startsWith("mnist: --log-steps is for --elastic (usage: mnist "), r.err());
+    }
+
+    /** Before, the example trained a whole epoch and then failed with a stack trace at the first save. */
+    @Test
+    void aCheckpointDirectoryRankZeroCannotWriteFailsBeforeTraining(@TempDir Path dir) throws Exception {
+        Path data = mnistDir();
+        Assumptions.assumeTrue(Files.exists(data.resolve(MnistData.TEST_IMAGES)),
+                "skipped: no MNIST t10k files in " + data + " (set -Dkolo.mnist=DIR)");
+        Path file = Files.createFile(dir.resolve("file"));
+        ProcessJob.Rank r = ProcessJob.run(1, dir, 120, MnistExample.class.getName(), "--data", data.toString(),
+                "--model", "mlp", "--epochs", "1", "--checkpoint", file.resolve("checkpoints").toString()).getFirst();
+        assertEquals(2, r.exitCode(), ProcessJob.report(dir, 1));
+        assertEquals("mnist: --checkpoint " + file.resolve("checkpoints") + ": rank 0 cannot write there: Not a directory",
+                r.err().strip(), r.err());
+        assertFalse(r.out().contains("epoch 1"), r.out());
     }
 
     @Test
