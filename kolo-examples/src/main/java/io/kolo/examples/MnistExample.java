@@ -126,7 +126,13 @@ public final class MnistExample {
         }
         try {
             if (checkpoint != null && Kolo.rank() == 0) {
-                checkWritable(checkpoint);
+                // Rank 0 writes the checkpoints: a directory it cannot write fails now, not after an epoch of training.
+                try {
+                    Writable.directory(checkpoint);
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("--checkpoint " + checkpoint + ": rank 0 cannot write there: "
+                            + e.getMessage());
+                }
             }
             MnistData mnist = loadOrFetch(data);
             if (elastic) {
@@ -143,21 +149,6 @@ public final class MnistExample {
             System.exit(2);
         } finally {
             Kolo.shutdown();
-        }
-    }
-
-    /** Rank 0 writes the checkpoints: a directory it cannot write fails now, not after an epoch of training. */
-    private static void checkWritable(Path checkpoint) {
-        try {
-            Files.createDirectories(checkpoint);
-            if (!Files.isWritable(checkpoint)) {
-                throw new java.nio.file.AccessDeniedException(checkpoint.toString(), null, "Permission denied");
-            }
-        } catch (java.io.IOException e) {
-            String reason = e instanceof java.nio.file.FileAlreadyExistsException ? "a file of that name is in the way"
-                    : e instanceof java.nio.file.FileSystemException f && f.getReason() != null ? f.getReason()
-                    : e.toString();
-            throw new IllegalArgumentException("--checkpoint " + checkpoint + ": rank 0 cannot write there: " + reason);
         }
     }
 

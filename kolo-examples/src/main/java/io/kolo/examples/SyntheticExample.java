@@ -45,6 +45,9 @@ public final class SyntheticExample {
                     java.nio.file.Path json) {
     }
 
+    // Set on rank 0 when --json could not be written after all: the run then ends with a non-zero code.
+    private static volatile boolean jsonLost;
+
     public static void main(String[] args) {
         Settings s;
         try {
@@ -59,11 +62,24 @@ public final class SyntheticExample {
             return;
         }
         Kolo.init();
+        if (s.json() != null && Kolo.rank() == 0) {
+            // Rank 0 writes the results: a file it cannot write fails now, not after the whole benchmark.
+            try {
+                Writable.file(s.json());
+            } catch (IllegalArgumentException e) {
+                System.err.println("synthetic: --json " + s.json() + ": rank 0 cannot write there: " + e.getMessage());
+                Kolo.shutdown();
+                System.exit(2);
+            }
+        }
         int threads = s.threads() != null ? KoloDjl.configureEngine(s.threads()) : KoloDjl.configureEngine();
         try {
             run(s, threads);
         } finally {
             Kolo.shutdown();
+        }
+        if (jsonLost) {
+            System.exit(1);
         }
     }
 
@@ -219,6 +235,7 @@ public final class SyntheticExample {
                 results.writeJson(s.json());
             } catch (java.io.IOException e) {
                 System.err.println("synthetic: cannot write " + s.json() + ": " + e.getMessage());
+                jsonLost = true;
             }
         }
     }

@@ -52,6 +52,20 @@ class SyntheticExampleTest {
         assertEquals(Double.parseDouble(eff.group(1)), allows * reached / 100, 0.5, all);
     }
 
+    /** Before, the benchmark ran to its end, printed that it could not write the file, and still exited 0. */
+    @Test
+    void aJsonFileRankZeroCannotWriteFailsBeforeTheBenchmark(@TempDir Path dir) throws Exception {
+        Path file = java.nio.file.Files.createFile(dir.resolve("file"));
+        Path json = file.resolve("results.json");
+        ProcessJob.Rank r = ProcessJob.run(1, dir, 120, SyntheticExample.class.getName(), "--model", "mlp",
+                "--batch-size", "4", "--num-warmup-batches", "1", "--num-batches-per-iter", "1", "--num-iters", "1",
+                "--json", json.toString()).getFirst();
+        assertEquals(2, r.exitCode(), ProcessJob.report(dir, 1));
+        assertEquals("synthetic: --json " + json + ": rank 0 cannot write there: " + file + " is a file, not a directory",
+                r.err().strip(), r.err());
+        assertTrue(r.out().isBlank(), r.out());
+    }
+
     @Test
     void anUnknownModelIsOneClearLineOnEveryRank(@TempDir Path dir) throws Exception {
         List<ProcessJob.Rank> ranks = ProcessJob.run(2, dir, 120, SyntheticExample.class.getName(), "--model", "vgg99");
