@@ -21,6 +21,8 @@ import java.util.Optional;
 public final class ElasticGeneration {
     /** The newest generation's number. */
     public static final String LATEST = "elastic/generation";
+    /** Set once a worker has finished: the launcher publishes no generation after that, and says here why. */
+    public static final String FINISHED = "elastic/finished";
 
     private ElasticGeneration() {
     }

@@ -81,6 +81,12 @@ final class ElasticWorker {
         long deadline = System.nanoTime() + timeout.toNanos();
         int latest;
         while ((latest = latestPublished()) <= generation) {
+            Optional<String> finished = store().tryGet(ElasticGeneration.FINISHED);
+            if (finished.isPresent()) {
+                throw new KoloException("worker " + id + " lost job " + generation + ", and the launcher starts no next"
+                        + " job: " + finished.get() + ", which ends the resets; every worker must return from"
+                        + " Elastic.run at the same step");
+            }
             if (System.nanoTime() - deadline > 0) {
                 throw new KoloTimeoutException("worker " + id + " waited " + timeout.toSeconds() + " s ("
                         + KoloSettings.ELASTIC_TIMEOUT_SECONDS.name() + ") for the launcher's next job after job "

@@ -15,14 +15,26 @@ final class DiscoveryWarnings {
         this.print = print;
     }
 
-    void failed(HostDiscovery.Failed e) {
+    /** The hosts now, or null when the script failed this time (the hosts found before stay). */
+    java.util.List<Hosts.Host> find(HostDiscovery discovery) {
+        try {
+            java.util.List<Hosts.Host> found = discovery.find();
+            answered();
+            return found;
+        } catch (HostDiscovery.Failed e) {
+            failed(e);
+            return null;
+        }
+    }
+
+    private void failed(HostDiscovery.Failed e) {
         if (!e.getMessage().equals(failing)) {
             failing = e.getMessage();
             print.accept("kolo: warning: " + failing + "; keeping the hosts found before until it answers again");
         }
     }
 
-    void answered() {
+    private void answered() {
         if (failing != null) {
             failing = null;
             print.accept("kolo: --host-discovery-script answers again");

@@ -208,6 +208,11 @@ final class ElasticDriver {
         if (rank == null) {
             return null;
         }
+        if (!finishing) {
+            // Workers that lost their job to this exit wait for a next one: tell them there will be none.
+            server.put(ElasticGeneration.FINISHED, "rank " + rank + " on host " + hostOf.get(exit.worker())
+                    + " finished (exit code " + exit.code() + ") while others were training");
+        }
         finishing = true;
         if (exit.code() != 0 && finishCode == 0) {
             finishCode = exit.code();
@@ -219,7 +224,7 @@ final class ElasticDriver {
 
     /** Polls the discovery script; resets when the workers' places would change. */
     private Integer pollHosts() throws InterruptedException {
-        List<Hosts.Host> found = discover();
+        List<Hosts.Host> found = discoveryWarnings.find(plan.discovery());
         if (found == null) {
             return null;
         }
@@ -276,7 +281,7 @@ final class ElasticDriver {
                 return 1;
             }
             Thread.sleep(POLL);
-            List<Hosts.Host> found = discover();
+            List<Hosts.Host> found = discoveryWarnings.find(plan.discovery());
             hosts = found != null ? found : hosts;
         }
         List<ElasticSlots.Place> places = places(size);
@@ -382,18 +387,6 @@ final class ElasticDriver {
             return route != null ? route : InetAddress.getLoopbackAddress();
         } catch (UnknownHostException e) {
             return InetAddress.getLoopbackAddress();
-        }
-    }
-
-    /** The hosts now, or null when the script failed this time (the hosts found before stay). */
-    private List<Hosts.Host> discover() {
-        try {
-            List<Hosts.Host> found = plan.discovery().find();
-            discoveryWarnings.answered();
-            return found;
-        } catch (HostDiscovery.Failed e) {
-            discoveryWarnings.failed(e);
-            return null;
         }
     }
 

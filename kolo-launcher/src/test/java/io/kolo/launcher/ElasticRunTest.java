@@ -107,6 +107,26 @@ class ElasticRunTest {
         assertNothingLeft(dir);
     }
 
+    /**
+     * A worker that returns (exit 0) while the others still train ends the resets, so the others, failed by its exit,
+     * have no next job to join: they say so at once and the job fails. Before, they waited for one until
+     * KOLO_ELASTIC_TIMEOUT_SECONDS (the elastic timeout plus the start timeout, 11 minutes by default), then failed
+     * asking whether the launcher was still running.
+     */
+    @Test
+    void aWorkerFinishingWhileOthersTrainFailsThemAtOnce(@TempDir Path dir) throws Exception {
+        var job = start(dir, 1000, 30, "-np", "3", "--min-np", "2", "-H", "localhost:3", "--reset-limit", "3",
+                "-x", "COUNTER_FINISH_EARLY=w1:10");
+        LauncherProcessTest.Result r = finish(job, dir);
+        assertEquals(1, r.code(), r.out() + r.err());
+        for (String survivor : List.of("[0]<stderr>:", "[2]<stderr>:")) {
+            assertTrue(r.err().lines().anyMatch(l -> l.startsWith(survivor) && l.contains("the launcher starts no next"
+                    + " job: rank 1 on host localhost finished (exit code 0) while others were training")), r.err());
+        }
+        assertFalse(r.err().contains("is the launcher still running"), r.err());
+        assertNothingLeft(dir);
+    }
+
     @Test
     void theResetLimitEndsTheJobWithThatMessage(@TempDir Path dir) throws Exception {
         var job = start(dir, 1000, 30, "-np", "2", "--min-np", "1", "-H", "localhost:2", "--reset-limit", "0");

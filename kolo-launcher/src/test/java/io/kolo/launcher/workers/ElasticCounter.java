@@ -21,7 +21,8 @@ import java.util.Map;
  * DIR/pid.WORKER and one line per commit, "commit STEP rank R size S", to DIR/log.WORKER; "reset rank R size S"
  * after every re-join; prints "worker W done at STEP as rank R of S" at the end. A worker started into the generation
  * that {@code COUNTER_DIE_AT_START_OF_GENERATION} names exits with code 5 at once, before joining (a replacement that
- * dies while the job re-forms); so does the worker that {@code COUNTER_DIE_AT_START_AS_WORKER} names.
+ * dies while the job re-forms); so does the worker that {@code COUNTER_DIE_AT_START_AS_WORKER} names. With
+ * {@code COUNTER_FINISH_EARLY=W:STEP}, worker W exits with code 0 after committing STEP, the others training on.
  */
 public final class ElasticCounter {
     private ElasticCounter() {
@@ -66,6 +67,10 @@ public final class ElasticCounter {
                     s.set("step", step + 1);
                     s.commit();
                     append(log, "commit " + (step + 1) + " rank " + Kolo.rank() + " size " + Kolo.size());
+                    if ((id + ":" + (step + 1)).equals(System.getenv("COUNTER_FINISH_EARLY"))) {
+                        System.out.println("worker " + id + " finishes early at " + (step + 1));
+                        System.exit(0);
+                    }
                     Thread.sleep(millis);
                 }
                 return s.<Long>get("step");
