@@ -22,7 +22,8 @@ public final class Sizes {
 
     /** Parses a size list; sorted ascending, duplicates removed. */
     public static long[] parse(String spec) {
-        if (spec == null || spec.isBlank()) {
+        // ",," splits into nothing: as empty as "".
+        if (spec == null || spec.isBlank() || spec.split(",").length == 0) {
             throw new IllegalArgumentException("--sizes is empty; use e.g. 8B..256MiB or 1KiB,4MiB");
         }
         List<Long> sizes = new ArrayList<>();

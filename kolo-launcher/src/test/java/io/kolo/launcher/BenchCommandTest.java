@@ -50,6 +50,7 @@ class BenchCommandTest {
         assertUsage("-np must be at least 1", "bench", "allreduce", "-np", "0");
         assertUsage("say KiB, MiB or GiB", "bench", "allreduce", "--sizes", "4MB");
         assertUsage("runs backwards", "bench", "allreduce", "--sizes", "1MiB..1KiB");
+        assertUsage("--sizes is empty", "bench", "allreduce", "--sizes", ",,");
         assertUsage("unknown --dtype 'int8'", "bench", "allreduce", "--dtype", "int8");
         assertUsage("unknown --memory 'gpu'; use native or heap", "bench", "allreduce", "--memory", "gpu");
         assertUsage("--iters must be at least 1", "bench", "allreduce", "--iters", "0");
