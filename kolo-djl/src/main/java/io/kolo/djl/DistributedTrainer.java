@@ -230,11 +230,17 @@ public class DistributedTrainer extends Trainer {
     /** Throws naming the ranks that differ when the ranks' parameters are not bit-identical. */
     public void checkParametersInSync() {
         long[] all = comm.allgather(new long[]{parameterChecksum()});
+        List<Integer> differ = new ArrayList<>();
         for (int r = 1; r < all.length; r++) {
             if (all[r] != all[0]) {
-                throw new IllegalStateException("parameters differ between ranks: checksums "
-                        + java.util.Arrays.toString(all));
+                differ.add(r);
             }
+        }
+        if (!differ.isEmpty()) {
+            String ranks = differ.size() == 1 ? "rank " + differ.getFirst() + " differs"
+                    : "ranks " + differ.toString().replaceAll("[\\[\\]]", "") + " differ";
+            throw new IllegalStateException("parameters differ between ranks: " + ranks + " from rank 0 (checksums "
+                    + java.util.Arrays.toString(all) + ")");
         }
     }
 

@@ -120,4 +120,30 @@ class FailsOnEveryRankTest {
             assertTrue(outcome.contains("Not a directory"), outcome);
         }
     }
+
+    @Test
+    void parametersOutOfSyncAreNamedByRankOnEveryRank() throws Exception {
+        List<String> outcomes = onTwoRanks(comm -> {
+            try (Model model = Model.newInstance("m" + comm.rank())) {
+                model.setBlock(new SequentialBlock().add(Linear.builder().setUnits(3).build()));
+                DefaultTrainingConfig config = new DefaultTrainingConfig(Loss.l2Loss()).optDevices(new Device[]{Device.cpu()});
+                try (DistributedTrainer trainer = new DistributedTrainer(model, config, comm,
+                        DistributedOptions.defaults())) {
+                    trainer.initialize(new Shape(1, 4));
+                    if (comm.rank() == 1) {
+                        ai.djl.ndarray.NDArray weight = model.getBlock().getParameters().valueAt(0).getArray();
+                        float[] drifted = weight.toFloatArray();
+                        drifted[0] += 1;
+                        weight.set(java.nio.FloatBuffer.wrap(drifted));
+                    }
+                    trainer.checkParametersInSync();
+                    return "finished";
+                }
+            }
+        });
+        for (String outcome : outcomes) {
+            assertTrue(outcome.startsWith("parameters differ between ranks: rank 1 differs from rank 0 (checksums "),
+                    outcome);
+        }
+    }
 }
