@@ -62,6 +62,31 @@ public final class ElasticChaos {
                int segmentsLeft, int processesLeft, double seconds, String note) {
     }
 
+    /** The value after option {@code args[i - 1]}. */
+    private static String value(String[] args, int i) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException(args[i - 1] + " needs a value");
+        }
+        return args[i];
+    }
+
+    private static long whole(String[] args, int i) {
+        String v = value(args, i);
+        try {
+            return Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(args[i - 1] + " needs a whole number, not '" + v + "'");
+        }
+    }
+
+    private static int positive(String[] args, int i) {
+        long v = whole(args, i);
+        if (v < 1 || v > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(args[i - 1] + " needs a whole number >= 1, not '" + args[i] + "'");
+        }
+        return (int) v;
+    }
+
     public static void main(String[] args) throws Exception {
         int runs = 50;
         long seed = System.currentTimeMillis();
@@ -72,26 +97,28 @@ public final class ElasticChaos {
         int commitEvery = 10;
         int maxBatch = 70;
         List<String> extra = new ArrayList<>();
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--runs" -> runs = Integer.parseInt(args[++i]);
-                case "--seed" -> seed = Long.parseLong(args[++i]);
-                case "--data" -> data = Path.of(args[++i]).toAbsolutePath();
-                case "--out" -> out = Path.of(args[++i]).toAbsolutePath();
-                case "--hang-timeout" -> hangSeconds = Integer.parseInt(args[++i]);
-                case "--commit-every" -> commitEvery = Integer.parseInt(args[++i]);
-                case "--max-kill-batch" -> maxBatch = Integer.parseInt(args[++i]);
-                case "--" -> {
-                    extra.addAll(Arrays.asList(args).subList(i + 1, args.length));
-                    i = args.length;
-                }
-                default -> {
-                    System.err.println("elastic-chaos: unknown option " + args[i] + " (options: --runs N, --seed S,"
-                            + " --data DIR, --out DIR, --hang-timeout S, --commit-every K, --max-kill-batch B,"
-                            + " -- more mnist options)");
-                    System.exit(2);
+        String options = " (options: --runs N, --seed S, --data DIR, --out DIR, --hang-timeout S, --commit-every K,"
+                + " --max-kill-batch B, -- more mnist options)";
+        try {
+            for (int i = 0; i < args.length; i++) {
+                switch (args[i]) {
+                    case "--runs" -> runs = positive(args, ++i);
+                    case "--seed" -> seed = whole(args, ++i);
+                    case "--data" -> data = Path.of(value(args, ++i)).toAbsolutePath();
+                    case "--out" -> out = Path.of(value(args, ++i)).toAbsolutePath();
+                    case "--hang-timeout" -> hangSeconds = positive(args, ++i);
+                    case "--commit-every" -> commitEvery = positive(args, ++i);
+                    case "--max-kill-batch" -> maxBatch = positive(args, ++i);
+                    case "--" -> {
+                        extra.addAll(Arrays.asList(args).subList(i + 1, args.length));
+                        i = args.length;
+                    }
+                    default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
+        } catch (IllegalArgumentException e) {
+            System.err.println("elastic-chaos: " + e.getMessage() + options);
+            System.exit(2);
         }
         Files.createDirectories(out);
         List<String> mnist = new ArrayList<>(List.of("--data", data.toString(), "--elastic", "--model", "mlp",
