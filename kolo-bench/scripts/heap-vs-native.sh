@@ -10,20 +10,39 @@ cd "$(dirname "$0")/../.."
 rounds=3
 collective=allreduce
 out=target/heap-vs-native
+usage() {
+  echo "heap-vs-native: $1 (options: --collective C, --rounds R, --out DIR, -- kolo bench options)" >&2
+  exit 2
+}
 while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds|--out|--collective) [ $# -ge 2 ] && [ "$2" != "--" ] || usage "$1 needs a value" ;;
+  esac
   case "$1" in
     --rounds) rounds="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --collective) collective="$2"; shift 2 ;;
     --) shift; break ;;
-    *) echo "heap-vs-native: unknown option $1 (options: --collective C, --rounds R, --out DIR, -- kolo bench options)" >&2; exit 2 ;;
+    *) usage "unknown option $1" ;;
   esac
 done
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || usage "--rounds needs a whole number >= 1, not '$rounds'"
+case "$collective" in
+  allreduce|allgather|broadcast|alltoall|reducescatter) ;;
+  *) usage "--collective $collective: use allreduce, allgather, broadcast, alltoall or reducescatter" ;;
+esac
 mkdir -p "$out"
 for r in $(seq 1 "$rounds"); do
   for memory in native heap; do
     echo "heap-vs-native: round $r of $rounds, $memory..." >&2
-    ./kolo bench "$collective" "$@" --memory "$memory" --json "$out/$memory-$r.json" > "$out/$memory-$r.txt" 2> "$out/$memory-$r.log"
+    # kolo bench's own words go to the log: on failure they are the only explanation, so show them.
+    ./kolo bench "$collective" "$@" --memory "$memory" --json "$out/$memory-$r.json" > "$out/$memory-$r.txt" \
+        2> "$out/$memory-$r.log" || {
+      code=$?
+      echo "heap-vs-native: kolo bench failed (exit code $code); the end of $out/$memory-$r.log:" >&2
+      tail -n 5 "$out/$memory-$r.log" >&2
+      exit "$code"
+    }
   done
 done
 # Table rows of kolo bench: size iters avg min median max algbw busbw.

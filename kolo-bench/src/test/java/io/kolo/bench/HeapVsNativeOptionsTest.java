@@ -1,0 +1,46 @@
+package io.kolo.bench;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code scripts/heap-vs-native.sh} (docs/performance.md) with the values users get wrong: one line naming the option,
+ * exit code 2, nothing run. Before, {@code --rounds abc} ended in an awk error about missing files, and
+ * {@code --collective allreduse} printed "round 1 of 3, native..." and exited with no word of why.
+ */
+@Timeout(60)
+class HeapVsNativeOptionsTest {
+
+    @Test
+    void badValuesAreOneLineNamingTheOption(@TempDir Path dir) throws Exception {
+        Path out = dir.resolve("out");
+        for (List<String> args : List.of(List.of("--rounds", "abc"), List.of("--rounds", "0"),
+                List.of("--collective", "allreduse"), List.of("--rounds"))) {
+            List<String> command = new ArrayList<>(List.of("bash", "scripts/heap-vs-native.sh", "--out", out.toString()));
+            command.addAll(args);
+            command.addAll(List.of("--", "-np", "2", "--sizes", "1KiB"));
+            if (args.size() == 1) {
+                command = new ArrayList<>(List.of("bash", "scripts/heap-vs-native.sh", "--out", out.toString(), "--rounds"));
+            }
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            String given = String.join(" ", args);
+            assertEquals(2, p.waitFor(), given + ": " + output);
+            assertEquals(1, output.lines().count(), given + ": " + output);
+            assertTrue(output.startsWith("heap-vs-native: " + args.getFirst() + " "), given + ": " + output);
+        }
+        assertFalse(Files.exists(out), "something ran");
+    }
+}
