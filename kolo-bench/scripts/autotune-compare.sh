@@ -11,16 +11,36 @@ cd "$(dirname "$0")/../.."
 np=2
 rounds=3
 out=target/autotune-compare
+usage() {
+  echo "autotune-compare: $1 (options: -np N, --rounds R, --out DIR, -- synthetic options)" >&2
+  exit 2
+}
 while [ $# -gt 0 ]; do
+  case "$1" in
+    -np|--rounds|--out) [ $# -ge 2 ] && [ "$2" != "--" ] || usage "$1 needs a value" ;;
+  esac
   case "$1" in
     -np) np="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --) shift; break ;;
-    *) echo "autotune-compare: unknown option $1 (options: -np N, --rounds R, --out DIR, -- synthetic options)" >&2; exit 2 ;;
+    *) usage "unknown option $1" ;;
   esac
 done
+[[ "$np" =~ ^[1-9][0-9]*$ ]] || usage "-np needs a whole number >= 1, not '$np'"
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || usage "--rounds needs a whole number >= 1, not '$rounds'"
 mkdir -p "$out"
+# Runs a job with its output in LOG; a job that fails is the only one that can say why, so show the end of LOG.
+job() {
+  local log="$1"
+  shift
+  "$@" > "$log" 2>&1 || {
+    local code=$?
+    echo "autotune-compare: a job failed (exit code $code); the end of $log:" >&2
+    tail -n 5 "$log" >&2
+    exit "$code"
+  }
+}
 args=("$@")
 : "${KOLO_AUTOTUNE_WARMUP_SAMPLES:=1}" "${KOLO_AUTOTUNE_STEPS_PER_SAMPLE:=3}" "${KOLO_AUTOTUNE_BAYES_OPT_MAX_SAMPLES:=12}"
 export KOLO_AUTOTUNE_WARMUP_SAMPLES KOLO_AUTOTUNE_STEPS_PER_SAMPLE KOLO_AUTOTUNE_BAYES_OPT_MAX_SAMPLES
@@ -30,9 +50,9 @@ json="$out/autotune-compare.json"
 echo "{\"np\": $np, \"args\": \"${args[*]}\", \"rounds\": [" > "$json"
 printf '%-6s %-22s %-22s %s\n' round "default img/sec" "autotuned img/sec" "chosen settings"
 for r in $(seq 1 "$rounds"); do
-  ./kolo run -np "$np" --example synthetic -- "${args[@]}" > "$out/default-$r.log" 2>&1
-  ./kolo run -np "$np" --autotune --autotune-log-file "$PWD/$out/autotune-$r.csv" --example synthetic -- "${args[@]}" \
-      > "$out/autotuned-$r.log" 2>&1
+  job "$out/default-$r.log" ./kolo run -np "$np" --example synthetic -- "${args[@]}"
+  job "$out/autotuned-$r.log" ./kolo run -np "$np" --autotune --autotune-log-file "$PWD/$out/autotune-$r.csv" \
+      --example synthetic -- "${args[@]}"
   d=$(total "$out/default-$r.log"); a=$(total "$out/autotuned-$r.log")
   chosen=$(grep -h '^# Kolo autotune chose' "$out/autotune-$r.csv" | sed 's/^# Kolo autotune chose //' || true)
   [ -n "$chosen" ] || chosen="(still tuning when measured: raise --num-warmup-batches)"

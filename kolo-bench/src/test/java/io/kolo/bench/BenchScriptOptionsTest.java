@@ -15,12 +15,34 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@code scripts/heap-vs-native.sh} (docs/performance.md) with the values users get wrong: one line naming the option,
- * exit code 2, nothing run. Before, {@code --rounds abc} ended in an awk error about missing files, and
- * {@code --collective allreduse} printed "round 1 of 3, native..." and exited with no word of why.
+ * The benchmark scripts of docs/performance.md with the values users get wrong: one line naming the option, exit code
+ * 2, nothing run. Before, {@code heap-vs-native.sh --rounds abc} ended in an awk error about missing files,
+ * {@code --collective allreduse} printed "round 1 of 3, native..." and exited with no word of why, and
+ * {@code autotune-compare.sh --rounds x} printed its table's header and a seq error.
  */
 @Timeout(60)
-class HeapVsNativeOptionsTest {
+class BenchScriptOptionsTest {
+
+    private static String run(List<String> command) throws Exception {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        p.getOutputStream().close();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(2, p.waitFor(), command + ": " + output);
+        assertEquals(1, output.lines().count(), command + ": " + output);
+        return output;
+    }
+
+    @Test
+    void autotuneCompareBadValuesAreOneLineNamingTheOption(@TempDir Path dir) throws Exception {
+        Path out = dir.resolve("out");
+        for (List<String> args : List.of(List.of("--rounds", "x"), List.of("-np", "0"), List.of("-np"))) {
+            List<String> command = new ArrayList<>(List.of("bash", "scripts/autotune-compare.sh", "--out", out.toString()));
+            command.addAll(args);
+            String output = run(command);
+            assertTrue(output.startsWith("autotune-compare: " + args.getFirst() + " "), output);
+        }
+        assertFalse(Files.exists(out), "something ran");
+    }
 
     @Test
     void badValuesAreOneLineNamingTheOption(@TempDir Path dir) throws Exception {
