@@ -152,24 +152,23 @@ interface HostDiscovery {
     /** Lines {@code host} or {@code host:slots}; blank lines and {@code #} comments skipped; a host listed twice adds up. */
     static List<Hosts.Host> parse(String output, int slotsPerHost, String script) throws Failed {
         List<Hosts.Host> hosts = new ArrayList<>();
-        for (String raw : output.split("\n")) {
-            String line = raw.strip();
+        String[] lines = output.split("\n");
+        for (int n = 0; n < lines.length; n++) {
+            String line = lines[n].strip();
             if (line.isEmpty() || line.startsWith("#")) {
                 continue;
             }
             try {
-                List<Hosts.Host> one = Hosts.parseList(line.indexOf(':') < 0 ? line + ":" + slotsPerHost : line);
-                for (Hosts.Host h : one) {
-                    int at = indexOf(hosts, h.name());
-                    if (at < 0) {
-                        hosts.add(h);
-                    } else {
-                        hosts.set(at, new Hosts.Host(h.name(), hosts.get(at).slots() + h.slots()));
-                    }
+                Hosts.Host h = Hosts.parseEntry(line.indexOf(':') < 0 ? line + ":" + slotsPerHost : line,
+                        "--host-discovery-script " + script + " printed '" + line + "' (line " + (n + 1) + ")");
+                int at = indexOf(hosts, h.name());
+                if (at < 0) {
+                    hosts.add(h);
+                } else {
+                    hosts.set(at, new Hosts.Host(h.name(), hosts.get(at).slots() + h.slots()));
                 }
             } catch (UsageException e) {
-                throw new Failed("--host-discovery-script " + script + " printed '" + line + "': " + e.getMessage()
-                        + " (expected 'host' or 'host:slots' per line)");
+                throw new Failed(e.getMessage() + "; expected 'host' or 'host:slots' per line");
             }
         }
         return hosts;

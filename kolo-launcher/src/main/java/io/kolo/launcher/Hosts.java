@@ -89,6 +89,11 @@ final class Hosts {
         return merge(hosts);
     }
 
+    /** One {@code host} or {@code host:slots}; a bad one throws with {@code where} (what gave it) first. */
+    static Host parseEntry(String s, String where) {
+        return parseMpich(s, where);
+    }
+
     private static Host parseMpich(String s, String where) {
         int colon = s.lastIndexOf(':');
         if (colon < 0) {

@@ -58,7 +58,12 @@ class ElasticPlanTest {
                 HostDiscovery.parse("a\nb:3\n\n# comment\nc\nb\n", 2, "s"));
         assertEquals(List.of(), HostDiscovery.parse("", 1, "s"));
         HostDiscovery.Failed bad = assertThrows(HostDiscovery.Failed.class, () -> HostDiscovery.parse("a:x\n", 1, "s"));
-        assertTrue(bad.getMessage().startsWith("--host-discovery-script s printed 'a:x': "), bad.getMessage());
+        assertTrue(bad.getMessage().startsWith("--host-discovery-script s printed 'a:x' (line 1): "), bad.getMessage());
+        // Named by its line, not as a -H the user never gave.
+        bad = assertThrows(HostDiscovery.Failed.class, () -> HostDiscovery.parse("h1\nnot a host!\n", 1, "s"));
+        assertEquals("--host-discovery-script s printed 'not a host!' (line 2): 'not a host!' is not a host name or IPv4"
+                + " address (letters, digits, '-', '_' and '.' only; an optional user@ before it); expected 'host' or"
+                + " 'host:slots' per line", bad.getMessage());
     }
 
     /** A script that fails says why in the launcher's one line: before, its stderr was thrown away. */
