@@ -127,6 +127,26 @@ class ElasticRunTest {
         assertNothingLeft(dir);
     }
 
+    /**
+     * A survivor dies while the replacement for another is still starting: the replacement, whose first job never
+     * forms, joins the next one as a survivor would, rather than failing.
+     */
+    @Test
+    void aReplacementWhoseFirstJobFailsWhileItStartsJoinsTheNext(@TempDir Path dir) throws Exception {
+        var job = start(dir, 100, 30, "-np", "3", "--min-np", "2", "-H", "localhost:3", "--reset-limit", "5");
+        awaitCommit(job, dir, "w1", 10);
+        kill(dir, "w1");
+        for (int i = 0; i < 400 && !Files.exists(dir.resolve("pid.w3")); i++) {
+            Thread.sleep(25);
+        }
+        kill(dir, "w2");
+        LauncherProcessTest.Result r = finish(job, dir);
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertTrue(r.out().lines().anyMatch(l -> l.contains("worker w3 done at 100 as rank ")), r.out() + r.err());
+        assertCommitsNeverGoBack(dir);
+        assertNothingLeft(dir);
+    }
+
     @Test
     void theResetLimitEndsTheJobWithThatMessage(@TempDir Path dir) throws Exception {
         var job = start(dir, 1000, 30, "-np", "2", "--min-np", "1", "-H", "localhost:2", "--reset-limit", "0");
