@@ -23,7 +23,8 @@ import java.util.regex.Pattern;
  * }
  * }</pre>
  *
- * @param name                  the job's name: a DNS label (lower case letters, digits, '-'), at most 50 characters
+ * @param name                  the job's name: a DNS label (lower case letters, digits, '-') that starts with a letter,
+ *                              at most 50 characters
  *                              so that the pods' names fit
  * @param image                 the container image (JDK 25, Kolo at {@value #KOLO}, the application)
  * @param workers               W, the number of pods that run ranks
@@ -92,6 +93,11 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
         if (name == null || name.length() > 50 || !DNS_LABEL.matcher(name).matches()) {
             throw new IllegalArgumentException("job name '" + name + "' is not a DNS label: use at most 50 lower case"
                     + " letters, digits and '-', starting and ending with a letter or digit (e.g. train-1)");
+        }
+        if (!Character.isLetter(name.charAt(0))) {
+            // Kubernetes refuses it only as the Service's name (ours, or the MPI Operator's), after the Job exists.
+            throw new IllegalArgumentException("job name '" + name + "' must start with a letter: the job's Service is"
+                    + " named after it, and Kubernetes takes only Service names that do (e.g. train-" + name + ")");
         }
         if (image == null || image.isBlank()) {
             throw new IllegalArgumentException("--image is required: the container image with JDK 25, Kolo and the"

@@ -32,6 +32,10 @@ class BadInputTest {
                 {"--workers must be at least 1, got 0", "t", "--image", "i", "--workers", "0"},
                 {"--slots must be at least 1, got 0", "t", "--image", "i", "--workers", "1", "--slots", "0"},
                 {"job name 'Train_1' is not a DNS label", "Train_1", "--image", "i", "--workers", "1"},
+                // A DNS label may start with a digit, a Service name may not: the job's Service is named after it.
+                {"job name '1train' must start with a letter", "1train", "--image", "i", "--workers", "1"},
+                {"job name '1train' must start with a letter", "1train", "--image", "i", "--workers", "1", "--mode",
+                        "mpijob"},
                 {"--cpu 0 must be more than 0", "t", "--image", "i", "--workers", "1", "--cpu", "0"},
                 {"--memory lots is not a Kubernetes quantity", "t", "--image", "i", "--workers", "1", "--memory", "lots"},
                 {"--mode slurm: use operator-free", "t", "--image", "i", "--workers", "1", "--mode", "slurm"},
