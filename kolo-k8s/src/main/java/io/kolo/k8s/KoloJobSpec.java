@@ -1,5 +1,7 @@
 package io.kolo.k8s;
 
+import io.fabric8.kubernetes.api.model.Quantity;
+
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -113,6 +115,9 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
         quantity("--memory", memory);
         quantity("--limit-cpu", limitCpu);
         quantity("--limit-memory", limitMemory);
+        // Kubernetes refuses it in a Job at once, but an MPIJob takes it and the operator's pods never appear.
+        atLeast("--limit-cpu", limitCpu, "--cpu", cpu);
+        atLeast("--limit-memory", limitMemory, "--memory", memory);
         if (gpus < 0) {
             throw new IllegalArgumentException("--gpu must be 0 or more, got " + gpus);
         }
@@ -155,6 +160,15 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
         if (!value.matches(".*[1-9].*")) {
             throw new IllegalArgumentException(flag + " " + value + " must be more than 0 (leave it out to request"
                     + " nothing)");
+        }
+    }
+
+    private static void atLeast(String limitFlag, String limit, String requestFlag, String request) {
+        if (limit != null && request != null && new Quantity(limit).getNumericalAmount()
+                .compareTo(new Quantity(request).getNumericalAmount()) < 0) {
+            throw new IllegalArgumentException(limitFlag + " " + limit + " is less than " + requestFlag + " " + request
+                    + ": Kubernetes needs a limit of at least the request (raise " + limitFlag + " or lower "
+                    + requestFlag + ")");
         }
     }
 

@@ -38,6 +38,11 @@ class BadInputTest {
                         "mpijob"},
                 {"--cpu 0 must be more than 0", "t", "--image", "i", "--workers", "1", "--cpu", "0"},
                 {"--memory lots is not a Kubernetes quantity", "t", "--image", "i", "--workers", "1", "--memory", "lots"},
+                // Kubernetes refuses a limit below the request; an MPIJob takes it and its pods never appear.
+                {"--limit-cpu 4 is less than --cpu 8", "t", "--image", "i", "--workers", "1", "--cpu", "8",
+                        "--limit-cpu", "4"},
+                {"--limit-memory 1Gi is less than --memory 2000Mi", "t", "--image", "i", "--workers", "1", "--memory",
+                        "2000Mi", "--limit-memory", "1Gi", "--mode", "mpijob"},
                 {"--mode slurm: use operator-free", "t", "--image", "i", "--workers", "1", "--mode", "slurm"},
                 {"--image is required", "t", "--workers", "1"},
                 {"--env X: expected NAME=VALUE", "t", "--image", "i", "--workers", "1", "--env", "X"},
