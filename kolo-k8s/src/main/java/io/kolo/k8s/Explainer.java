@@ -33,6 +33,9 @@ final class Explainer {
     private static final Set<String> PULL_ERRORS = Set.of("ErrImagePull", "ImagePullBackOff", "InvalidImageName",
             "ErrImageNeverPull");
     private static final int LOG_LINES = 20;
+    /** Waiting reasons Kubernetes retries without end: the pod never starts unless someone fixes its cause. */
+    private static final Set<String> CANNOT_START = Set.of("ErrImagePull", "ImagePullBackOff", "InvalidImageName",
+            "ErrImageNeverPull", "CreateContainerConfigError", "CreateContainerError");
 
     private final KoloJobSpec.Mode mode;
     private final int slots;
@@ -212,6 +215,11 @@ final class Explainer {
 
     private static List<String> lastLines(List<String> lines, int n) {
         return lines.subList(Math.max(0, lines.size() - n), lines.size());
+    }
+
+    /** True for a container waiting on something that waiting alone does not fix (a wrong image, a missing Secret). */
+    static boolean cannotStart(String waitingReason) {
+        return CANNOT_START.contains(waitingReason);
     }
 
     static int logLines() {

@@ -17,6 +17,8 @@ import java.util.Set;
 final class Follower {
     /** {@link #follow()}'s result when interrupted. */
     static final int INTERRUPTED = -1;
+    /** {@link #follow()}'s result when a pod cannot start and Kubernetes would retry it forever. */
+    static final int STUCK = -2;
     private static final Duration DRAIN = Duration.ofSeconds(10);
 
     private final KoloJob job;
@@ -24,15 +26,21 @@ final class Follower {
     private final PrintStream out;
     private final PrintStream err;
     private final Duration poll;
+    private final Duration startTimeout;
     private volatile boolean interrupted;
     private volatile Thread following;
 
-    Follower(KoloJob job, Integer rank, PrintStream out, PrintStream err, Duration poll) {
+    /**
+     * @param startTimeout how long a pod may fail to start (an image it cannot pull, a missing Secret) before
+     *                     following stops: Kubernetes retries those without end, and the job would never finish
+     */
+    Follower(KoloJob job, Integer rank, PrintStream out, PrintStream err, Duration poll, Duration startTimeout) {
         this.job = job;
         this.rank = rank;
         this.out = out;
         this.err = err;
         this.poll = poll;
+        this.startTimeout = startTimeout;
     }
 
     /** Follows to the end; the job's exit code, or {@link #INTERRUPTED}. */
@@ -41,6 +49,7 @@ final class Follower {
         Map<String, String> states = new HashMap<>();
         Set<String> problems = new HashSet<>();
         Map<String, Thread> streams = new HashMap<>();
+        Map<String, Long> stuckSince = new HashMap<>();
         List<String> logPods = List.of();
         while (!interrupted) {
             JobStatus s;
@@ -68,6 +77,18 @@ final class Follower {
             for (String problem : s.problems()) {
                 if (problems.add(problem)) {
                     say("why: " + problem);
+                }
+            }
+            for (JobStatus.Pod p : s.pods()) {
+                if (!Explainer.cannotStart(p.waiting())) {
+                    stuckSince.remove(p.name());
+                } else if (System.nanoTime() - stuckSince.computeIfAbsent(p.name(), n -> System.nanoTime())
+                        > startTimeout.toNanos() && !s.phase().done()) {
+                    say("stopped following job " + job.name() + ": pod " + p.name() + " could not start its"
+                            + " container for " + startTimeout.toSeconds() + " s (--start-timeout; " + p.waiting()
+                            + "), and Kubernetes keeps retrying; the job is left as it is: kolo k8s delete "
+                            + job.name() + ", then submit it again");
+                    return STUCK;
                 }
             }
             if (s.phase().done()) {

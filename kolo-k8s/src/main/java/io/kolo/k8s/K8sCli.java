@@ -26,7 +26,8 @@ import java.util.function.Supplier;
 /**
  * {@code kolo k8s}: submit, status, logs, delete, list. {@link #main} is what {@code kolo k8s} runs (the launcher
  * finds it by name, so fabric8 is loaded only for this command). Exit codes: the job's own when following it, 0 for
- * the other commands, 1 when Kubernetes refuses or cannot be reached, 2 for bad input, 130 after Ctrl-C.
+ * the other commands, 1 when Kubernetes refuses or cannot be reached or a pod cannot start (an image it cannot pull)
+ * for longer than the start timeout, 2 for bad input, 130 after Ctrl-C.
  */
 @Command(name = "k8s", sortOptions = false,
         description = "Submit, follow and explain Kolo jobs on Kubernetes (kubeconfig as kubectl finds it).",
@@ -35,6 +36,8 @@ import java.util.function.Supplier;
 public final class K8sCli {
     static final int USAGE = 2;
     static final int INTERRUPTED = 130;
+    /** Following stopped because a pod cannot start (Kubernetes retries it forever): the job is left running. */
+    static final int GAVE_UP = 1;
 
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
     boolean help;
@@ -117,12 +120,15 @@ public final class K8sCli {
         boolean help;
 
         /** Follows {@code job} until it ends or Ctrl-C; after Ctrl-C asks whether to delete it. */
-        int follow(KoloJob job, Integer rank, Path outputDir) throws IOException {
-            Follower f = new Follower(job, rank, cli.out, cli.err, cli.poll);
+        int follow(KoloJob job, Integer rank, Path outputDir, int startTimeoutSeconds) throws IOException {
+            Follower f = new Follower(job, rank, cli.out, cli.err, cli.poll, Duration.ofSeconds(startTimeoutSeconds));
             if (cli.onFollow != null) {
                 cli.onFollow.accept(f);
             }
             int code = f.follow();
+            if (code == Follower.STUCK) {
+                return GAVE_UP;
+            }
             if (code != Follower.INTERRUPTED) {
                 return code;
             }
@@ -221,7 +227,7 @@ public final class K8sCli {
                 KoloJob job = k8s.submit(spec);
                 cli.err.println("kolo k8s: submitted job " + job.name() + " (" + spec.mode().flag() + ", "
                         + spec.workers() + " x " + spec.slots() + " ranks) in namespace " + job.namespace());
-                return detach ? 0 : follow(job, null, outputDir);
+                return detach ? 0 : follow(job, null, outputDir, spec.startTimeoutSeconds());
             }
         }
     }
@@ -258,8 +264,8 @@ public final class K8sCli {
                             + (job.workers() * job.slots() - 1));
                 }
                 if (follow) {
-                    int code = follow(job, rank, null);
-                    return code == INTERRUPTED ? code : 0;
+                    int code = follow(job, rank, null, KoloJobSpec.DEFAULT_START_TIMEOUT_SECONDS);
+                    return code == INTERRUPTED || code == GAVE_UP ? code : 0;
                 }
                 cli.out.print(job.logs(rank));
                 return 0;

@@ -53,6 +53,8 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
 
     /** Where the image has Kolo: the {@code kolo} script. */
     public static final String KOLO = "/opt/kolo/kolo";
+    /** How long pods and ranks wait for each other unless told otherwise. */
+    public static final int DEFAULT_START_TIMEOUT_SECONDS = 300;
     private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
     private static final Pattern QUANTITY = Pattern.compile("([0-9]+(\\.[0-9]+)?|\\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?");
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
@@ -200,7 +202,7 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
         private int backoffLimit;
         private Long activeDeadlineSeconds;
         private Integer ttlSecondsAfterFinished;
-        private int startTimeoutSeconds = 300;
+        private int startTimeoutSeconds = DEFAULT_START_TIMEOUT_SECONDS;
 
         private Builder(String name) {
             this.name = name;

@@ -178,7 +178,16 @@ final class StatusReader {
                 index < 0 ? "" : ranks(index, target.slots()),
                 p.getStatus() == null || p.getStatus().getPhase() == null ? "Pending" : p.getStatus().getPhase(),
                 p.getSpec() == null || p.getSpec().getNodeName() == null ? "" : p.getSpec().getNodeName(),
-                terminated(p).map(t -> OptionalInt.of(t.getExitCode())).orElse(OptionalInt.empty()));
+                terminated(p).map(t -> OptionalInt.of(t.getExitCode())).orElse(OptionalInt.empty()), waiting(p));
+    }
+
+    private static String waiting(Pod p) {
+        if (p.getStatus() == null || p.getStatus().getContainerStatuses() == null) {
+            return "";
+        }
+        return p.getStatus().getContainerStatuses().stream().map(ContainerStatus::getState)
+                .filter(s -> s != null && s.getWaiting() != null && s.getWaiting().getReason() != null)
+                .map(s -> s.getWaiting().getReason()).findFirst().orElse("");
     }
 
     /** A worker's index (its node rank), -1 for an MPIJob's launcher. */

@@ -86,6 +86,24 @@ class SubmitAndFollowTest {
         assertEquals("train\toperator-free\t2x2\tsucceeded\texit 0\n", list.out(), list.toString());
     }
 
+    /** Kubernetes retries an image pull without end: following stops after the start timeout and says why. */
+    @Test
+    void aJobWhosePodsCannotPullTheirImageIsFollowedOnlyUntilTheStartTimeout() throws Exception {
+        CliRun run = CliRun.start(cluster, "submit", "train", "--image", "registry.example.com/trian:1.0",
+                "--workers", "2", "--start-timeout", "1", "--", "-cp", "/app/app.jar", "com.example.Train");
+        cluster.startIndexedJob("train");
+        for (String pod : List.of("train-0", "train-1")) {
+            cluster.waiting(pod, "ImagePullBackOff", "Back-off pulling image \"registry.example.com/trian:1.0\"");
+        }
+        assertEquals(1, run.code(), run.toString());
+        assertTrue(run.err().contains("kolo k8s: why: pod train-0 cannot pull image"), run.err());
+        List<String> lines = run.err().lines().toList();
+        assertEquals("kolo k8s: stopped following job train: pod train-0 could not start its container for 1 s"
+                + " (--start-timeout; ImagePullBackOff), and Kubernetes keeps retrying; the job is left as it is:"
+                + " kolo k8s delete train, then submit it again", lines.getLast(), run.err());
+        assertNotEquals(null, cluster.client.batch().v1().jobs().withName("train").get());
+    }
+
     @Test
     void deleteRemovesTheJobAndThroughOwnerReferencesEverythingMadeForIt() throws Exception {
         CliRun submit = CliRun.run(cluster, withDetach(SUBMIT));
