@@ -2,15 +2,21 @@ package io.kolo.spark;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Spark's "Job aborted due to stage failure: ..." (several lines, a stack trace inside) as one line: the failed rank's
  * own line when Spark carried its exception or its text back, else Spark's reason without the stack trace
- * ("... ExecutorLostFailure (executor 0 exited ...) Reason: Command exited with code 137").
+ * ("... ExecutorLostFailure (executor 0 exited ...) Reason: Command exited with code 137"), or which class Spark could
+ * not serialize (a task's capture, a rank's result) without Spark's serialization stack.
  */
 final class StageFailure {
     private static final String ABORTED = "Job aborted due to stage failure: ";
     private static final String RANK_FAILURE = RankTaskFailure.class.getName() + ": ";
+    private static final Pattern TASK_NOT_SERIALIZABLE = Pattern.compile(
+            "Task not serializable: java\\.io\\.NotSerializableException: (\\S+)");
+    private static final Pattern RESULT_NOT_SERIALIZABLE = Pattern.compile("had a not serializable result: (\\S+)");
 
     private StageFailure() {
     }
@@ -27,6 +33,17 @@ final class StageFailure {
             }
         }
         String message = String.valueOf(sparkError.getMessage());
+        // Spark adds the whole "Serialization stack:" (Spark's and Kolo's own objects) to these; the class is enough.
+        Matcher task = TASK_NOT_SERIALIZABLE.matcher(message);
+        if (task.find()) {
+            return "the task cannot be sent to the executors: java.io.NotSerializableException: " + task.group(1)
+                    + " (a KoloTask must capture only serializable values)";
+        }
+        Matcher result = RESULT_NOT_SERIALIZABLE.matcher(message);
+        if (result.find()) {
+            return "a rank's result cannot be sent to the driver: " + result.group(1) + " is not serializable (a"
+                    + " KoloTask must return a serializable value)";
+        }
         int at = message.indexOf(RANK_FAILURE);
         if (at >= 0) {
             return message.substring(at + RANK_FAILURE.length()).lines().findFirst().orElse("").strip();

@@ -101,6 +101,24 @@ class LocalModeRunTest {
         assertTrue(System.nanoTime() - start < 10_000_000_000L, "within the start timeout");
     }
 
+    /** The lambda captures what Spark cannot send to the executors: one line naming the class, not Spark's trace. */
+    @Test
+    void aTaskCapturingSomethingNotSerializableIsOneLineNamingIt() {
+        Thread notSerializable = Thread.currentThread();
+        KoloSparkException e = assertThrows(KoloSparkException.class,
+                () -> KoloSpark.run(spark, 2, comm -> notSerializable.getName()));
+        assertEquals("Kolo job of 2 ranks on Spark failed: the task cannot be sent to the executors:"
+                + " java.io.NotSerializableException: java.lang.Thread (a KoloTask must capture only serializable"
+                + " values)", e.getMessage());
+    }
+
+    @Test
+    void aResultThatIsNotSerializableIsOneLineNamingIt() {
+        KoloSparkException e = assertThrows(KoloSparkException.class, () -> KoloSpark.run(spark, 2, comm -> new Object()));
+        assertEquals("Kolo job of 2 ranks on Spark failed: a rank's result cannot be sent to the driver:"
+                + " java.lang.Object is not serializable (a KoloTask must return a serializable value)", e.getMessage());
+    }
+
     @Test
     void theSessionStillWorksAfterAFailedJob() {
         assertThrows(KoloSparkException.class, () -> KoloSpark.run(spark, 2, comm -> {
