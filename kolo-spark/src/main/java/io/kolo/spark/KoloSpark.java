@@ -13,6 +13,7 @@ import scala.reflect.ClassTag$;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Objects;
 import java.util.stream.IntStream;
 
 /**
@@ -50,6 +51,8 @@ public final class KoloSpark {
         if (numProc < 1) {
             throw new IllegalArgumentException("numProc must be at least 1, not " + numProc);
         }
+        // Else each rank fails on the executors with an NPE naming a variable of Kolo's.
+        Objects.requireNonNull(task, "task must not be null: the KoloTask each rank runs");
         SparkContext sc = spark.sparkContext();
         List<Integer> ranks = IntStream.range(0, numProc).boxed().toList();
         RDD<Integer> rdd = JavaSparkContext.fromSparkContext(sc).parallelize(new ArrayList<>(ranks), numProc).rdd();
@@ -73,11 +76,13 @@ public final class KoloSpark {
         if (numProc < 1) {
             throw new IllegalArgumentException("numProc must be at least 1, not " + numProc);
         }
+        Objects.requireNonNull(task, "task must not be null: the KoloPartitionTask each rank runs");
         return runStage(spark.sparkContext(), data.repartition(numProc).rdd(), numProc, task::call);
     }
 
     /** As {@link #run(SparkSession, Dataset, int, KoloPartitionTask)}, one rank per partition {@code data} has now. */
     public static <R> List<R> run(SparkSession spark, Dataset<Row> data, KoloPartitionTask<R> task) {
+        Objects.requireNonNull(task, "task must not be null: the KoloPartitionTask each rank runs");
         RDD<Row> rdd = data.rdd();
         return runStage(spark.sparkContext(), rdd, rdd.getNumPartitions(), task::call);
     }

@@ -120,6 +120,17 @@ class LocalModeRunTest {
     }
 
     @Test
+    void noTaskOrNoRanksIsOneLineNamingIt() {
+        assertEquals("numProc must be at least 1, not 0", assertThrows(IllegalArgumentException.class,
+                () -> KoloSpark.run(spark, 0, comm -> 0)).getMessage());
+        assertEquals("task must not be null: the KoloTask each rank runs", assertThrows(NullPointerException.class,
+                () -> KoloSpark.run(spark, 2, (KoloTask<Integer>) null)).getMessage());
+        assertEquals("task must not be null: the KoloPartitionTask each rank runs",
+                assertThrows(NullPointerException.class, () -> KoloSpark.run(spark, spark.range(4).toDF(), 2,
+                        (KoloPartitionTask<Integer>) null)).getMessage());
+    }
+
+    @Test
     void theSessionStillWorksAfterAFailedJob() {
         assertThrows(KoloSparkException.class, () -> KoloSpark.run(spark, 2, comm -> {
             throw new java.io.IOException("disk full");
