@@ -2,6 +2,7 @@ package io.kolo.k8s;
 
 import io.fabric8.kubernetes.api.model.Quantity;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +38,8 @@ import java.util.regex.Pattern;
  * @param limitCpu              CPU limit; null: the same as the request
  * @param limitMemory           memory limit; null: the same as the request
  * @param namespace             null for the kubeconfig's namespace
- * @param env                   variables for every rank
+ * @param env                   variables for every rank, in this order (a value may refer to an earlier one as
+ *                              {@code $(VAR)})
  * @param mode                  {@link Mode#OPERATOR_FREE} or {@link Mode#MPIJOB}
  * @param command               what {@code kolo run} starts on each rank: {@code -- CMD ARGS}, {@code -cp CP MAIN ARGS}
  *                              or {@code -jar APP ARGS} (without {@code --} it is taken as a command)
@@ -92,7 +94,8 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
     /** Validates and freezes the components. */
     public KoloJobSpec {
         Objects.requireNonNull(mode, "mode");
-        env = Map.copyOf(env);
+        // In the order given (Map.copyOf's is not): Kubernetes expands $(VAR) only from variables listed before it.
+        env = Collections.unmodifiableMap(new LinkedHashMap<>(env));
         command = List.copyOf(command);
         if (name == null || name.length() > 50 || !DNS_LABEL.matcher(name).matches()) {
             throw new IllegalArgumentException("job name '" + name + "' is not a DNS label: use at most 50 lower case"

@@ -165,6 +165,32 @@ class SchemaTest {
         }
     }
 
+    /** Kubernetes expands $(VAR) only from variables listed before it, so --env keeps the order given. */
+    @Test
+    void envVariablesKeepTheOrderGivenSoOneMayReferToAnEarlierOne() throws Exception {
+        List<String> names = List.of("DATA", "CKPT", "ZETA", "ALPHA", "B", "OUT", "MID", "A1");
+        List<String> args = new ArrayList<>();
+        for (String n : names) {
+            args.addAll(List.of("--env", n + "=$(DATA)/" + n));
+        }
+        List<JsonNode> docs = dryRun(args.toArray(String[]::new));
+        List<String> inJob = new ArrayList<>();
+        docs.get(2).at("/spec/template/spec/containers/0/env").forEach(e -> inJob.add(e.get("name").asText()));
+        List<String> expected = new ArrayList<>(List.of("KOLO_SECRET", "EPOCHS"));
+        expected.addAll(names);
+        assertEquals(expected, inJob);
+        List<String> inLauncher = new ArrayList<>();
+        dryRun(withMode(args)).getFirst().at("/spec/mpiReplicaSpecs/Launcher/template/spec/containers/0/env")
+                .forEach(e -> inLauncher.add(e.get("name").asText()));
+        assertEquals(expected.subList(1, expected.size()), inLauncher);
+    }
+
+    private static String[] withMode(List<String> args) {
+        List<String> all = new ArrayList<>(args);
+        all.addAll(List.of("--mode", "mpijob"));
+        return all.toArray(String[]::new);
+    }
+
     @Test
     void theObjectsCarryTheSecretAStableNameForPodsNotReadyYetAndAnIndexedJob() throws Exception {
         List<JsonNode> docs = dryRun();
