@@ -1,5 +1,6 @@
 package io.kolo.k8s;
 
+import io.fabric8.kubernetes.api.model.DeletionPropagation;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -88,18 +89,41 @@ public final class KubernetesJobs implements AutoCloseable {
                 Job job = client.batch().v1().jobs().inNamespace(ns).resource(Manifests.indexedJob(placed, true))
                         .create();
                 var owner = Manifests.ownedBy(job);
-                client.secrets().inNamespace(ns).resource(Manifests.secret(placed, Manifests.newSecret(), owner))
-                        .create();
-                client.services().inNamespace(ns).resource(Manifests.headlessService(placed, owner)).create();
-                client.batch().v1().jobs().inNamespace(ns).withName(spec.name())
-                        .edit(j -> {
-                            j.getSpec().setSuspend(false);
-                            return j;
-                        });
+                try {
+                    var secret = Manifests.secret(placed, Manifests.newSecret(), owner);
+                    create(placed, "Secret", secret.getMetadata().getName(),
+                            () -> client.secrets().inNamespace(ns).resource(secret).create());
+                    create(placed, "Service", spec.name(), () -> client.services().inNamespace(ns)
+                            .resource(Manifests.headlessService(placed, owner)).create());
+                    client.batch().v1().jobs().inNamespace(ns).withName(spec.name())
+                            .edit(j -> {
+                                j.getSpec().setSuspend(false);
+                                return j;
+                            });
+                } catch (RuntimeException e) {
+                    // Else the suspended Job stays, and a second submit says the job already exists.
+                    client.batch().v1().jobs().inNamespace(ns).withName(spec.name())
+                            .withPropagationPolicy(DeletionPropagation.BACKGROUND).delete();
+                    throw e;
+                }
             }
             return new KoloJob(client, new StatusReader.Target(ns, spec.name(), placed.mode(), placed.workers(),
                     placed.slots()));
         });
+    }
+
+    /** Creates one object of the job; one that exists already belongs to someone else, and is named as such. */
+    private static void create(KoloJobSpec spec, String kind, String name, Runnable create) {
+        try {
+            create.run();
+        } catch (KubernetesClientException e) {
+            if (e.getCode() == 409) {
+                throw new KubernetesJobException("cannot submit job " + spec.name() + ": a " + kind + " named " + name
+                        + " already exists in namespace " + spec.namespace() + " (not made by kolo k8s for this job):"
+                        + " choose another job name, or delete that " + kind, e);
+            }
+            throw e;
+        }
     }
 
     private static KoloJobSpec withNamespace(KoloJobSpec s, String ns) {

@@ -104,6 +104,23 @@ class SubmitAndFollowTest {
         assertNotEquals(null, cluster.client.batch().v1().jobs().withName("train").get());
     }
 
+    /** Another application's Service already has the name: nothing of the job is left behind to block a retry. */
+    @Test
+    void aNameTakenByAnotherServiceFailsInOneLineAndLeavesNothingBehind() throws Exception {
+        cluster.client.services().resource(new io.fabric8.kubernetes.api.model.ServiceBuilder().withNewMetadata()
+                .withName("train").endMetadata().withNewSpec().addNewPort().withPort(80).endPort().endSpec().build())
+                .create();
+        CliRun run = CliRun.run(cluster, withDetach(SUBMIT));
+        assertEquals(1, run.code(), run.toString());
+        assertEquals("kolo k8s: cannot submit job train: a Service named train already exists in namespace test (not"
+                + " made by kolo k8s for this job): choose another job name, or delete that Service\n", run.err());
+        cluster.collectGarbage();
+        assertEquals(List.of("Service/train"), cluster.everything().stream()
+                .map(o -> o.getKind() + "/" + o.getMetadata().getName()).toList());
+        CliRun again = CliRun.run(cluster, "status", "train");
+        assertEquals("kolo k8s: no Kolo job named train in namespace test (kolo k8s list shows them)\n", again.err());
+    }
+
     @Test
     void deleteRemovesTheJobAndThroughOwnerReferencesEverythingMadeForIt() throws Exception {
         CliRun submit = CliRun.run(cluster, withDetach(SUBMIT));
