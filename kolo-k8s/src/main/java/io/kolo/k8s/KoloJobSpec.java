@@ -110,6 +110,7 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
             throw new IllegalArgumentException("--image is required: the container image with JDK 25, Kolo and the"
                     + " application (see docker/Dockerfile)");
         }
+        ImageReference.check(image);
         if (workers < 1) {
             throw new IllegalArgumentException("--workers must be at least 1, got " + workers);
         }

@@ -43,6 +43,11 @@ class BadInputTest {
                         "--limit-cpu", "4"},
                 {"--limit-memory 1Gi is less than --memory 2000Mi", "t", "--image", "i", "--workers", "1", "--memory",
                         "2000Mi", "--limit-memory", "1Gi", "--mode", "mpijob"},
+                // The API server takes these; the kubelet then reports InvalidImageName and the pods never start.
+                {"--image 'registry.example.com/Train:1.0' is not an image reference", "t", "--image",
+                        "registry.example.com/Train:1.0", "--workers", "1"},
+                {"--image 'train 1.0' is not an image reference", "t", "--image", "train 1.0", "--workers", "1"},
+                {"--image 'train:1.0:' is not an image reference", "t", "--image", "train:1.0:", "--workers", "1"},
                 {"--mode slurm: use operator-free", "t", "--image", "i", "--workers", "1", "--mode", "slurm"},
                 {"--image is required", "t", "--workers", "1"},
                 {"--env X: expected NAME=VALUE", "t", "--image", "i", "--workers", "1", "--env", "X"},
