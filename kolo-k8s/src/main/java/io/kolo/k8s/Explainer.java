@@ -34,8 +34,8 @@ final class Explainer {
             "ErrImageNeverPull");
     private static final int LOG_LINES = 20;
     /** Waiting reasons Kubernetes retries without end: the pod never starts unless someone fixes its cause. */
-    private static final Set<String> CANNOT_START = Set.of("ErrImagePull", "ImagePullBackOff", "InvalidImageName",
-            "ErrImageNeverPull", "CreateContainerConfigError", "CreateContainerError");
+    private static final Set<String> CANNOT_START = Set.of("Unschedulable", "ErrImagePull", "ImagePullBackOff",
+            "InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError", "CreateContainerError");
 
     private final KoloJobSpec.Mode mode;
     private final int slots;
@@ -217,7 +217,7 @@ final class Explainer {
         return lines.subList(Math.max(0, lines.size() - n), lines.size());
     }
 
-    /** True for a container waiting on something that waiting alone does not fix (a wrong image, a missing Secret). */
+    /** True for a pod waiting on what waiting alone does not fix (no node fits, a wrong image, a missing Secret). */
     static boolean cannotStart(String waitingReason) {
         return CANNOT_START.contains(waitingReason);
     }

@@ -31,7 +31,7 @@ final class Follower {
     private volatile Thread following;
 
     /**
-     * @param startTimeout how long a pod may fail to start (an image it cannot pull, a missing Secret) before
+     * @param startTimeout how long a pod may fail to start (no node fits it, an image it cannot pull) before
      *                     following stops: Kubernetes retries those without end, and the job would never finish
      */
     Follower(KoloJob job, Integer rank, PrintStream out, PrintStream err, Duration poll, Duration startTimeout) {
@@ -84,10 +84,10 @@ final class Follower {
                     stuckSince.remove(p.name());
                 } else if (System.nanoTime() - stuckSince.computeIfAbsent(p.name(), n -> System.nanoTime())
                         > startTimeout.toNanos() && !s.phase().done()) {
-                    say("stopped following job " + job.name() + ": pod " + p.name() + " could not start its"
-                            + " container for " + startTimeout.toSeconds() + " s (--start-timeout; " + p.waiting()
-                            + "), and Kubernetes keeps retrying; the job is left as it is: kolo k8s delete "
-                            + job.name() + ", then submit it again");
+                    say("stopped following job " + job.name() + ": pod " + p.name() + " has not started for "
+                            + startTimeout.toSeconds() + " s (--start-timeout; " + p.waiting() + "), and Kubernetes"
+                            + " keeps retrying; the job is left as it is: kolo k8s delete " + job.name()
+                            + ", then submit it again");
                     return STUCK;
                 }
             }

@@ -36,7 +36,8 @@ public record JobStatus(String name, KoloJobSpec.Mode mode, Phase phase, List<Po
      * @param phase    Kubernetes' pod phase (Pending, Running, Succeeded, Failed)
      * @param node     the node it was scheduled on, empty until then
      * @param exitCode its container's exit code once terminated
-     * @param waiting  why its container waits to start (e.g. ImagePullBackOff), empty when it does not
+     * @param waiting  why it waits to start: Unschedulable, or its container's reason (e.g. ImagePullBackOff); empty
+     *                 when it does not
      */
     public record Pod(String name, String role, int index, String ranks, String phase, String node,
                       OptionalInt exitCode, String waiting) {

@@ -182,6 +182,11 @@ final class StatusReader {
     }
 
     private static String waiting(Pod p) {
+        if (p.getStatus() != null && p.getStatus().getConditions() != null && p.getStatus().getConditions().stream()
+                .anyMatch(c -> "PodScheduled".equals(c.getType()) && "False".equals(c.getStatus())
+                        && "Unschedulable".equals(c.getReason()))) {
+            return "Unschedulable";
+        }
         if (p.getStatus() == null || p.getStatus().getContainerStatuses() == null) {
             return "";
         }

@@ -98,10 +98,27 @@ class SubmitAndFollowTest {
         assertEquals(1, run.code(), run.toString());
         assertTrue(run.err().contains("kolo k8s: why: pod train-0 cannot pull image"), run.err());
         List<String> lines = run.err().lines().toList();
-        assertEquals("kolo k8s: stopped following job train: pod train-0 could not start its container for 1 s"
-                + " (--start-timeout; ImagePullBackOff), and Kubernetes keeps retrying; the job is left as it is:"
-                + " kolo k8s delete train, then submit it again", lines.getLast(), run.err());
+        assertEquals("kolo k8s: stopped following job train: pod train-0 has not started for 1 s (--start-timeout;"
+                + " ImagePullBackOff), and Kubernetes keeps retrying; the job is left as it is: kolo k8s delete train,"
+                + " then submit it again", lines.getLast(), run.err());
         assertNotEquals(null, cluster.client.batch().v1().jobs().withName("train").get());
+    }
+
+    /** Nothing fits the request: the scheduler retries without end too, so following stops the same way. */
+    @Test
+    void aJobWhosePodsCannotBeScheduledIsFollowedOnlyUntilTheStartTimeout() throws Exception {
+        CliRun run = CliRun.start(cluster, "submit", "train", "--image", "registry.example.com/train:1.0",
+                "--workers", "2", "--cpu", "64", "--start-timeout", "1", "--", "-cp", "/app/app.jar",
+                "com.example.Train");
+        cluster.startIndexedJob("train");
+        for (String pod : List.of("train-0", "train-1")) {
+            cluster.unschedulable(pod, "0/3 nodes are available: 3 Insufficient cpu.");
+        }
+        assertEquals(1, run.code(), run.toString());
+        assertTrue(run.err().contains("kolo k8s: why: pod train-0 cannot be scheduled"), run.err());
+        assertEquals("kolo k8s: stopped following job train: pod train-0 has not started for 1 s (--start-timeout;"
+                + " Unschedulable), and Kubernetes keeps retrying; the job is left as it is: kolo k8s delete train,"
+                + " then submit it again", run.err().lines().toList().getLast(), run.err());
     }
 
     /** Another application's Service already has the name: nothing of the job is left behind to block a retry. */
