@@ -84,6 +84,11 @@ public final class KoloSpark {
     public static <R> List<R> run(SparkSession spark, Dataset<Row> data, KoloPartitionTask<R> task) {
         Objects.requireNonNull(task, "task must not be null: the KoloPartitionTask each rank runs");
         RDD<Row> rdd = data.rdd();
+        if (rdd.getNumPartitions() < 1) {
+            // A barrier stage of no tasks "succeeds" at once, and the caller would get no result and no error.
+            throw new IllegalArgumentException("the DataFrame has no partitions, so there would be no rank to run the"
+                    + " task: pass numProc (KoloSpark.run(spark, data, numProc, task) repartitions it)");
+        }
         return runStage(spark.sparkContext(), rdd, rdd.getNumPartitions(), task::call);
     }
 

@@ -130,6 +130,15 @@ class LocalModeRunTest {
                         (KoloPartitionTask<Integer>) null)).getMessage());
     }
 
+    /** One rank per partition of a DataFrame without partitions would be no rank at all: the task never runs. */
+    @Test
+    void aDataFrameWithoutPartitionsIsRefusedRatherThanRunOnNoRanks() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> KoloSpark.run(spark, spark.emptyDataFrame(), (comm, rows) -> comm.rank()));
+        assertEquals("the DataFrame has no partitions, so there would be no rank to run the task: pass numProc"
+                + " (KoloSpark.run(spark, data, numProc, task) repartitions it)", e.getMessage());
+    }
+
     @Test
     void theSessionStillWorksAfterAFailedJob() {
         assertThrows(KoloSparkException.class, () -> KoloSpark.run(spark, 2, comm -> {
