@@ -50,6 +50,7 @@ final class Follower {
         Set<String> problems = new HashSet<>();
         Map<String, Thread> streams = new HashMap<>();
         Map<String, Long> stuckSince = new HashMap<>();
+        long started = System.nanoTime();
         List<String> logPods = List.of();
         while (!interrupted) {
             JobStatus s;
@@ -90,6 +91,14 @@ final class Follower {
                             + ", then submit it again");
                     return STUCK;
                 }
+            }
+            if (s.pods().isEmpty() && !s.phase().done() && System.nanoTime() - started > startTimeout.toNanos()) {
+                // A quota, an admission webhook, or (MPIJob) no operator running: nothing would ever change.
+                say("stopped following job " + job.name() + ": none of its pods has appeared in "
+                        + startTimeout.toSeconds() + " s (--start-timeout)" + (job.mode() == KoloJobSpec.Mode.MPIJOB
+                        ? ": is the MPI Operator running?" : ", and Kubernetes keeps retrying") + "; the job is left"
+                        + " as it is: kolo k8s delete " + job.name() + ", then submit it again");
+                return STUCK;
             }
             if (s.phase().done()) {
                 long deadline = System.nanoTime() + DRAIN.toNanos();

@@ -98,7 +98,8 @@ final class StatusReader {
     JobStatus read() {
         List<Pod> pods = pods();
         Set<String> names = pods.stream().map(p -> p.getMetadata().getName()).collect(Collectors.toSet());
-        List<Event> events = client.v1().events().inNamespace(target.namespace()).list().getItems().stream()
+        List<Event> all = client.v1().events().inNamespace(target.namespace()).list().getItems();
+        List<Event> events = all.stream()
                 .filter(e -> e.getInvolvedObject() != null && names.contains(e.getInvolvedObject().getName()))
                 .toList();
         Optional<String> failed = Optional.empty();
@@ -130,9 +131,24 @@ final class StatusReader {
             case FAILED -> firstFailure(pods);
             default -> OptionalInt.empty();
         };
-        List<String> problems = new Explainer(target.mode(), target.slots(), this::tail,
-                () -> client.nodes().list().getItems()).explain(pods, failed, events);
+        List<String> problems = new ArrayList<>(new Explainer(target.mode(), target.slots(), this::tail,
+                () -> client.nodes().list().getItems()).explain(pods, failed, events));
+        if (pods.stream().filter(p -> index(p) >= 0).count() < target.workers()) {
+            problems.addAll(ownEvents(all));
+        }
         return new JobStatus(target.name(), target.mode(), phase, podStates, problems, exit);
+    }
+
+    /**
+     * Warning events of the job itself: why its controller cannot make its pods (a quota, an admission webhook), which
+     * no pod's state can tell. Read only while pods are missing, since events outlive what they report.
+     */
+    private List<String> ownEvents(List<Event> all) {
+        String kind = target.mode() == KoloJobSpec.Mode.MPIJOB ? Manifests.MPIJOB_KIND : "Job";
+        return all.stream().filter(e -> "Warning".equals(e.getType()) && e.getInvolvedObject() != null
+                        && kind.equals(e.getInvolvedObject().getKind())
+                        && target.name().equals(e.getInvolvedObject().getName()))
+                .map(e -> "job " + target.name() + ": " + e.getReason() + ": " + e.getMessage()).distinct().toList();
     }
 
     @SuppressWarnings("unchecked")

@@ -205,6 +205,14 @@ final class FakeCluster implements AutoCloseable {
                 .create();
     }
 
+    /** A warning event of the job itself, as the Job controller records one when it cannot create a pod. */
+    void jobEvent(String kind, String job, String reason, String message) {
+        client.v1().events().resource(new EventBuilder().withNewMetadata().withGenerateName(job + ".")
+                .withNamespace(NS).endMetadata().withType("Warning").withReason(reason).withMessage(message)
+                .withNewInvolvedObject().withKind(kind).withName(job).withNamespace(NS).endInvolvedObject().build())
+                .create();
+    }
+
     void node(String name, String cpu, String memory) {
         client.nodes().resource(new NodeBuilder().withNewMetadata().withName(name).endMetadata().withNewStatus()
                 .withAllocatable(Map.of("cpu", new Quantity(cpu), "memory", new Quantity(memory))).endStatus().build())

@@ -121,6 +121,25 @@ class SubmitAndFollowTest {
                 + " then submit it again", run.err().lines().toList().getLast(), run.err());
     }
 
+    /** The namespace's quota forbids the pods: the Job controller says so on the Job and retries without end. */
+    @Test
+    void aJobThatGetsNoPodSaysWhyAndIsFollowedOnlyUntilTheStartTimeout() throws Exception {
+        CliRun run = CliRun.start(cluster, "submit", "train", "--image", "registry.example.com/train:1.0",
+                "--workers", "2", "--cpu", "2", "--start-timeout", "1", "--", "-cp", "/app/app.jar",
+                "com.example.Train");
+        run.awaitErr("kolo k8s: submitted job train");
+        String quota = "Error creating: pods \"train-0-x7k2p\" is forbidden: exceeded quota: compute, requested:"
+                + " limits.cpu=2, used: limits.cpu=0, limited: limits.cpu=1";
+        cluster.jobEvent("Job", "train", "FailedCreate", quota);
+        assertEquals(1, run.code(), run.toString());
+        assertTrue(run.err().contains("kolo k8s: why: job train: FailedCreate: " + quota + "\n"), run.err());
+        assertEquals("kolo k8s: stopped following job train: none of its pods has appeared in 1 s (--start-timeout),"
+                + " and Kubernetes keeps retrying; the job is left as it is: kolo k8s delete train, then submit it"
+                + " again", run.err().lines().toList().getLast(), run.err());
+        CliRun status = CliRun.run(cluster, "status", "train");
+        assertTrue(status.out().contains("  why: job train: FailedCreate: " + quota + "\n"), status.out());
+    }
+
     /** Another application's Service already has the name: nothing of the job is left behind to block a retry. */
     @Test
     void aNameTakenByAnotherServiceFailsInOneLineAndLeavesNothingBehind() throws Exception {
