@@ -10,6 +10,8 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.net.ConnectException;
 import java.net.http.HttpConnectTimeoutException;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 
@@ -29,6 +31,8 @@ import java.util.function.Supplier;
 public final class KubernetesJobs implements AutoCloseable {
     private final KubernetesClient client;
     private final boolean owned;
+    /** How long a submit waits for an earlier job of the same name to be deleted (its pods end in 30 s by default). */
+    Duration leftoverWait = Duration.ofSeconds(60);
 
     private KubernetesJobs(KubernetesClient client, boolean owned) {
         this.client = client;
@@ -73,6 +77,7 @@ public final class KubernetesJobs implements AutoCloseable {
                 throw new KubernetesJobException("a job named " + spec.name() + " already exists in namespace " + ns
                         + ": delete it first (kolo k8s delete " + spec.name() + ") or choose another name");
             }
+            awaitLeftovers(ns, spec.name());
             if (placed.mode() == KoloJobSpec.Mode.MPIJOB) {
                 GenericKubernetesResource mpi = Manifests.mpiJob(placed);
                 try {
@@ -110,6 +115,40 @@ public final class KubernetesJobs implements AutoCloseable {
             return new KoloJob(client, new StatusReader.Target(ns, spec.name(), placed.mode(), placed.workers(),
                     placed.slots()));
         });
+    }
+
+    /**
+     * Waits while an earlier job of this name is still being deleted: deleting a Job leaves its pods, Secret and
+     * Service to the garbage collector, and a new job must neither fail on the old Secret nor meet the old pods.
+     */
+    private void awaitLeftovers(String ns, String name) {
+        long deadline = System.nanoTime() + leftoverWait.toNanos();
+        for (List<String> left = leftovers(ns, name); !left.isEmpty(); left = leftovers(ns, name)) {
+            if (System.nanoTime() > deadline) {
+                throw new KubernetesJobException("cannot submit job " + name + ": an earlier job " + name + " is still"
+                        + " being deleted (" + left.getFirst() + (left.size() > 1 ? " and " + (left.size() - 1)
+                        + " more objects" : "") + " after " + leftoverWait.toSeconds() + " s); wait, or see kubectl"
+                        + " get pods,services,secrets -l " + Manifests.JOB_LABEL + "=" + name);
+            }
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new KubernetesJobException("interrupted while waiting for the earlier job " + name
+                        + " to be deleted", e);
+            }
+        }
+    }
+
+    private List<String> leftovers(String ns, String name) {
+        List<String> left = new ArrayList<>();
+        client.pods().inNamespace(ns).withLabel(Manifests.JOB_LABEL, name).list().getItems()
+                .forEach(p -> left.add("pod " + p.getMetadata().getName()));
+        client.services().inNamespace(ns).withLabel(Manifests.JOB_LABEL, name).list().getItems()
+                .forEach(o -> left.add("Service " + o.getMetadata().getName()));
+        client.secrets().inNamespace(ns).withLabel(Manifests.JOB_LABEL, name).list().getItems()
+                .forEach(o -> left.add("Secret " + o.getMetadata().getName()));
+        return left;
     }
 
     /** Creates one object of the job; one that exists already belongs to someone else, and is named as such. */

@@ -140,6 +140,44 @@ class SubmitAndFollowTest {
         assertTrue(status.out().contains("  why: job train: FailedCreate: " + quota + "\n"), status.out());
     }
 
+    /**
+     * Deleting a job deletes its pods, Secret and Service in the background: a submit of the same name right after
+     * waits for them, rather than failing on the old Secret or meeting the old pods.
+     */
+    @Test
+    void aSubmitRightAfterADeleteOfTheSameNameWaitsForTheOldJobsObjectsToGo() throws Exception {
+        assertEquals(0, CliRun.run(cluster, withDetach(SUBMIT)).code());
+        cluster.startIndexedJob("train");
+        assertEquals(0, CliRun.run(cluster, "delete", "train").code());
+        CliRun again = CliRun.start(cluster, withDetach(SUBMIT));
+        Thread.sleep(1500);
+        assertEquals("", again.err(), "still waiting for the garbage collector");
+        // The garbage collector, played object by object: the new job's objects must not be taken for old ones.
+        cluster.client.pods().withLabel(Manifests.JOB_LABEL, "train").delete();
+        cluster.client.services().withName("train").delete();
+        cluster.client.secrets().withName("train-secret").delete();
+        assertEquals(0, again.code(), again.toString());
+        Job job = cluster.client.batch().v1().jobs().withName("train").get();
+        assertEquals(job.getMetadata().getUid(), cluster.client.secrets().withName("train-secret").get()
+                .getMetadata().getOwnerReferences().getFirst().getUid());
+    }
+
+    @Test
+    void aSubmitWhileTheOldJobsPodsLingerSaysSoInOneLine() throws Exception {
+        assertEquals(0, CliRun.run(cluster, withDetach(SUBMIT)).code());
+        cluster.startIndexedJob("train");
+        cluster.client.batch().v1().jobs().withName("train").delete();
+        try (KubernetesJobs k8s = cluster.jobs()) {
+            k8s.leftoverWait = java.time.Duration.ofMillis(300);
+            KubernetesJobException e = org.junit.jupiter.api.Assertions.assertThrows(KubernetesJobException.class,
+                    () -> k8s.submit(KoloJobSpec.builder("train").image("registry.example.com/train:1.0")
+                            .command(List.of("true")).build()));
+            assertEquals("cannot submit job train: an earlier job train is still being deleted (pod train-0 and 3"
+                    + " more objects after 0 s); wait, or see kubectl get pods,services,secrets -l kolo.io/job=train",
+                    e.getMessage());
+        }
+    }
+
     /** Another application's Service already has the name: nothing of the job is left behind to block a retry. */
     @Test
     void aNameTakenByAnotherServiceFailsInOneLineAndLeavesNothingBehind() throws Exception {
