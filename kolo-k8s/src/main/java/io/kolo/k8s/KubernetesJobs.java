@@ -80,13 +80,15 @@ public final class KubernetesJobs implements AutoCloseable {
             awaitLeftovers(ns, spec.name());
             if (placed.mode() == KoloJobSpec.Mode.MPIJOB) {
                 GenericKubernetesResource mpi = Manifests.mpiJob(placed);
+                KubernetesJobException noKind = new KubernetesJobException("this cluster has no MPIJob kind"
+                        + " (kubeflow.org/v2beta1): install the MPI Operator, or use --mode operator-free");
+                // Without the operator's CRD the client fails already when it resolves the kind, with no HTTP code.
+                var mpiJobs = StatusReader.mpiJobs(client, ns).orElseThrow(() -> noKind);
                 try {
-                    client.genericKubernetesResources(Manifests.MPIJOB_API, Manifests.MPIJOB_KIND).inNamespace(ns)
-                            .resource(mpi).create();
+                    mpiJobs.resource(mpi).create();
                 } catch (KubernetesClientException e) {
                     if (e.getCode() == 404) {
-                        throw new KubernetesJobException("this cluster has no MPIJob kind (kubeflow.org/v2beta1):"
-                                + " install the MPI Operator, or use --mode operator-free");
+                        throw noKind;
                     }
                     throw e;
                 }

@@ -60,7 +60,7 @@ final class StatusReader {
         return all;
     }
 
-    private static Optional<io.fabric8.kubernetes.client.dsl.NonNamespaceOperation<GenericKubernetesResource,
+    static Optional<io.fabric8.kubernetes.client.dsl.NonNamespaceOperation<GenericKubernetesResource,
             io.fabric8.kubernetes.api.model.GenericKubernetesResourceList,
             io.fabric8.kubernetes.client.dsl.Resource<GenericKubernetesResource>>> mpiJobs(KubernetesClient client,
                                                                                              String namespace) {

@@ -50,11 +50,18 @@ final class FakeCluster implements AutoCloseable {
     private final Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
 
     FakeCluster() {
+        this(true);
+    }
+
+    /** @param mpiOperator whether the cluster has the MPI Operator's MPIJob kind */
+    FakeCluster(boolean mpiOperator) {
         server = new KubernetesMockServer(new Context(Serialization.jsonMapper()), new MockWebServer(), responses,
                 new KubernetesMixedDispatcher(responses), false);
         server.init();
-        server.expectCustomResource(new CustomResourceDefinitionContext.Builder().withGroup("kubeflow.org")
+        if (mpiOperator) {
+            server.expectCustomResource(new CustomResourceDefinitionContext.Builder().withGroup("kubeflow.org")
                 .withVersion("v2beta1").withKind("MPIJob").withPlural("mpijobs").withScope("Namespaced").withStatusSubresource(true).build());
+        }
         // The test's own client waits longer than the CLI's 15 s: on a loaded 2-core CI machine the mock server
         // has answered discovery requests late, and the test, not the server, should decide what is too slow.
         io.fabric8.kubernetes.client.Config config = new io.fabric8.kubernetes.client.ConfigBuilder(
@@ -64,7 +71,9 @@ final class FakeCluster implements AutoCloseable {
                 .adapt(NamespacedKubernetesClient.class).inNamespace(NS);
         // Resolve the MPIJob kind once, before any test or CLI thread does: the client caches it, and the CLI and
         // the test asking for it at the same moment (both waiting on one discovery request) hung CI.
-        client.genericKubernetesResources("kubeflow.org/v2beta1", "MPIJob").list();
+        if (mpiOperator) {
+            client.genericKubernetesResources("kubeflow.org/v2beta1", "MPIJob").list();
+        }
     }
 
     KubernetesJobs jobs() {
