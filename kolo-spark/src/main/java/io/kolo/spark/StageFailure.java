@@ -14,6 +14,8 @@ import java.util.regex.Pattern;
 final class StageFailure {
     private static final String ABORTED = "Job aborted due to stage failure: ";
     private static final String RANK_FAILURE = RankTaskFailure.class.getName() + ": ";
+    /** Spark's BarrierJobUnsupportedRDDChainException. */
+    private static final String UNSUPPORTED_CHAIN = "[SPARK-24820][SPARK-24821]";
     private static final Pattern TASK_NOT_SERIALIZABLE = Pattern.compile(
             "Task not serializable: java\\.io\\.NotSerializableException: (\\S+)");
     private static final Pattern RESULT_NOT_SERIALIZABLE = Pattern.compile("had a not serializable result: (\\S+)");
@@ -34,6 +36,12 @@ final class StageFailure {
         }
         String message = String.valueOf(sparkError.getMessage());
         // Spark adds the whole "Serialization stack:" (Spark's and Kolo's own objects) to these; the class is enough.
+        if (message.contains(UNSUPPORTED_CHAIN)) {
+            // Spark's own text is about first()/take() and Python; what a Kolo user can change is the DataFrame.
+            return "Spark's barrier mode cannot run a stage over this DataFrame as it is (a coalesce, or another step"
+                    + " in the same stage, changes its number of partitions): pass numProc (KoloSpark.run(spark,"
+                    + " data, numProc, task) repartitions it), or repartition it first";
+        }
         Matcher task = TASK_NOT_SERIALIZABLE.matcher(message);
         if (task.find()) {
             return "the task cannot be sent to the executors: java.io.NotSerializableException: " + task.group(1)

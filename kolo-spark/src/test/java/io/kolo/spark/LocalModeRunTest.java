@@ -139,6 +139,20 @@ class LocalModeRunTest {
                 + " (KoloSpark.run(spark, data, numProc, task) repartitions it)", e.getMessage());
     }
 
+    /** Spark's barrier mode refuses a stage over a coalesce: say how to run such a DataFrame, not how to fix take(). */
+    @Test
+    void aDataFrameWhoseLineageBarrierModeRefusesGetsOneLineSayingWhatToDo() {
+        Dataset<Row> coalesced = spark.range(0, 100, 1, 3).toDF("v").coalesce(2);
+        KoloSparkException e = assertThrows(KoloSparkException.class,
+                () -> KoloSpark.run(spark, coalesced, (comm, rows) -> comm.rank()));
+        assertEquals("Kolo job of 2 ranks on Spark failed: Spark's barrier mode cannot run a stage over this"
+                + " DataFrame as it is (a coalesce, or another step in the same stage, changes its number of"
+                + " partitions): pass numProc"
+                + " (KoloSpark.run(spark, data, numProc, task) repartitions it), or repartition it first",
+                e.getMessage());
+        assertEquals(List.of(0, 1), KoloSpark.run(spark, coalesced, 2, (comm, rows) -> comm.rank()));
+    }
+
     @Test
     void theSessionStillWorksAfterAFailedJob() {
         assertThrows(KoloSparkException.class, () -> KoloSpark.run(spark, 2, comm -> {
