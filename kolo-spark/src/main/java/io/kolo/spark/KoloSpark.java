@@ -56,7 +56,7 @@ public final class KoloSpark {
         SparkContext sc = spark.sparkContext();
         List<Integer> ranks = IntStream.range(0, numProc).boxed().toList();
         RDD<Integer> rdd = JavaSparkContext.fromSparkContext(sc).parallelize(new ArrayList<>(ranks), numProc).rdd();
-        return runStage(sc, rdd, numProc, (comm, ignored) -> task.call(comm));
+        return runStage(sc, rdd, numProc, true, (comm, ignored) -> task.call(comm));
     }
 
     /**
@@ -77,7 +77,7 @@ public final class KoloSpark {
             throw new IllegalArgumentException("numProc must be at least 1, not " + numProc);
         }
         Objects.requireNonNull(task, "task must not be null: the KoloPartitionTask each rank runs");
-        return runStage(spark.sparkContext(), data.repartition(numProc).rdd(), numProc, task::call);
+        return runStage(spark.sparkContext(), data.repartition(numProc).rdd(), numProc, true, task::call);
     }
 
     /** As {@link #run(SparkSession, Dataset, int, KoloPartitionTask)}, one rank per partition {@code data} has now. */
@@ -89,12 +89,13 @@ public final class KoloSpark {
             throw new IllegalArgumentException("the DataFrame has no partitions, so there would be no rank to run the"
                     + " task: pass numProc (KoloSpark.run(spark, data, numProc, task) repartitions it)");
         }
-        return runStage(spark.sparkContext(), rdd, rdd.getNumPartitions(), task::call);
+        return runStage(spark.sparkContext(), rdd, rdd.getNumPartitions(), false, task::call);
     }
 
-    private static <T, R> List<R> runStage(SparkContext sc, RDD<T> rdd, int numProc, BarrierRank.Work<T, R> work) {
+    private static <T, R> List<R> runStage(SparkContext sc, RDD<T> rdd, int numProc, boolean numProcGiven,
+                                           BarrierRank.Work<T, R> work) {
         JobSpec spec = JobSpec.forRun(sc.conf(), System.getenv());
-        TaskSlots.require(sc, numProc, spec.startTimeout());
+        TaskSlots.require(sc, numProc, spec.startTimeout(), numProcGiven);
         @SuppressWarnings("unchecked")
         ClassTag<RankResult<R>> tag = (ClassTag<RankResult<R>>) (ClassTag<?>) ClassTag$.MODULE$.apply(RankResult.class);
         RDD<RankResult<R>> ranks = rdd.barrier().mapPartitions(new BarrierRank<>(spec, work), false, tag);

@@ -13,7 +13,8 @@ final class TaskSlots {
     private TaskSlots() {
     }
 
-    static void require(SparkContext sc, int numProc, Duration timeout) {
+    /** @param numProcGiven false when the ranks are a DataFrame's partitions as they are (no numProc was passed) */
+    static void require(SparkContext sc, int numProc, Duration timeout, boolean numProcGiven) {
         if (!sc.isLocal() && sc.conf().getBoolean("spark.dynamicAllocation.enabled", false)) {
             throw new KoloSparkException("Kolo runs its ranks as one Spark barrier stage, which Spark refuses under"
                     + " dynamic allocation (spark.dynamicAllocation.enabled=true): set spark.dynamicAllocation.enabled"
@@ -23,11 +24,14 @@ final class TaskSlots {
         int slots = slots(sc);
         while (slots < numProc) {
             if (System.nanoTime() > deadline) {
-                throw new KoloSparkException("numProc=" + numProc + " needs " + numProc + " task slots at once (a"
-                        + " barrier stage starts all its tasks together) but the cluster has " + slots + " after "
-                        + timeout.toSeconds() + " s (KOLO_START_TIMEOUT_SECONDS): lower numProc to at most " + slots
-                        + ", or give Spark more executors or cores (spark.executor.instances, spark.executor.cores;"
-                        + " each task takes spark.task.cpus)", null);
+                String what = numProcGiven ? "numProc=" + numProc + " needs"
+                        : "the DataFrame's " + numProc + " partitions (one rank each) need";
+                String fewer = numProcGiven ? "lower numProc to at most " + slots : "pass numProc of at most " + slots
+                        + " (KoloSpark.run(spark, data, numProc, task) repartitions it)";
+                throw new KoloSparkException(what + " " + numProc + " task slots at once (a barrier stage starts all"
+                        + " its tasks together) but the cluster has " + slots + " after " + timeout.toSeconds()
+                        + " s (KOLO_START_TIMEOUT_SECONDS): " + fewer + ", or give Spark more executors or cores"
+                        + " (spark.executor.instances, spark.executor.cores; each task takes spark.task.cpus)", null);
             }
             try {
                 Thread.sleep(100);

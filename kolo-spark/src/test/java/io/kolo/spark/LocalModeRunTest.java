@@ -153,6 +153,18 @@ class LocalModeRunTest {
         assertEquals(List.of(0, 1), KoloSpark.run(spark, coalesced, 2, (comm, rows) -> comm.rank()));
     }
 
+    /** Without numProc the ranks are the DataFrame's partitions: the advice must not be to lower a numProc not given. */
+    @Test
+    void morePartitionsThanTaskSlotsNameThePartitionsAndSayToPassNumProc() {
+        KoloSparkException e = assertThrows(KoloSparkException.class,
+                () -> KoloSpark.run(spark, spark.range(0, 100, 1, 4).toDF("v"), (comm, rows) -> comm.rank()));
+        assertEquals("the DataFrame's 4 partitions (one rank each) need 4 task slots at once (a barrier stage starts"
+                + " all its tasks together) but the cluster has 3 after 2 s (KOLO_START_TIMEOUT_SECONDS): pass numProc"
+                + " of at most 3 (KoloSpark.run(spark, data, numProc, task) repartitions it), or give Spark more"
+                + " executors or cores (spark.executor.instances, spark.executor.cores; each task takes"
+                + " spark.task.cpus)", e.getMessage());
+    }
+
     @Test
     void theSessionStillWorksAfterAFailedJob() {
         assertThrows(KoloSparkException.class, () -> KoloSpark.run(spark, 2, comm -> {
