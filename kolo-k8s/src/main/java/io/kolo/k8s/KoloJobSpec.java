@@ -121,6 +121,8 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
         quantity("--memory", memory);
         quantity("--limit-cpu", limitCpu);
         quantity("--limit-memory", limitMemory);
+        wholeBytes("--memory", memory);
+        wholeBytes("--limit-memory", limitMemory);
         // Kubernetes refuses it in a Job at once, but an MPIJob takes it and the operator's pods never appear.
         atLeast("--limit-cpu", limitCpu, "--cpu", cpu);
         atLeast("--limit-memory", limitMemory, "--memory", memory);
@@ -166,6 +168,20 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
         if (!value.matches(".*[1-9].*")) {
             throw new IllegalArgumentException(flag + " " + value + " must be more than 0 (leave it out to request"
                     + " nothing)");
+        }
+    }
+
+    /** "512m" is a valid quantity, but of 0.512 bytes: Kubernetes takes it with a warning, and no container fits. */
+    private static void wholeBytes(String flag, String value) {
+        if (value == null) {
+            return;
+        }
+        java.math.BigDecimal bytes = new Quantity(value).getNumericalAmount().stripTrailingZeros();
+        if (bytes.scale() > 0) {
+            String number = value.substring(0, value.length() - 1);
+            throw new IllegalArgumentException(flag + " " + value + " is " + bytes.toPlainString() + " bytes"
+                    + (value.endsWith("m") ? " ('m' is milli): write " + number + "Mi or " + number + "M"
+                    : ": memory is a whole number of bytes (e.g. 512Mi, 16Gi)"));
         }
     }
 

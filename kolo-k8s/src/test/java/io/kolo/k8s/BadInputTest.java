@@ -48,6 +48,10 @@ class BadInputTest {
                         "registry.example.com/Train:1.0", "--workers", "1"},
                 {"--image 'train 1.0' is not an image reference", "t", "--image", "train 1.0", "--workers", "1"},
                 {"--image 'train:1.0:' is not an image reference", "t", "--image", "train:1.0:", "--workers", "1"},
+                // 'm' is milli: half a byte, which Kubernetes takes with a warning and no container runs in.
+                {"--memory 512m is 0.512 bytes ('m' is milli): write 512Mi or 512M", "t", "--image", "i", "--workers",
+                        "1", "--memory", "512m"},
+                {"--limit-memory 1.5 is 1.5 bytes", "t", "--image", "i", "--workers", "1", "--limit-memory", "1.5"},
                 {"--mode slurm: use operator-free", "t", "--image", "i", "--workers", "1", "--mode", "slurm"},
                 {"--image is required", "t", "--workers", "1"},
                 {"--env X: expected NAME=VALUE", "t", "--image", "i", "--workers", "1", "--env", "X"},
