@@ -106,6 +106,9 @@ final class StatusReader {
         JobStatus.Phase phase;
         if (target.mode() == KoloJobSpec.Mode.OPERATOR_FREE) {
             Job job = client.batch().v1().jobs().inNamespace(target.namespace()).withName(target.name()).get();
+            if (job == null) {
+                throw gone();
+            }
             List<JobCondition> conditions = job == null || job.getStatus() == null
                     || job.getStatus().getConditions() == null ? List.of() : job.getStatus().getConditions();
             failed = conditions.stream().filter(c -> "True".equals(c.getStatus())
@@ -118,6 +121,9 @@ final class StatusReader {
         } else {
             GenericKubernetesResource mpi = client.genericKubernetesResources(Manifests.MPIJOB_API,
                     Manifests.MPIJOB_KIND).inNamespace(target.namespace()).withName(target.name()).get();
+            if (mpi == null) {
+                throw gone();
+            }
             List<Map<String, Object>> conditions = mpiConditions(mpi);
             failed = conditions.stream().filter(c -> "Failed".equals(c.get("type")) && "True".equals(c.get("status")))
                     .map(c -> c.get("reason") + ": " + c.get("message")).findFirst();
@@ -137,6 +143,13 @@ final class StatusReader {
             problems.addAll(ownEvents(all));
         }
         return new JobStatus(target.name(), target.mode(), phase, podStates, problems, exit);
+    }
+
+    /** Else a job deleted while followed would read as pending, with no pods, for ever. */
+    private KubernetesJobException gone() {
+        return new KubernetesJobException("job " + target.name() + " no longer exists in namespace "
+                + target.namespace() + ": it was deleted (kolo k8s delete, kubectl, or --ttl-after-finished) before its"
+                + " end was seen");
     }
 
     /**

@@ -178,6 +178,20 @@ class SubmitAndFollowTest {
         }
     }
 
+    /** Deleted from another terminal (or by --ttl-after-finished) while followed: following ends, saying so. */
+    @Test
+    void aJobDeletedWhileFollowedEndsFollowingInOneLine() throws Exception {
+        CliRun run = CliRun.start(cluster, SUBMIT);
+        cluster.startIndexedJob("train");
+        cluster.running("train-0");
+        run.awaitErr("pod train-0 (ranks 0-1): Running");
+        assertEquals(0, CliRun.run(cluster, "delete", "train").code());
+        cluster.collectGarbage();
+        assertEquals(1, run.code(), run.toString());
+        assertEquals("kolo k8s: job train no longer exists in namespace test: it was deleted (kolo k8s delete, kubectl,"
+                + " or --ttl-after-finished) before its end was seen", run.err().lines().toList().getLast(), run.err());
+    }
+
     /** Another application's Service already has the name: nothing of the job is left behind to block a retry. */
     @Test
     void aNameTakenByAnotherServiceFailsInOneLineAndLeavesNothingBehind() throws Exception {
