@@ -6,8 +6,10 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.functions;
 
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.stream.Collectors;
 
 /**
  * Fits a DJL model on a DataFrame with Kolo, in the spirit of horovod.spark's estimators: {@link #fit} trains with a
@@ -148,7 +150,15 @@ public final class DjlEstimator {
             FeatureColumns.checkLabel(validation.schema(), labelCol);
             rows = rows.union(columns(validation, functions.lit(true)));
         }
-        long[] shape = inputShape != null ? inputShape : new long[]{featureLength(data)};
+        long length = featureLength(data);
+        long[] shape = inputShape != null ? inputShape : new long[]{length};
+        long holds = Arrays.stream(shape).reduce(1, Math::multiplyExact);
+        if (holds != length) {
+            // Checked here, once: on the ranks it fails only after the stage started, and Spark retries the stage.
+            throw new IllegalArgumentException("inputShape " + Arrays.stream(shape).mapToObj(Long::toString)
+                    .collect(Collectors.joining(", ", "(", ")")) + " holds " + holds + " values but the rows of feature"
+                    + " column '" + featureCol + "' have " + length + ": give the shape of one row's features");
+        }
         TrainingPlan plan = new TrainingPlan(block, config, shape, batchSize, epochs, learningRate, scaleLearningRate,
                 warmupSteps, seed, checkpointDir);
         long fitStart = System.currentTimeMillis();
@@ -165,7 +175,7 @@ public final class DjlEstimator {
         return d.select(d.col(featureCol), d.col(labelCol).cast("double"), held.as("kolo_validation"));
     }
 
-    /** Without an input shape: the length of the first row's features. */
+    /** The length of the first row's features. */
     private long featureLength(Dataset<Row> data) {
         List<Row> first = data.select(featureCol).limit(1).collectAsList();
         if (first.isEmpty()) {

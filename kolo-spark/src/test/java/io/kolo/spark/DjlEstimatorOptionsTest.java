@@ -67,6 +67,23 @@ class DjlEstimatorOptionsTest {
                 .optOptimizer(Optimizer.adam().optLearningRateTracker(learningRate).build());
     }
 
+    /** Else every rank fails in PyTorch's reshape, after the executors loaded it, and Spark retries the stage. */
+    @Test
+    void anInputShapeThatDoesNotHoldTheFeaturesFailsOnTheDriverNamingBoth() {
+        StructType schema = new StructType().add("x", DataTypes.createArrayType(DataTypes.FloatType))
+                .add("y", DataTypes.IntegerType);
+        List<Row> rows = new ArrayList<>();
+        for (int i = 0; i < 64; i++) {
+            rows.add(RowFactory.create(new float[]{i, 1, 2, 3}, i % 2));
+        }
+        Dataset<Row> df = spark.createDataFrame(rows, schema);
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> new DjlEstimator(DjlEstimatorOptionsTest::mlp, DjlEstimatorOptionsTest::adam).featureCol("x")
+                        .labelCol("y").inputShape(1, 28, 28).numProc(2).batchSize(4).epochs(1).fit(df));
+        assertEquals("inputShape (1, 28, 28) holds 784 values but the rows of feature column 'x' have 4: give the"
+                + " shape of one row's features", e.getMessage());
+    }
+
     @Test
     void vectorFeaturesAndAValidationFrameOfItsOwnWhoseMetricsAreReported() {
         Dataset<Row> train = assembled(points(600, 1, false));
