@@ -145,7 +145,12 @@ public final class K8sCli {
         }
 
         void delete(KoloJob job, Path outputDir) {
-            List<Path> kept = job.keepFailedLogs(outputDir, cli.err::println);
+            List<Path> kept;
+            try {
+                kept = job.keepFailedLogs(outputDir, cli.err::println);
+            } catch (KubernetesJobException e) {
+                throw new KubernetesJobException(e.getMessage() + "; job " + job.name() + " was not deleted", e);
+            }
             kept.forEach(p -> cli.err.println("kolo k8s: kept the log of a failed pod in " + p));
             job.cancel();
             cli.err.println("kolo k8s: deleted job " + job.name() + " (its pods, Service and Secret go with it)");

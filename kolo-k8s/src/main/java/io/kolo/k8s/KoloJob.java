@@ -10,7 +10,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -153,7 +152,8 @@ public final class KoloJob {
 
     /**
      * The full logs of the pods that failed, kept before the job is deleted: written to {@code dir/POD.log} when
-     * {@code dir} is not null, else given to {@code print} with a heading line each. The files written.
+     * {@code dir} is not null, else given to {@code print} with a heading line each. The files written;
+     * {@link KubernetesJobException} naming the file when one cannot be written.
      */
     public List<Path> keepFailedLogs(Path dir, Consumer<String> print) {
         return KubernetesJobs.call(client, "keep the logs of job " + name(), () -> {
@@ -169,13 +169,15 @@ public final class KoloJob {
                     print.accept("--- log of failed pod " + p.name() + " ---");
                     log.lines().forEach(print);
                 } else {
+                    Path f = dir.resolve(p.name() + ".log");
                     try {
                         Files.createDirectories(dir);
-                        Path f = dir.resolve(p.name() + ".log");
                         Files.writeString(f, log);
                         written.add(f);
                     } catch (IOException e) {
-                        throw new UncheckedIOException(e);
+                        throw new KubernetesJobException("cannot keep the log of failed pod " + p.name() + " in " + f
+                                + " (" + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": "
+                                + e.getMessage()) + "): choose another --output-dir", e);
                     }
                 }
             }

@@ -138,4 +138,17 @@ class ExplainTest {
         assertTrue(delete.err().contains("kolo k8s: kept the log of a failed pod in " + dir.resolve("train-1.log")),
                 delete.err());
     }
+
+    /** The logs cannot be kept where asked: one line, and the job stays, since its logs would go with it. */
+    @Test
+    void anOutputDirThatCannotBeWrittenLeavesTheJobAndSaysWhy(@TempDir Path dir) throws Exception {
+        cluster.terminated("train-1", 9, "Error", "2026-01-01T00:05:00Z");
+        Path notADir = Files.writeString(dir.resolve("logs"), "a file");
+        CliRun delete = CliRun.run(cluster, "delete", "train", "--output-dir", notADir.toString());
+        assertEquals(1, delete.code(), delete.toString());
+        assertEquals("kolo k8s: cannot keep the log of failed pod train-1 in " + notADir.resolve("train-1.log")
+                + " (FileAlreadyExistsException: " + notADir + "): choose another --output-dir; job train was not"
+                + " deleted\n", delete.err());
+        assertTrue(cluster.client.batch().v1().jobs().withName("train").get() != null);
+    }
 }
