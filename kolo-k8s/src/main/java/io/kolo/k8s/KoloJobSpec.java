@@ -171,13 +171,16 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
         }
     }
 
-    /** "512m" is a valid quantity, but of 0.512 bytes: Kubernetes takes it with a warning, and no container fits. */
+    /**
+     * "512m" is a valid quantity, but of 0.512 bytes: Kubernetes takes it (with a warning when fractional), and no
+     * container fits. Memory in milli-bytes is always a slip for M or Mi.
+     */
     private static void wholeBytes(String flag, String value) {
         if (value == null) {
             return;
         }
         java.math.BigDecimal bytes = new Quantity(value).getNumericalAmount().stripTrailingZeros();
-        if (bytes.scale() > 0) {
+        if (bytes.scale() > 0 || value.endsWith("m")) {
             String number = value.substring(0, value.length() - 1);
             throw new IllegalArgumentException(flag + " " + value + " is " + bytes.toPlainString() + " bytes"
                     + (value.endsWith("m") ? " ('m' is milli): write " + number + "Mi or " + number + "M"

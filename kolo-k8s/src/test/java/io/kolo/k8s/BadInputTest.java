@@ -51,6 +51,8 @@ class BadInputTest {
                 // 'm' is milli: half a byte, which Kubernetes takes with a warning and no container runs in.
                 {"--memory 512m is 0.512 bytes ('m' is milli): write 512Mi or 512M", "t", "--image", "i", "--workers",
                         "1", "--memory", "512m"},
+                {"--memory 2000m is 2 bytes ('m' is milli): write 2000Mi or 2000M", "t", "--image", "i", "--workers",
+                        "1", "--memory", "2000m"},
                 {"--limit-memory 1.5 is 1.5 bytes", "t", "--image", "i", "--workers", "1", "--limit-memory", "1.5"},
                 {"--mode slurm: use operator-free", "t", "--image", "i", "--workers", "1", "--mode", "slurm"},
                 {"--image is required", "t", "--workers", "1"},
