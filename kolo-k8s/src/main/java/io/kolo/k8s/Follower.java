@@ -43,7 +43,7 @@ final class Follower {
         this.startTimeout = startTimeout;
     }
 
-    /** Follows to the end; the job's exit code, or {@link #INTERRUPTED}. */
+    /** Follows to the end; the job's exit code, {@link #INTERRUPTED}, or {@link #STUCK}. */
     int follow() {
         following = Thread.currentThread();
         Map<String, String> states = new HashMap<>();
@@ -80,24 +80,10 @@ final class Follower {
                     say("why: " + problem);
                 }
             }
-            for (JobStatus.Pod p : s.pods()) {
-                if (!Explainer.cannotStart(p.waiting())) {
-                    stuckSince.remove(p.name());
-                } else if (System.nanoTime() - stuckSince.computeIfAbsent(p.name(), n -> System.nanoTime())
-                        > startTimeout.toNanos() && !s.phase().done()) {
-                    say("stopped following job " + job.name() + ": pod " + p.name() + " has not started for "
-                            + startTimeout.toSeconds() + " s (--start-timeout; " + p.waiting() + "), and Kubernetes"
-                            + " keeps retrying; the job is left as it is: kolo k8s delete " + job.name()
-                            + ", then submit it again");
-                    return STUCK;
-                }
-            }
-            if (s.pods().isEmpty() && !s.phase().done() && System.nanoTime() - started > startTimeout.toNanos()) {
-                // A quota, an admission webhook, or (MPIJob) no operator running: nothing would ever change.
-                say("stopped following job " + job.name() + ": none of its pods has appeared in "
-                        + startTimeout.toSeconds() + " s (--start-timeout)" + (job.mode() == KoloJobSpec.Mode.MPIJOB
-                        ? ": is the MPI Operator running?" : ", and Kubernetes keeps retrying") + "; the job is left"
-                        + " as it is: kolo k8s delete " + job.name() + ", then submit it again");
+            String stuck = s.phase().done() ? null : stuck(s, stuckSince, started);
+            if (stuck != null) {
+                say("stopped following job " + job.name() + ": " + stuck + "; the job is left as it is: kolo k8s"
+                        + " delete " + job.name() + ", then submit it again");
                 return STUCK;
             }
             if (s.phase().done()) {
@@ -120,6 +106,29 @@ final class Follower {
             }
         }
         return INTERRUPTED;
+    }
+
+    /**
+     * Why following a job that has not ended should stop, or null: a pod has waited longer than the start timeout on
+     * what Kubernetes retries without end, or no pod has appeared at all (a quota, an admission webhook, no MPI
+     * Operator), so nothing would ever change.
+     */
+    private String stuck(JobStatus s, Map<String, Long> stuckSince, long started) {
+        long now = System.nanoTime();
+        for (JobStatus.Pod p : s.pods()) {
+            if (!Explainer.cannotStart(p.waiting())) {
+                stuckSince.remove(p.name());
+            } else if (now - stuckSince.computeIfAbsent(p.name(), n -> now) > startTimeout.toNanos()) {
+                return "pod " + p.name() + " has not started for " + startTimeout.toSeconds() + " s (--start-timeout; "
+                        + p.waiting() + "), and Kubernetes keeps retrying";
+            }
+        }
+        if (s.pods().isEmpty() && now - started > startTimeout.toNanos()) {
+            return "none of its pods has appeared in " + startTimeout.toSeconds() + " s (--start-timeout)"
+                    + (job.mode() == KoloJobSpec.Mode.MPIJOB ? ": is the MPI Operator running?"
+                    : ", and Kubernetes keeps retrying");
+        }
+        return null;
     }
 
     /** Stops following (from a signal handler or another thread); the job goes on. */
