@@ -24,15 +24,20 @@ record JobSpec(String runSecretHex, Map<String, String> settings) implements Ser
     }
 
     /**
-     * @throws BadSettingException naming the first bad {@code KOLO_*} value (all of them in the message)
+     * @throws KoloSparkException naming the first bad {@code KOLO_*} value (all of them in the message), its cause
+     *                             the {@link BadSettingException}: every failure of {@code run} is a KoloSparkException
      */
     static JobSpec forRun(SparkConf conf, Map<String, String> driverEnv) {
         Map<String, String> merged = new HashMap<>(driverEnv);
         for (scala.Tuple2<String, String> e : conf.getAllWithPrefix(EXECUTOR_ENV)) {
             merged.put(e._1(), e._2());
         }
-        // Placement is never taken from either: the driver may itself run under kolo run.
-        return new JobSpec(JobSecret.generate().toHex(), WorkerEnvironment.settingsFrom(merged));
+        try {
+            // Placement is never taken from either: the driver may itself run under kolo run.
+            return new JobSpec(JobSecret.generate().toHex(), WorkerEnvironment.settingsFrom(merged));
+        } catch (BadSettingException e) {
+            throw new KoloSparkException(e.getMessage(), e);
+        }
     }
 
     Duration startTimeout() {

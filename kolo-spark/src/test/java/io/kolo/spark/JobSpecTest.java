@@ -32,8 +32,9 @@ class JobSpecTest {
     @Test
     void aBadSettingFailsOnTheDriverNamingIt() {
         SparkConf conf = new SparkConf(false).set("spark.executorEnv.KOLO_TIMEOUT_SECONDS", "soon");
-        BadSettingException e = assertThrows(BadSettingException.class, () -> JobSpec.forRun(conf, Map.of()));
+        KoloSparkException e = assertThrows(KoloSparkException.class, () -> JobSpec.forRun(conf, Map.of()));
         assertTrue(e.getMessage().startsWith("KOLO_TIMEOUT_SECONDS='soon' is invalid"), e.getMessage());
+        assertTrue(e.getCause() instanceof BadSettingException, String.valueOf(e.getCause()));
     }
 
     @Test
