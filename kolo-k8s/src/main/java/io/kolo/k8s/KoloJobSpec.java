@@ -1,5 +1,8 @@
 package io.kolo.k8s;
 
+import io.kolo.BadSettingException;
+import io.kolo.launch.WorkerEnvironment;
+
 import io.fabric8.kubernetes.api.model.Quantity;
 
 import java.util.Collections;
@@ -140,6 +143,7 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
                 throw new IllegalArgumentException("--env KOLO_SECRET: the job's secret is made by kolo k8s");
             }
         }
+        checkKoloSettings(env);
         if (command.isEmpty()) {
             throw new IllegalArgumentException("no command: kolo k8s submit NAME ... -- COMMAND ARGS (or -cp CP MAIN,"
                     + " -jar APP)");
@@ -155,6 +159,25 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
         }
         if (startTimeoutSeconds < 1) {
             throw new IllegalArgumentException("--start-timeout must be at least 1 second, got " + startTimeoutSeconds);
+        }
+    }
+
+    /**
+     * The ranks read their {@code KOLO_*} settings as any worker does (WorkerEnvironment): a bad value is named now,
+     * before every pod fails on it. A value that refers to another variable ({@code $(VAR)}) is Kubernetes' to expand
+     * and is checked by the ranks.
+     */
+    private static void checkKoloSettings(Map<String, String> env) {
+        Map<String, String> literal = new LinkedHashMap<>();
+        env.forEach((k, v) -> {
+            if (!v.contains("$(")) {
+                literal.put(k, v);
+            }
+        });
+        try {
+            WorkerEnvironment.settingsFrom(literal);
+        } catch (BadSettingException e) {
+            throw new IllegalArgumentException("--env " + e.getMessage());
         }
     }
 

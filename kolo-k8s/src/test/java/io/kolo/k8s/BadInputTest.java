@@ -57,6 +57,11 @@ class BadInputTest {
                 {"--mode slurm: use operator-free", "t", "--image", "i", "--workers", "1", "--mode", "slurm"},
                 {"--image is required", "t", "--workers", "1"},
                 {"--env X: expected NAME=VALUE", "t", "--image", "i", "--workers", "1", "--env", "X"},
+                // Read by every rank as any worker reads it: a bad value would fail every pod, after they started.
+                {"--env KOLO_TIMEOUT_SECONDS='soon' is invalid", "t", "--image", "i", "--workers", "1", "--env",
+                        "KOLO_TIMEOUT_SECONDS=soon"},
+                {"--env KOLO_TRANSPORT='bogus' is invalid", "t", "--image", "i", "--workers", "1", "--env",
+                        "KOLO_TRANSPORT=bogus"},
                 {"Missing required option: '--workers=W'", "t", "--image", "i"},
         };
         for (String[] c : cases) {
