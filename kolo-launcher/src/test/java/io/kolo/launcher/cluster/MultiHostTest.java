@@ -237,9 +237,7 @@ class MultiHostTest {
         StringBuilder err = job.err();
         // Ctrl-C is SIGINT, unless this process tree was started in the background with SIGINT ignored
         // (the JVM could not see it then); SIGTERM takes the same path in the launcher.
-        boolean sigintIgnored = (Long.parseLong(Files.readAllLines(Path.of("/proc/self/status")).stream()
-                .filter(l -> l.startsWith("SigIgn:")).findFirst().orElse("SigIgn: 0").substring(7).trim(), 16)
-                & 2) != 0;
+        boolean sigintIgnored = io.kolo.launcher.Sigint.ignored();
         // To the launcher's process group, as the terminal does: its ssh clients must not be the ones to go.
         NetnsCluster.exec(List.of("kill", sigintIgnored ? "-TERM" : "-INT", "--", "-" + p.pid()));
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the launcher did not stop after the signal");

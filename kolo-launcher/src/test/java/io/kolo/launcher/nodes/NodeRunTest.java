@@ -168,6 +168,7 @@ class NodeRunTest {
      */
     @Test
     void aNodeStoppedByCtrlCEndsEveryNodeWith130(@TempDir Path dir) throws Exception {
+        io.kolo.launcher.Sigint.assumeDeliverable();
         int port = NodeLaunchers.freePort();
         try (NodeLaunchers nodes = new NodeLaunchers()) {
             NodeLaunchers.Node n0 = nodes.start(0, args(2, 0, 1, port, "--", "sh", "-c", "echo up; sleep 120"));
