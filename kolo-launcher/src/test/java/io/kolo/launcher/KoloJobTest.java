@@ -4,6 +4,8 @@ import io.kolo.launcher.workers.Worker;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -170,28 +172,16 @@ class KoloJobTest {
         assertNothingLeft(pids);
     }
 
-    /** The cause travels: every rank and the launcher print the failing rank's own exception, not only its code. */
-    @Test
-    void anUncaughtExceptionIsNamedOnEveryRankAndByTheLauncher(@TempDir Path pids) throws IOException {
-        LauncherProcessTest.Result r = job(4, "uncaught-throw", pids);
-        String cause = "rank 2 failed: IllegalStateException: injected failure at iteration 20 (exit code 1)";
-        assertEquals(1, r.code(), r.err());
-        assertTrue(r.err().contains("kolo: " + cause + "; terminating the other 3 ranks"), r.err());
-        for (int rank : new int[]{0, 1, 3}) {
-            assertTrue(r.err().lines().anyMatch(l -> l.startsWith("[" + rank + "]<stderr>:") && l.contains(cause)),
-                    "rank " + rank + " does not name the cause:\n" + r.err());
-        }
-        assertNothingLeft(pids);
-    }
-
     /**
-     * The same with {@code finally { Kolo.shutdown(); }} around the loop, as the bundled examples have: rank 2 leaves the
-     * job before its exception reaches the JVM, and the others, whose allreduce its leaving ends, must still name it.
+     * The cause travels: every rank and the launcher print the failing rank's own exception, not only its code; also
+     * with {@code finally { Kolo.shutdown(); }} around the loop, as the bundled examples have ({@code -finally}): rank 2
+     * then leaves the job before its exception reaches the JVM, and the others, whose allreduce its leaving ends, must
+     * still name it.
      */
-    @Test
-    void anUncaughtExceptionAfterShutdownInFinallyIsNamedOnEveryRankAndByTheLauncher(@TempDir Path pids)
-            throws IOException {
-        LauncherProcessTest.Result r = job(4, "uncaught-throw-finally", pids);
+    @ParameterizedTest
+    @ValueSource(strings = {"uncaught-throw", "uncaught-throw-finally"})
+    void anUncaughtExceptionIsNamedOnEveryRankAndByTheLauncher(String mode, @TempDir Path pids) throws IOException {
+        LauncherProcessTest.Result r = job(4, mode, pids);
         String cause = "rank 2 failed: IllegalStateException: injected failure at iteration 20 (exit code 1)";
         assertEquals(1, r.code(), r.err());
         assertTrue(r.err().contains("kolo: " + cause + "; terminating the other 3 ranks"), r.err());

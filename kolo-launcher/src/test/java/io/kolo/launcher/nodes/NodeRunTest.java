@@ -146,12 +146,10 @@ class NodeRunTest {
      */
     @org.junit.jupiter.api.RepeatedTest(3)
     void aNodeStoppedBySignalEndsNode0WithoutWaitingForItsHeartbeat(@TempDir Path dir) throws Exception {
-        int port = NodeLaunchers.freePort();
         try (NodeLaunchers nodes = new NodeLaunchers()) {
-            NodeLaunchers.Node n0 = nodes.start(0, args(2, 0, 1, port, "--", "sh", "-c", "echo up; sleep 120"));
-            NodeLaunchers.Node n1 = nodes.start(1, args(2, 1, 1, port, "--", "sh", "-c", "echo up; sleep 120"));
-            NodeLaunchers.awaitLines(n0, "up", 1);
-            NodeLaunchers.awaitLines(n1, "up", 1);
+            List<NodeLaunchers.Node> up = twoNodesUp(nodes);
+            NodeLaunchers.Node n0 = up.get(0);
+            NodeLaunchers.Node n1 = up.get(1);
             n1.process().destroy();
             assertEquals(143, n1.await(), n1.output());
             assertEquals(143, n0.await(), n0.output());
@@ -169,16 +167,27 @@ class NodeRunTest {
     @Test
     void aNodeStoppedByCtrlCEndsEveryNodeWith130(@TempDir Path dir) throws Exception {
         io.kolo.launcher.Sigint.assumeDeliverable();
-        int port = NodeLaunchers.freePort();
         try (NodeLaunchers nodes = new NodeLaunchers()) {
-            NodeLaunchers.Node n0 = nodes.start(0, args(2, 0, 1, port, "--", "sh", "-c", "echo up; sleep 120"));
-            NodeLaunchers.Node n1 = nodes.start(1, args(2, 1, 1, port, "--", "sh", "-c", "echo up; sleep 120"));
-            NodeLaunchers.awaitLines(n0, "up", 1);
-            NodeLaunchers.awaitLines(n1, "up", 1);
+            List<NodeLaunchers.Node> up = twoNodesUp(nodes);
+            NodeLaunchers.Node n0 = up.get(0);
+            NodeLaunchers.Node n1 = up.get(1);
             new ProcessBuilder("kill", "-INT", Long.toString(n1.process().pid())).start().waitFor();
             assertEquals(130, n1.await(), n1.output());
             assertEquals(130, n0.await(), n0.output());
         }
+    }
+
+    /** Two nodes of one rank each, whose ranks have started and wait (two minutes) to be stopped. */
+    private static List<NodeLaunchers.Node> twoNodesUp(NodeLaunchers nodes) throws Exception {
+        int port = NodeLaunchers.freePort();
+        List<NodeLaunchers.Node> up = new ArrayList<>();
+        for (int n = 0; n < 2; n++) {
+            up.add(nodes.start(n, args(2, n, 1, port, "--", "sh", "-c", "echo up; sleep 120")));
+        }
+        for (NodeLaunchers.Node node : up) {
+            NodeLaunchers.awaitLines(node, "up", 1);
+        }
+        return up;
     }
 
     @Test
