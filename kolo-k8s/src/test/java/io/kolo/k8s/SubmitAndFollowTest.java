@@ -98,10 +98,15 @@ class SubmitAndFollowTest {
         assertEquals(1, run.code(), run.toString());
         assertTrue(run.err().contains("kolo k8s: why: pod train-0 cannot pull image"), run.err());
         List<String> lines = run.err().lines().toList();
-        assertEquals("kolo k8s: stopped following job train: pod train-0 has not started for 1 s (--start-timeout;"
-                + " ImagePullBackOff), and Kubernetes keeps retrying; the job is left as it is: kolo k8s delete train,"
-                + " then submit it again", lines.getLast(), run.err());
+        assertEquals(stoppedFollowing("ImagePullBackOff"), lines.getLast(), run.err());
         assertNotEquals(null, cluster.client.batch().v1().jobs().withName("train").get());
+    }
+
+    /** kolo k8s's last line when train-0 has waited out the start timeout of 1 s for {@code reason}. */
+    private static String stoppedFollowing(String reason) {
+        return "kolo k8s: stopped following job train: pod train-0 has not started for 1 s (--start-timeout; " + reason
+                + "), and Kubernetes keeps retrying; the job is left as it is: kolo k8s delete train, then submit it"
+                + " again";
     }
 
     /** Nothing fits the request: the scheduler retries without end too, so following stops the same way. */
@@ -116,9 +121,7 @@ class SubmitAndFollowTest {
         }
         assertEquals(1, run.code(), run.toString());
         assertTrue(run.err().contains("kolo k8s: why: pod train-0 cannot be scheduled"), run.err());
-        assertEquals("kolo k8s: stopped following job train: pod train-0 has not started for 1 s (--start-timeout;"
-                + " Unschedulable), and Kubernetes keeps retrying; the job is left as it is: kolo k8s delete train,"
-                + " then submit it again", run.err().lines().toList().getLast(), run.err());
+        assertEquals(stoppedFollowing("Unschedulable"), run.err().lines().toList().getLast(), run.err());
     }
 
     /** The namespace's quota forbids the pods: the Job controller says so on the Job and retries without end. */
