@@ -50,8 +50,7 @@ class ElasticRunTest {
                 + " exited with code 137 (killed by SIGKILL")
                 && l.endsWith("; job 1 has 3 ranks (localhost:3)")), r.err());
         // The survivors keep the lowest ranks in their order; the slot's new worker comes after them.
-        List<String> done = r.out().lines().filter(l -> l.contains(" done at ")).map(l -> l.substring(l.indexOf(':') + 1))
-                .sorted().toList();
+        List<String> done = finished(r);
         assertEquals(List.of("worker w0 done at 60 as rank 0 of 3", "worker w2 done at 60 as rank 1 of 3",
                 "worker w3 done at 60 as rank 2 of 3"), done, r.err());
         assertCommitsNeverGoBack(dir);
@@ -73,8 +72,7 @@ class ElasticRunTest {
         assertTrue(r.err().lines().anyMatch(l -> l.startsWith("kolo: reset 1 of at most 3: rank 1 on host localhost"
                 + " failed: IllegalStateException: worker w1 throws at step 10 (exit code 1)")), r.err());
         assertEquals(List.of("worker w0 done at 40 as rank 0 of 3", "worker w2 done at 40 as rank 1 of 3",
-                "worker w3 done at 40 as rank 2 of 3"), r.out().lines().filter(l -> l.contains(" done at "))
-                .map(l -> l.substring(l.indexOf(':') + 1)).sorted().toList(), r.err());
+                "worker w3 done at 40 as rank 2 of 3"), finished(r), r.err());
         assertCommitsNeverGoBack(dir);
         assertNothingLeft(dir);
     }
@@ -99,8 +97,7 @@ class ElasticRunTest {
                     && l.endsWith("job 1 was replaced by the launcher's job 2 while it started; joining that")), r.err());
         }
         assertFalse(r.err().contains("timed out"), r.err());
-        List<String> done = r.out().lines().filter(l -> l.contains(" done at ")).map(l -> l.substring(l.indexOf(':') + 1))
-                .sorted().toList();
+        List<String> done = finished(r);
         assertEquals(List.of("worker w0 done at 60 as rank 0 of 3", "worker w2 done at 60 as rank 1 of 3",
                 "worker w4 done at 60 as rank 2 of 3"), done, r.err());
         assertCommitsNeverGoBack(dir);
@@ -145,6 +142,12 @@ class ElasticRunTest {
         assertTrue(r.out().lines().anyMatch(l -> l.contains("worker w3 done at 100 as rank ")), r.out() + r.err());
         assertCommitsNeverGoBack(dir);
         assertNothingLeft(dir);
+    }
+
+    /** The workers' "done" lines, without the launcher's rank tags, sorted: who finished, where, in which rank. */
+    private static List<String> finished(LauncherProcessTest.Result r) {
+        return r.out().lines().filter(l -> l.contains(" done at ")).map(l -> l.substring(l.indexOf(':') + 1))
+                .sorted().toList();
     }
 
     @Test
