@@ -19,6 +19,9 @@ import java.util.Map;
  */
 record Ssh(List<String> command, int port, Path identityFile, int connectTimeout, int attempts) {
     static final String COMMAND_VAR = "KOLO_SSH_COMMAND";
+    // Generous for a loaded host: sshd answers keepalives itself, whatever the ranks are doing.
+    static final int ALIVE_INTERVAL_SECONDS = 10;
+    static final int ALIVE_COUNT_MAX = 3;
 
     static List<String> clientCommand(Map<String, String> env) {
         String custom = env.get(COMMAND_VAR);
@@ -35,6 +38,12 @@ record Ssh(List<String> command, int port, Path identityFile, int connectTimeout
         // remote side sees EOF on its stdin when the launcher goes away (that is how remote ranks die with it).
         argv.addAll(List.of("-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=" + connectTimeout,
                 "-o", "ConnectionAttempts=" + attempts));
+        // A host cut off from the network closes no connection: without keepalives the launcher would hear of it
+        // only when the ranks' op timeout (KOLO_TIMEOUT_SECONDS, 300 s by default) ends those that can still talk,
+        // and would name one of them. With them ssh gives up on the host after 30-40 s of silence and the launcher
+        // names that host. ssh keeps the first value it reads, so options in KOLO_SSH_COMMAND win over these.
+        argv.addAll(List.of("-o", "ServerAliveInterval=" + ALIVE_INTERVAL_SECONDS,
+                "-o", "ServerAliveCountMax=" + ALIVE_COUNT_MAX));
         if (port > 0) {
             argv.addAll(List.of("-p", Integer.toString(port)));
         }

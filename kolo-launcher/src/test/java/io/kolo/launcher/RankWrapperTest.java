@@ -119,7 +119,7 @@ class RankWrapperTest {
     void sshArgumentsCarryTheOptions() {
         Ssh ssh = new Ssh(List.of("ssh", "-F", "cfg"), 2222, Path.of("/k/id"), 7, 3);
         assertEquals(List.of("ssh", "-F", "cfg", "-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=7", "-o",
-                "ConnectionAttempts=3", "-p", "2222", "-i", "/k/id", "--", "node-1", "echo hi"), ssh.argv("node-1",
+                "ConnectionAttempts=3", "-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3", "-p", "2222", "-i", "/k/id", "--", "node-1", "echo hi"), ssh.argv("node-1",
                 "echo hi"));
         assertEquals(List.of("ssh", "-J", "jump"), Ssh.clientCommand(Map.of("KOLO_SSH_COMMAND", " ssh  -J jump ")));
         assertEquals(List.of("ssh"), Ssh.clientCommand(Map.of()));

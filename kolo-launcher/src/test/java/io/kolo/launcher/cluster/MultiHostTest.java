@@ -230,6 +230,80 @@ class MultiHostTest {
     }
 
     @Test
+    void aHostCutOffFromTheNetworkFailsTheJobWithinTheTimeoutAndItsRanksEndOnTheirOwn() throws Exception {
+        // Host 1 (ranks 2 and 3) loses its link mid-job: no connection is closed, nothing is refused, packets
+        // just stop arriving, as when a switch port or a VM's network dies.
+        ForeverJob job = startForeverJob("pids-partition", "-x", "KOLO_TIMEOUT_SECONDS=5");
+        Process p = job.process();
+        long cut = System.nanoTime();
+        setLink(1, "down");
+        try {
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the launcher did not finish after host 1 was cut off");
+            job.awaitOutput();
+            String out = job.out().toString();
+            String err = job.err().toString();
+            assertTrue(p.exitValue() != 0, out + err);
+            // The ranks that can still talk fail on their own timeout, and the launcher names the first of them.
+            assertTrue(out.contains("timed out after 5 s"), out + err);
+            assertTrue(err.lines().anyMatch(l -> l.startsWith("kolo: rank ") && l.contains(" failed: ")), err);
+            // The cut-off ranks cannot hear the launcher; they time out too and end, with their wrappers.
+            List<Long> left = kolosProcessesOn(1);
+            while (!left.isEmpty() && System.nanoTime() - cut < TimeUnit.SECONDS.toNanos(90)) {
+                Thread.sleep(500);
+                left = kolosProcessesOn(1);
+            }
+            assertTrue(left.isEmpty(), "still running on the cut-off host "
+                    + (System.nanoTime() - cut) / 1_000_000_000 + " s after the cut: " + describe(left));
+        } finally {
+            p.destroyForcibly();
+            reconnect(1);
+        }
+    }
+
+    @Test
+    void aHostCutOffIsNamedByItsLostSshConnectionLongBeforeTheRanksTimeOut() throws Exception {
+        // As above with the default op timeout (300 s): the ranks would wait for it, but the launcher's ssh
+        // connections to the host hear nothing back either.
+        ForeverJob job = startForeverJob("pids-partition-named");
+        Process p = job.process();
+        setLink(1, "down");
+        try {
+            assertTrue(p.waitFor(75, TimeUnit.SECONDS), "the launcher did not notice that host 1 was cut off");
+            job.awaitOutput();
+            String err = job.err().toString();
+            assertTrue(p.exitValue() != 0, job.out() + err);
+            assertTrue(err.contains(" on host " + cluster.hostName(1) + " lost its ssh connection"), err);
+        } finally {
+            p.destroyForcibly();
+            reconnect(1);
+        }
+    }
+
+    /**
+     * Brings host {@code host}'s link back and stops what a cut-off job left there: ranks still waiting out their
+     * timeout, and sshd's sessions, which wait for TCP to give up on the launcher's side (the host's own business).
+     */
+    static void reconnect(int host) {
+        setLink(host, "up");
+        for (long pid : cluster.jobPidsIn(host)) {
+            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    /** Host {@code host}'s one link, {@code up} or {@code down}. */
+    static void setLink(int host, String state) {
+        NetnsCluster.ExecResult r = NetnsCluster.exec(List.of("ip", "netns", "exec", cluster.hostNs(host), "ip", "link",
+                "set", "eth0", state));
+        assertEquals(0, r.code(), "ip link set eth0 " + state + ": " + r.output());
+    }
+
+    /** What a job left on host {@code host} besides sshd (its listener and its per-connection sessions). */
+    static List<Long> kolosProcessesOn(int host) {
+        return cluster.jobPidsIn(host).stream().filter(pid -> !ProcessHandle.of(pid)
+                .flatMap(h -> h.info().command()).orElse("").endsWith("/sshd")).toList();
+    }
+
+    @Test
     void interruptingTheLauncherLeavesNoProcessOnAnyHost() throws Exception {
         ForeverJob job = startForeverJob("pids-interrupted");
         Process p = job.process();
@@ -276,11 +350,16 @@ class MultiHostTest {
         }
     }
 
-    /** Starts a {@link ForeverJob} recording rank pids under {@code dir/pidsName} and waits until all 4 reduce. */
-    static ForeverJob startForeverJob(String pidsName) throws Exception {
+    /**
+     * Starts a {@link ForeverJob} with {@code kolo run} options {@code options}, recording rank pids under
+     * {@code dir/pidsName}, and waits until all 4 reduce.
+     */
+    static ForeverJob startForeverJob(String pidsName, String... options) throws Exception {
         Path pids = Files.createDirectories(dir.resolve(pidsName));
-        Process p = start(Map.of(), "run", "-np", "4", "--hostfile", cluster.hostfile(2, 2).toString(),
-                "-cp", CP, Worker.class.getName(), "forever", pids.toString());
+        List<String> args = new ArrayList<>(List.of("run", "-np", "4", "--hostfile", cluster.hostfile(2, 2).toString()));
+        args.addAll(List.of(options));
+        args.addAll(List.of("-cp", CP, Worker.class.getName(), "forever", pids.toString()));
+        Process p = start(Map.of(), args.toArray(String[]::new));
         StringBuilder out = new StringBuilder();
         StringBuilder err = new StringBuilder();
         Thread o = Thread.ofVirtual().start(() -> collect(p.getInputStream(), out));
