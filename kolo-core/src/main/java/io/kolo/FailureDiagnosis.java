@@ -25,6 +25,8 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
     private static final System.Logger LOG = LazyLogger.of(FailureDiagnosis.class);
 
     private static final long CAUSE_WAIT_MILLIS = 2000;
+    /** How long one wait for last words in the store lasts, between looks at the job's failure record. */
+    private static final long LAST_WORDS_WAIT_NANOS = 100_000_000;
     private final int rank;
     private final KeyValueStore store;
     private final Transport transport;
@@ -77,14 +79,17 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
     /**
      * Waits a moment for the job's first failure to be recorded, since the rank that shut down while this one still
      * had ops usually did so in a {@code finally} block on its way to failing; when a failure of another rank is
-     * recorded in time, the ops fail naming it. Nothing recorded (the rank simply ran out of work first, or no
-     * launcher records exits): {@code plain}.
+     * recorded in time, the ops fail naming it. Where no launcher records exits (mpirun, srun: rank 0 serves the store),
+     * the failing rank's last words, recorded as its exception goes uncaught, name it instead; they are waited for in
+     * the store itself, so this rank answers within a round trip of them, before mpirun, seeing that rank exit, kills
+     * this one. Under a launcher they are only the fallback, its record (with the exit code) being the better one.
+     * Nothing recorded (the rank simply ran out of work first): {@code plain}.
      */
     @Override
     public RuntimeException explainLeaving(RuntimeException plain) {
         long deadline = System.nanoTime() + CAUSE_WAIT_MILLIS * 1_000_000;
         try {
-            while (System.nanoTime() < deadline) {
+            while (true) {
                 Optional<String> recorded = store.tryGet(StoreKeys.FIRST_FAILURE);
                 if (recorded.isPresent()) {
                     Record first = Record.parse(recorded.get(), new Record(rank, plain.getMessage()));
@@ -94,7 +99,19 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
                     String cause = store.tryGet(StoreKeys.failed(first.rank)).orElse(first.cause);
                     return new RankFailedException(first.rank, cause, plain);
                 }
-                Thread.sleep(50);
+                long left = deadline - System.nanoTime();
+                Optional<Record> said = storeInRankZero || left <= 0
+                        ? lastWords(Math.max(0, Math.min(left, LAST_WORDS_WAIT_NANOS))) : Optional.empty();
+                if (said.isPresent()) {
+                    return said.get().rank == rank ? plain // this rank is failing itself: nobody else to name
+                            : new RankFailedException(said.get().rank, said.get().cause, plain);
+                }
+                if (left <= 0) {
+                    return plain;
+                }
+                if (!storeInRankZero) {
+                    Thread.sleep(50);
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -102,6 +119,29 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
             LOG.log(System.Logger.Level.DEBUG, "failure store unreachable after a rank shut down", storeGone);
         }
         return plain;
+    }
+
+    /**
+     * The first last words a rank recorded, waiting at most {@code nanos} for them in the store: "rank 2 failed:
+     * IllegalStateException: injected failure at iteration 20" (this rank's own as they were recorded).
+     */
+    private Optional<Record> lastWords(long nanos) {
+        Optional<String> said = nanos < 1_000_000 ? store.tryGet(StoreKeys.FIRST_LAST_WORDS)
+                : waitFor(StoreKeys.FIRST_LAST_WORDS, java.time.Duration.ofNanos(nanos));
+        if (said.isEmpty()) {
+            return Optional.empty();
+        }
+        Record words = Record.parse(said.get(), new Record(rank, ""));
+        return Optional.of(words.rank == rank ? words
+                : new Record(words.rank, RankFailure.describe("rank " + words.rank, words.cause, null)));
+    }
+
+    private Optional<String> waitFor(String key, java.time.Duration timeout) {
+        try {
+            return Optional.of(store.get(key, timeout));
+        } catch (KoloTimeoutException notYet) {
+            return Optional.empty();
+        }
     }
 
     /**

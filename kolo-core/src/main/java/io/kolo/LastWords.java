@@ -123,6 +123,7 @@ final class LastWords {
         for (Member m : MEMBERS) {
             try {
                 m.store.putIfAbsent(StoreKeys.lastWords(m.rank), words);
+                m.store.putIfAbsent(StoreKeys.FIRST_LAST_WORDS, StoreKeys.firstFailure(m.rank, words));
             } catch (RuntimeException storeGone) {
                 LOG.log(System.Logger.Level.DEBUG, "could not record rank " + m.rank + "'s last words", storeGone);
             }

@@ -21,6 +21,13 @@ public final class StoreKeys {
         return "cause/" + rank;
     }
 
+    /**
+     * The first rank of the job to record its last words, as {@link #firstFailure(int, String)} encodes it (the rank,
+     * its words): one key that ranks waiting for a failure can watch, whatever the job's size, where no launcher
+     * records exits (mpirun, srun).
+     */
+    public static final String FIRST_LAST_WORDS = "cause/first";
+
     /** The value of {@link #FIRST_FAILURE}: the rank, a tab, the cause. */
     public static String firstFailure(int rank, String cause) {
         return rank + "\t" + cause;

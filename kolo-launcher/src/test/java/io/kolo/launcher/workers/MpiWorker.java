@@ -11,7 +11,10 @@ import java.util.Arrays;
  * <ul>
  *   <li>{@code collectives}: allreduce, allgather and broadcast; prints one line per rank,
  *       {@code "rank R of N local L of M: sum=S gathered=[...] broadcast=B"};</li>
- *   <li>{@code exit-rank-1}: as {@code collectives}, but rank 1 exits with code 3 after joining.</li>
+ *   <li>{@code exit-rank-1}: as {@code collectives}, but rank 1 exits with code 3 after joining;</li>
+ *   <li>{@code throw-rank-2-finally}: every rank allreduces in {@code try { ... } finally { Kolo.shutdown(); }}, and
+ *       rank 2 throws IllegalStateException("injected failure at iteration 20") at step 20, uncaught: it leaves the
+ *       job before its exception reaches the JVM, and no launcher of Kolo's records its exit.</li>
  * </ul>
  * A failing init or collective prints {@code "rank ? failed: CLASS: MESSAGE"} and exits 1.
  */
@@ -21,6 +24,11 @@ public final class MpiWorker {
 
     public static void main(String[] args) {
         String mode = args.length > 0 ? args[0] : "collectives";
+        if (mode.equals("throw-rank-2-finally")) {
+            Kolo.init();
+            throwOnRank2(Kolo.rank());
+            return;
+        }
         try {
             Kolo.init();
             int rank = Kolo.rank();
@@ -39,6 +47,26 @@ public final class MpiWorker {
         } catch (RuntimeException e) {
             System.out.println("rank ? failed: " + e.getClass().getSimpleName() + ": " + e.getMessage());
             System.exit(1);
+        }
+    }
+
+    private static void throwOnRank2(int rank) {
+        try {
+            float[] x = new float[1000];
+            for (int step = 0; step < 1000; step++) {
+                if (rank == 2 && step == 20) {
+                    throw new IllegalStateException("injected failure at iteration 20");
+                }
+                Kolo.allreduce(x, ReduceOp.SUM);
+            }
+        } catch (RuntimeException e) {
+            if (rank == 2) {
+                throw e;
+            }
+            System.out.println("rank " + rank + " failed: " + e.getClass().getSimpleName() + ": " + e.getMessage());
+            System.exit(1);
+        } finally {
+            Kolo.shutdown();
         }
     }
 }
