@@ -6,6 +6,7 @@ import io.kolo.KoloTimeoutException;
 import io.kolo.RankFailedException;
 import io.kolo.bootstrap.ElasticScope;
 import io.kolo.bootstrap.GenerationReplacedException;
+import io.kolo.transport.PeerFailedException;
 
 /**
  * Elastic training (Horovod's {@code hvd.elastic.run}): the training function survives workers that die and hosts
@@ -59,10 +60,15 @@ public final class Elastic {
     public static <S extends ElasticState, T> T run(S state, Body<S, T> body) {
         try {
             Kolo.init();
-        } catch (GenerationReplacedException e) {
-            // Started into a job that lost another worker while it formed: join the launcher's newer one.
+        } catch (RuntimeException e) {
+            // Started into a job that lost another worker while it formed: wait for the launcher's next job, as the
+            // workers that survived into it do (a failure that is not of that kind ends this worker as before).
             ElasticWorker worker = ElasticWorker.current().orElseThrow(() -> e);
-            note(worker, e.getMessage() + "; joining that");
+            String why = startFailure(worker, e);
+            if (why == null) {
+                throw e;
+            }
+            note(worker, why);
             rejoin(worker);
         }
         ElasticScope.enter();
@@ -103,13 +109,30 @@ public final class Elastic {
                 Kolo.init(env);
                 note(worker, "joined job " + worker.generation() + " as rank " + Kolo.rank() + " of " + Kolo.size());
                 return;
-            } catch (GenerationReplacedException e) {
-                note(worker, e.getMessage() + "; joining that");
-            } catch (RankFailedException | KoloTimeoutException e) {
-                note(worker, "job " + worker.generation() + " failed while starting (" + e.getMessage()
-                        + "); waiting for the next");
+            } catch (RuntimeException e) {
+                String why = startFailure(worker, e);
+                if (why == null) {
+                    throw e;
+                }
+                note(worker, why);
             }
         }
+    }
+
+    /**
+     * What this worker says when joining its job failed because the job cannot form (the launcher replaced it, a peer
+     * died or never came, the start timed out), after which it waits for the launcher's next job; null for any other
+     * failure (a bad setting), which ends it.
+     */
+    private static String startFailure(ElasticWorker worker, RuntimeException e) {
+        if (e instanceof GenerationReplacedException) {
+            return e.getMessage() + "; joining that";
+        }
+        if (e instanceof RankFailedException || e instanceof KoloTimeoutException || e instanceof PeerFailedException) {
+            return "job " + worker.generation() + " failed while starting (" + e.getMessage() + "); waiting for the"
+                    + " next";
+        }
+        return null;
     }
 
     /** The lost rank behind {@code e}, if a lost rank is why it failed (possibly wrapped, e.g. by DJL). */
