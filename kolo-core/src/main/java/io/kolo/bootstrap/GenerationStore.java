@@ -49,15 +49,21 @@ final class GenerationStore implements KeyValueStore {
             try {
                 return scoped.get(key, Duration.ofNanos(Math.max(1, Math.min(left, CHECK_EVERY.toNanos()))));
             } catch (KoloTimeoutException e) {
-                int latest = store.tryGet(ElasticGeneration.LATEST).map(Integer::parseInt).orElse(generation);
-                if (latest > generation) {
-                    throw new GenerationReplacedException(generation, latest);
-                }
+                checkStillForming();
                 if (deadline - System.nanoTime() <= 0) {
                     throw new KoloTimeoutException("timed out after " + Durations.describe(timeout)
                             + " waiting for key '" + key + "' in " + scoped);
                 }
             }
+        }
+    }
+
+    /** @throws GenerationReplacedException when the launcher has published a newer generation */
+    @Override
+    public void checkStillForming() {
+        int latest = store.tryGet(ElasticGeneration.LATEST).map(Integer::parseInt).orElse(generation);
+        if (latest > generation) {
+            throw new GenerationReplacedException(generation, latest);
         }
     }
 

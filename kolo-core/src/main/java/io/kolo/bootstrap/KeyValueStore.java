@@ -31,6 +31,15 @@ public interface KeyValueStore extends AutoCloseable {
      */
     String get(String key, Duration timeout);
 
+    /**
+     * Throws when the job this view of the store belongs to can no longer form: an elastic launcher has published a newer
+     * job ({@link GenerationReplacedException}). A rank waiting at start for a peer outside the store (a connection to
+     * make or to accept) asks now and then, since a peer that died there says nothing; waits in the store notice by
+     * themselves. Nothing to check for any other store.
+     */
+    default void checkStillForming() {
+    }
+
     @Override
     void close();
 }

@@ -36,6 +36,16 @@ final class TcpMeshBuilder implements AutoCloseable {
     /** The whole handshake of one connection, at most: real peers need milliseconds. */
     private static final long HANDSHAKE_MILLIS = 10_000;
     private static final long MAX_BACKOFF_MILLIS = 250;
+    /**
+     * How often a wait for a peer's connection, or attempts to connect to it, ask the store whether the job can still
+     * form (an elastic launcher replaced it after a peer died: {@link KeyValueStore#checkStillForming}).
+     */
+    private static final long CHECK_MILLIS = 500;
+    /**
+     * One connect attempt at most, so that attempts to reach a peer whose host went silent (no refusal) still ask the
+     * store now and then; long enough for any real network's round trip.
+     */
+    private static final long CONNECT_ATTEMPT_MILLIS = 3000;
     private final int rank;
     private final int size;
     private final InetAddress bindAddress;
@@ -180,7 +190,12 @@ final class TcpMeshBuilder implements AutoCloseable {
     private SocketChannel connectTo(int peer, InetSocketAddress address) throws InterruptedException {
         long backoff = 5;
         Exception last = null;
+        long nextCheck = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS);
         while (true) {
+            if (System.nanoTime() - nextCheck >= 0) {
+                store.checkStillForming();
+                nextCheck = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS);
+            }
             long left = remainingMillis();
             if (left <= 0) {
                 throw new KoloTimeoutException("rank " + rank + " timed out after " + io.kolo.bootstrap.Durations.describe(startTimeout)
@@ -197,7 +212,7 @@ final class TcpMeshBuilder implements AutoCloseable {
                     // Leave through the chosen interface on multi-homed hosts.
                     ch.bind(new InetSocketAddress(bindAddress, 0));
                 }
-                ch.socket().connect(address, (int) Math.max(1, Math.min(left, Integer.MAX_VALUE)));
+                ch.socket().connect(address, (int) Math.max(1, Math.min(left, CONNECT_ATTEMPT_MILLIS)));
                 Handshake.client(ch.socket(), secret, PURPOSE, claim(rank, size, peer),
                         Duration.ofMillis(Math.max(1, Math.min(remainingMillis(), HANDSHAKE_MILLIS))));
                 ch.socket().setSoTimeout(0);
@@ -216,7 +231,14 @@ final class TcpMeshBuilder implements AutoCloseable {
     }
 
     private void awaitHigherRanks() throws InterruptedException {
-        if (higherRanks.await(Math.max(0, remaining().toNanos()), TimeUnit.NANOSECONDS)) {
+        while (!higherRanks.await(Math.min(remaining().toNanos(), TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS)),
+                TimeUnit.NANOSECONDS)) {
+            if (remaining().isZero()) {
+                break;
+            }
+            store.checkStillForming();
+        }
+        if (higherRanks.getCount() == 0) {
             return;
         }
         List<Integer> missing = new ArrayList<>();

@@ -27,11 +27,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ElasticRunTest {
     private static final String CP = System.getProperty("java.class.path");
 
-    private static CompletableFuture<LauncherProcessTest.Result> start(Path dir, int steps, int millis,
-                                                                      String... flags) {
+    static CompletableFuture<LauncherProcessTest.Result> start(Path dir, int steps, int millis,
+                                                              String... flags) {
+        return startWithStartTimeout(dir, 20, steps, millis, flags);
+    }
+
+    /** {@code kolo run FLAGS --start-timeout START_TIMEOUT ... ElasticCounter DIR STEPS MILLIS}, in the background. */
+    static CompletableFuture<LauncherProcessTest.Result> startWithStartTimeout(Path dir, int startTimeout, int steps,
+                                                                              int millis, String... flags) {
         List<String> args = new ArrayList<>(List.of("run"));
         args.addAll(List.of(flags));
-        args.addAll(List.of("--start-timeout", "20", "-cp", CP, ElasticCounter.class.getName(),
+        args.addAll(List.of("--start-timeout", Integer.toString(startTimeout), "-cp", CP, ElasticCounter.class.getName(),
                 dir.toString(), Integer.toString(steps), Integer.toString(millis)));
         CompletableFuture<LauncherProcessTest.Result> job = new CompletableFuture<>();
         Thread.ofPlatform().daemon().start(() -> job.complete(LauncherProcessTest.kolo(args.toArray(String[]::new))));
@@ -145,7 +151,7 @@ class ElasticRunTest {
     }
 
     /** The workers' "done" lines, without the launcher's rank tags, sorted: who finished, where, in which rank. */
-    private static List<String> finished(LauncherProcessTest.Result r) {
+    static List<String> finished(LauncherProcessTest.Result r) {
         return r.out().lines().filter(l -> l.contains(" done at ")).map(l -> l.substring(l.indexOf(':') + 1))
                 .sorted().toList();
     }
@@ -261,7 +267,7 @@ class ElasticRunTest {
     }
 
     /** The job's result; on a hang, every worker's log in the failure message. */
-    private static LauncherProcessTest.Result finish(CompletableFuture<LauncherProcessTest.Result> job, Path dir)
+    static LauncherProcessTest.Result finish(CompletableFuture<LauncherProcessTest.Result> job, Path dir)
             throws Exception {
         try {
             return job.get(90, java.util.concurrent.TimeUnit.SECONDS);
@@ -276,7 +282,7 @@ class ElasticRunTest {
         }
     }
 
-    private static void awaitCommit(CompletableFuture<LauncherProcessTest.Result> job, Path dir, String worker,
+    static void awaitCommit(CompletableFuture<LauncherProcessTest.Result> job, Path dir, String worker,
                                     int step) throws Exception {
         Path log = dir.resolve("log." + worker);
         for (int i = 0; i < 1200; i++) {
@@ -292,16 +298,16 @@ class ElasticRunTest {
         throw new AssertionError(worker + " never committed step " + step);
     }
 
-    private static void kill(Path dir, String worker) throws IOException {
+    static void kill(Path dir, String worker) throws IOException {
         long pid = Long.parseLong(Files.readString(dir.resolve("pid." + worker)).trim());
         ProcessHandle.of(pid).orElseThrow().destroyForcibly();   // SIGKILL: no shutdown hook, no last words
     }
 
-    private static void assertCommitsNeverGoBack(Path dir) throws IOException {
+    static void assertCommitsNeverGoBack(Path dir) throws IOException {
         TestAccess.assertCommitsNeverGoBack(dir);
     }
 
-    private static void assertNothingLeft(Path dir) throws Exception {
+    static void assertNothingLeft(Path dir) throws Exception {
         try (Stream<Path> files = Files.list(dir)) {
             for (Path f : files.filter(p -> p.getFileName().toString().startsWith("pid.")).toList()) {
                 long pid = Long.parseLong(Files.readString(f).trim());

@@ -2,15 +2,22 @@ package io.kolo.launcher.workers;
 
 import io.kolo.Kolo;
 import io.kolo.ReduceOp;
+import io.kolo.bootstrap.ElasticGeneration;
+import io.kolo.bootstrap.JobSecret;
+import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.bootstrap.RendezvousClient;
+import io.kolo.bootstrap.StoreKeys;
 import io.kolo.elastic.Elastic;
 import io.kolo.elastic.ObjectState;
 import io.kolo.elastic.WorkerRemovedException;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.Map;
 
 /**
@@ -22,7 +29,9 @@ import java.util.Map;
  * after every re-join; prints "worker W done at STEP as rank R of S" at the end. A worker started into the generation
  * that {@code COUNTER_DIE_AT_START_OF_GENERATION} names exits with code 5 at once, before joining (a replacement that
  * dies while the job re-forms); so does the worker that {@code COUNTER_DIE_AT_START_AS_WORKER} names. With
- * {@code COUNTER_FINISH_EARLY=W:STEP}, worker W exits with code 0 after committing STEP, the others training on.
+ * {@code COUNTER_FINISH_EARLY=W:STEP}, worker W exits with code 0 after committing STEP, the others training on. The
+ * worker that {@code COUNTER_DIE_AFTER_ADDRESS_AS_WORKER} names exits with code 5 (halting, as a crash would) as soon
+ * as its first job's store holds its data-plane address (KOLO_TRANSPORT=tcp), usually before its peers connect to it.
  */
 public final class ElasticCounter {
     private ElasticCounter() {
@@ -39,6 +48,9 @@ public final class ElasticCounter {
                 || id.equals(System.getenv("COUNTER_DIE_AT_START_AS_WORKER"))) {
             System.err.println("worker " + id + " dies as it starts");
             System.exit(5);
+        }
+        if (id.equals(System.getenv("COUNTER_DIE_AFTER_ADDRESS_AS_WORKER"))) {
+            dieOncePublished();
         }
         Files.writeString(dir.resolve("pid." + id), Long.toString(ProcessHandle.current().pid()));
         Path log = dir.resolve("log." + id);
@@ -89,5 +101,22 @@ public final class ElasticCounter {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** Halts this worker once its data-plane address is in its first job's store: watched over a connection of its own. */
+    private static void dieOncePublished() {
+        Map<String, String> env = System.getenv();
+        KeyValueStore client = RendezvousClient.connect(new InetSocketAddress(env.get("KOLO_RENDEZVOUS_ADDR"),
+                        Integer.parseInt(env.get("KOLO_RENDEZVOUS_PORT"))),
+                JobSecret.fromHex(env.get("KOLO_SECRET")), Duration.ofSeconds(10));
+        KeyValueStore job = ElasticGeneration.scope(client, Integer.parseInt(env.get("KOLO_ELASTIC_GENERATION")));
+        String key = StoreKeys.address(Integer.parseInt(env.get("KOLO_RANK")));
+        Thread.ofPlatform().daemon().start(() -> {
+            while (job.tryGet(key).isEmpty()) {
+                java.util.concurrent.locks.LockSupport.parkNanos(500_000);
+            }
+            System.err.println("worker " + env.get("KOLO_ELASTIC_WORKER") + " dies after publishing its address");
+            Runtime.getRuntime().halt(5);
+        });
     }
 }
