@@ -73,9 +73,15 @@ public final class KubernetesJobs implements AutoCloseable {
         String ns = spec.namespace() != null ? spec.namespace() : namespace();
         KoloJobSpec placed = spec.namespace() != null ? spec : withNamespace(spec, ns);
         return call("submit job " + spec.name(), () -> {
-            if (StatusReader.find(client, ns, spec.name()).isPresent()) {
+            StatusReader.Lookup existing = StatusReader.lookup(client, ns, spec.name());
+            if (existing.kolo().isPresent()) {
                 throw new KubernetesJobException("a job named " + spec.name() + " already exists in namespace " + ns
                         + ": delete it first (kolo k8s delete " + spec.name() + ") or choose another name");
+            }
+            if (existing.otherKind() != null) {
+                throw new KubernetesJobException("cannot submit job " + spec.name() + ": a " + existing.otherKind()
+                        + " named " + spec.name() + " that kolo k8s did not create already exists in namespace " + ns
+                        + ": choose another job name, or delete that " + existing.otherKind() + " with kubectl");
             }
             awaitLeftovers(ns, spec.name());
             if (placed.mode() == KoloJobSpec.Mode.MPIJOB) {
@@ -176,9 +182,16 @@ public final class KubernetesJobs implements AutoCloseable {
     /** The job called {@code name} in {@code namespace} (null: the default one). */
     public KoloJob get(String name, String namespace) {
         String ns = namespace != null ? namespace : namespace();
-        return call("find job " + name, () -> StatusReader.find(client, ns, name).map(t -> new KoloJob(client, t))
-                .orElseThrow(() -> new KubernetesJobException("no Kolo job named " + name + " in namespace " + ns
-                        + " (kolo k8s list shows them)")));
+        return call("find job " + name, () -> {
+            StatusReader.Lookup found = StatusReader.lookup(client, ns, name);
+            if (found.kolo().isEmpty() && found.otherKind() != null) {
+                throw new KubernetesJobException("the " + found.otherKind() + " " + name + " in namespace " + ns
+                        + " was not created by kolo k8s (it has no label " + Manifests.JOB_LABEL + "=" + name
+                        + "): kolo k8s leaves it alone; use kubectl for it");
+            }
+            return found.kolo().map(t -> new KoloJob(client, t)).orElseThrow(() -> new KubernetesJobException(
+                    "no Kolo job named " + name + " in namespace " + ns + " (kolo k8s list shows them)"));
+        });
     }
 
     /** Every Kolo job in {@code namespace} (null: the default one). */

@@ -37,15 +37,32 @@ final class StatusReader {
         this.target = target;
     }
 
-    /** The Kolo job called {@code name}: an Indexed Job, else an MPIJob; empty when there is neither. */
-    static Optional<Target> find(KubernetesClient client, String namespace, String name) {
+    /**
+     * What the name {@code name} stands for: the Kolo job of that name (an Indexed Job, else an MPIJob), or else the
+     * kind of a Job or MPIJob of that name that kolo k8s did not make (null when there is neither).
+     */
+    record Lookup(Optional<Target> kolo, String otherKind) {
+    }
+
+    /**
+     * Kolo's own objects are told by their {@code kolo.io/job} label, never by their name alone: a Job or MPIJob of
+     * the same name made by someone else must not be read, followed or deleted as Kolo's.
+     */
+    static Lookup lookup(KubernetesClient client, String namespace, String name) {
         Job job = client.batch().v1().jobs().inNamespace(namespace).withName(name).get();
-        if (job != null && job.getMetadata().getLabels() != null
-                && name.equals(job.getMetadata().getLabels().get(Manifests.JOB_LABEL))) {
-            return Optional.of(target(namespace, name, KoloJobSpec.Mode.OPERATOR_FREE, job));
+        if (madeByKolo(job, name)) {
+            return new Lookup(Optional.of(target(namespace, name, KoloJobSpec.Mode.OPERATOR_FREE, job)), null);
         }
         GenericKubernetesResource mpi = mpiJobs(client, namespace).map(r -> r.withName(name).get()).orElse(null);
-        return Optional.ofNullable(mpi).map(m -> target(namespace, name, KoloJobSpec.Mode.MPIJOB, m));
+        if (madeByKolo(mpi, name)) {
+            return new Lookup(Optional.of(target(namespace, name, KoloJobSpec.Mode.MPIJOB, mpi)), null);
+        }
+        return new Lookup(Optional.empty(), job != null ? "Job" : mpi != null ? Manifests.MPIJOB_KIND : null);
+    }
+
+    private static boolean madeByKolo(HasMetadata o, String name) {
+        return o != null && o.getMetadata().getLabels() != null
+                && name.equals(o.getMetadata().getLabels().get(Manifests.JOB_LABEL));
     }
 
     /** Every Kolo job in the namespace. */
