@@ -2,6 +2,7 @@ package io.kolo.k8s;
 
 import io.fabric8.kubernetes.api.model.DeletionPropagation;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -12,7 +13,9 @@ import java.net.http.HttpConnectTimeoutException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -126,17 +129,23 @@ public final class KubernetesJobs implements AutoCloseable {
     }
 
     /**
-     * Waits while an earlier job of this name is still being deleted: deleting a Job leaves its pods, Secret and
-     * Service to the garbage collector, and a new job must neither fail on the old Secret nor meet the old pods.
+     * Waits while an earlier job of this name is still being deleted: deleting a Job or MPIJob leaves its pods and the
+     * objects made for it to the garbage collector, and a new job must neither fail on the old ones nor meet the old
+     * pods. An MPIJob's include the MPI Operator's own, which carry no Kolo label (see {@link #leftovers}).
      */
     private void awaitLeftovers(String ns, String name) {
         long deadline = System.nanoTime() + leftoverWait.toNanos();
-        for (List<String> left = leftovers(ns, name); !left.isEmpty(); left = leftovers(ns, name)) {
+        for (List<Leftover> left = leftovers(ns, name); !left.isEmpty(); left = leftovers(ns, name)) {
             if (System.nanoTime() > deadline) {
+                boolean kolos = left.stream().anyMatch(l -> !l.operators());
+                boolean operators = left.stream().anyMatch(Leftover::operators);
                 throw new KubernetesJobException("cannot submit job " + name + ": an earlier job " + name + " is still"
-                        + " being deleted (" + left.getFirst() + (left.size() > 1 ? " and " + (left.size() - 1)
-                        + " more objects" : "") + " after " + leftoverWait.toSeconds() + " s); wait, or see kubectl"
-                        + " get pods,services,secrets -l " + Manifests.JOB_LABEL + "=" + name);
+                        + " being deleted (" + left.getFirst().what() + (left.size() > 1 ? " and " + (left.size() - 1)
+                        + " more objects" : "") + " after " + leftoverWait.toSeconds() + " s); wait, or see "
+                        + (kolos ? "kubectl get pods,services,secrets -l " + Manifests.JOB_LABEL + "=" + name : "")
+                        + (kolos && operators ? " and " : "")
+                        + (operators ? "kubectl get jobs,services,configmaps,secrets -l " + OPERATOR_APP_LABEL + "="
+                        + name + " (the MPI Operator's)" : ""));
             }
             try {
                 Thread.sleep(200);
@@ -148,15 +157,44 @@ public final class KubernetesJobs implements AutoCloseable {
         }
     }
 
-    private List<String> leftovers(String ns, String name) {
-        List<String> left = new ArrayList<>();
-        client.pods().inNamespace(ns).withLabel(Manifests.JOB_LABEL, name).list().getItems()
-                .forEach(p -> left.add("pod " + p.getMetadata().getName()));
+    /** One object of an earlier job still there; {@code operators}: made by the MPI Operator, not by kolo k8s. */
+    private record Leftover(String what, boolean operators) {
+    }
+
+    /** The label the MPI Operator puts on the objects it makes for an MPIJob other than its pods. */
+    static final String OPERATOR_APP_LABEL = "app";
+    /** The label the MPI Operator puts on an MPIJob's pods. */
+    static final String OPERATOR_JOB_LABEL = "training.kubeflow.org/job-name";
+
+    private List<Leftover> leftovers(String ns, String name) {
+        List<Leftover> left = new ArrayList<>();
+        Set<String> pods = new LinkedHashSet<>();
+        for (String label : List.of(Manifests.JOB_LABEL, OPERATOR_JOB_LABEL)) {
+            client.pods().inNamespace(ns).withLabel(label, name).list().getItems()
+                    .forEach(p -> pods.add(p.getMetadata().getName()));
+        }
+        pods.forEach(p -> left.add(new Leftover("pod " + p, false)));
         client.services().inNamespace(ns).withLabel(Manifests.JOB_LABEL, name).list().getItems()
-                .forEach(o -> left.add("Service " + o.getMetadata().getName()));
+                .forEach(o -> left.add(new Leftover("Service " + o.getMetadata().getName(), false)));
         client.secrets().inNamespace(ns).withLabel(Manifests.JOB_LABEL, name).list().getItems()
-                .forEach(o -> left.add("Secret " + o.getMetadata().getName()));
+                .forEach(o -> left.add(new Leftover("Secret " + o.getMetadata().getName(), false)));
+        // The operator's launcher Job, workers' Service, hostfile ConfigMap and SSH Secret: labelled app=NAME, which
+        // anyone may use, so only those the MPIJob of this name owns count.
+        List<HasMetadata> operators = new ArrayList<>();
+        operators.addAll(client.batch().v1().jobs().inNamespace(ns).withLabel(OPERATOR_APP_LABEL, name).list()
+                .getItems());
+        operators.addAll(client.services().inNamespace(ns).withLabel(OPERATOR_APP_LABEL, name).list().getItems());
+        operators.addAll(client.configMaps().inNamespace(ns).withLabel(OPERATOR_APP_LABEL, name).list().getItems());
+        operators.addAll(client.secrets().inNamespace(ns).withLabel(OPERATOR_APP_LABEL, name).list().getItems());
+        operators.stream().filter(o -> ownedByMpiJob(o, name))
+                .forEach(o -> left.add(new Leftover(o.getKind() + " " + o.getMetadata().getName(), true)));
         return left;
+    }
+
+    private static boolean ownedByMpiJob(HasMetadata o, String name) {
+        return o.getMetadata().getOwnerReferences() != null && o.getMetadata().getOwnerReferences().stream()
+                .anyMatch(r -> Manifests.MPIJOB_KIND.equals(r.getKind()) && name.equals(r.getName())
+                        && r.getApiVersion() != null && r.getApiVersion().startsWith("kubeflow.org/"));
     }
 
     /** Creates one object of the job; one that exists already belongs to someone else, and is named as such. */

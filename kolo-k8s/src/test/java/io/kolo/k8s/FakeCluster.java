@@ -83,7 +83,8 @@ final class FakeCluster implements AutoCloseable {
     /** The Job controller: once the Indexed Job runs (not suspended), its pods NAME-i, owned by it. */
     List<String> startIndexedJob(String name) throws InterruptedException {
         Job job = null;
-        for (int i = 0; i < 100; i++) {
+        // Up to 30 s: a kolo k8s started as a fresh JVM on a loaded 2-core machine took over 5 s to submit.
+        for (int i = 0; i < 600; i++) {
             job = client.batch().v1().jobs().withName(name).get();
             if (job != null && !Boolean.TRUE.equals(job.getSpec().getSuspend())) {
                 break;
@@ -115,6 +116,7 @@ final class FakeCluster implements AutoCloseable {
         PodTemplateSpec wt = Serialization.jsonMapper().convertValue(worker.get("template"), PodTemplateSpec.class);
         for (int i = 0; i < (Integer) worker.get("replicas"); i++) {
             Pod p = pod(name + "-worker-" + i, wt, mpi, Map.of());
+            p.getMetadata().getLabels().putAll(operatorLabels(name, "worker"));
             p.getMetadata().getLabels().put(StatusReader.REPLICA_INDEX, "" + i);
             client.pods().resource(p).create();
             pods.add(p.getMetadata().getName());
@@ -122,9 +124,42 @@ final class FakeCluster implements AutoCloseable {
         PodTemplateSpec lt = Serialization.jsonMapper().convertValue(((Map<String, Object>) replicas.get("Launcher"))
                 .get("template"), PodTemplateSpec.class);
         Pod launcher = pod(name + "-launcher", lt, mpi, Map.of());
+        launcher.getMetadata().getLabels().putAll(operatorLabels(name, "launcher"));
         client.pods().resource(launcher).create();
         pods.add(launcher.getMetadata().getName());
         return pods;
+    }
+
+    /** What the MPI Operator adds to the labels of an MPIJob's pods (mpi_job_controller.go, defaultLabels). */
+    private static Map<String, String> operatorLabels(String job, String role) {
+        return Map.of("training.kubeflow.org/operator-name", "mpi-operator", "training.kubeflow.org/job-name", job,
+                "training.kubeflow.org/job-role", role);
+    }
+
+    /**
+     * The MPI Operator's other objects of an MPIJob, as it makes them: the launcher's Job NAME-launcher, the workers'
+     * headless Service NAME, the hostfile's ConfigMap NAME-config and the SSH keys' Secret NAME-ssh, each labelled
+     * {@code app: NAME} and owned by the MPIJob (none carries a Kolo label).
+     */
+    void mpiOperatorObjects(String name) {
+        GenericKubernetesResource mpi = client.genericKubernetesResources("kubeflow.org/v2beta1", "MPIJob")
+                .withName(name).get();
+        var owner = Manifests.ownedBy(mpi);
+        var meta = new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withNamespace(NS)
+                .withLabels(Map.of("app", name)).withOwnerReferences(owner);
+        client.batch().v1().jobs().resource(new io.fabric8.kubernetes.api.model.batch.v1.JobBuilder()
+                .withMetadata(meta.withName(name + "-launcher").build()).withNewSpec().withNewTemplate()
+                .withNewSpec().addNewContainer().withName("launcher").withImage("i").endContainer()
+                .withRestartPolicy("Never").endSpec().endTemplate().endSpec().build()).create();
+        client.services().resource(new io.fabric8.kubernetes.api.model.ServiceBuilder()
+                .withMetadata(meta.withName(name).build()).withNewSpec().withClusterIP("None")
+                .withSelector(Map.of("training.kubeflow.org/job-name", name)).endSpec().build()).create();
+        client.configMaps().resource(new io.fabric8.kubernetes.api.model.ConfigMapBuilder()
+                .withMetadata(meta.withName(name + "-config").build()).withData(Map.of("hostfile",
+                        name + "-worker-0." + name + "." + NS + ".svc slots=2\n")).build()).create();
+        client.secrets().resource(new io.fabric8.kubernetes.api.model.SecretBuilder()
+                .withMetadata(meta.withName(name + "-ssh").build()).withType("kubernetes.io/ssh-auth")
+                .withStringData(Map.of("ssh-privatekey", "not a key")).build()).create();
     }
 
     private static Pod pod(String name, PodTemplateSpec t, HasMetadata owner, Map<String, String> annotations) {
@@ -268,13 +303,14 @@ final class FakeCluster implements AutoCloseable {
         }
     }
 
-    /** Every object of the kinds a Kolo job makes. */
+    /** Every object of the kinds a Kolo job, or the MPI Operator for it, makes. */
     List<HasMetadata> everything() {
         List<HasMetadata> all = new ArrayList<>();
         all.addAll(client.batch().v1().jobs().list().getItems());
         all.addAll(client.pods().list().getItems());
         all.addAll(client.services().list().getItems());
         all.addAll(client.secrets().list().getItems());
+        all.addAll(client.configMaps().list().getItems());
         all.addAll(client.genericKubernetesResources("kubeflow.org/v2beta1", "MPIJob").list().getItems());
         return all;
     }
