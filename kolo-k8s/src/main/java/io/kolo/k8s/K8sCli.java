@@ -244,6 +244,7 @@ public final class K8sCli {
 
         @Override
         public Integer call() {
+            KoloJobSpec.checkNamespace(namespace);
             try (KubernetesJobs k8s = cli.connect.get()) {
                 cli.out.print(k8s.get(name, namespace).status().describe());
                 return 0;
@@ -262,6 +263,7 @@ public final class K8sCli {
 
         @Override
         public Integer call() throws IOException {
+            KoloJobSpec.checkNamespace(namespace);
             try (KubernetesJobs k8s = cli.connect.get()) {
                 KoloJob job = k8s.get(name, namespace);
                 if (rank != null && (rank < 0 || rank >= job.workers() * job.slots())) {
@@ -287,6 +289,7 @@ public final class K8sCli {
 
         @Override
         public Integer call() {
+            KoloJobSpec.checkNamespace(namespace);
             try (KubernetesJobs k8s = cli.connect.get()) {
                 delete(k8s.get(name, namespace), outputDir);
                 return 0;
@@ -298,6 +301,7 @@ public final class K8sCli {
     static final class ListJobs extends Sub {
         @Override
         public Integer call() {
+            KoloJobSpec.checkNamespace(namespace);
             try (KubernetesJobs k8s = cli.connect.get()) {
                 for (KoloJob job : k8s.list(namespace)) {
                     JobStatus s = job.status();

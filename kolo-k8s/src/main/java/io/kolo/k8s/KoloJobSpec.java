@@ -94,6 +94,17 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
         }
     }
 
+    /**
+     * A namespace name as Kubernetes takes it (a DNS-1123 label of at most 63 characters); null is the kubeconfig's.
+     * Checked before anything is asked: a bad one would otherwise go to the API server inside a request path.
+     */
+    static void checkNamespace(String namespace) {
+        if (namespace != null && (namespace.length() > 63 || !DNS_LABEL.matcher(namespace).matches())) {
+            throw new IllegalArgumentException("namespace '" + namespace + "' is not a DNS label: use at most 63 lower"
+                    + " case letters, digits and '-', starting and ending with a letter or digit (e.g. team-a)");
+        }
+    }
+
     /** Validates and freezes the components. */
     public KoloJobSpec {
         Objects.requireNonNull(mode, "mode");
@@ -132,9 +143,7 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
         if (gpus < 0) {
             throw new IllegalArgumentException("--gpu must be 0 or more, got " + gpus);
         }
-        if (namespace != null && !DNS_LABEL.matcher(namespace).matches()) {
-            throw new IllegalArgumentException("namespace '" + namespace + "' is not a DNS label");
-        }
+        checkNamespace(namespace);
         for (String k : env.keySet()) {
             if (!ENV_NAME.matcher(k).matches()) {
                 throw new IllegalArgumentException("--env " + k + ": not a valid environment variable name");

@@ -217,8 +217,12 @@ public final class KubernetesJobs implements AutoCloseable {
                 s.activeDeadlineSeconds(), s.ttlSecondsAfterFinished(), s.startTimeoutSeconds());
     }
 
-    /** The job called {@code name} in {@code namespace} (null: the default one). */
+    /**
+     * The job called {@code name} in {@code namespace} (null: the default one; IllegalArgumentException when it is not
+     * a namespace name).
+     */
     public KoloJob get(String name, String namespace) {
+        KoloJobSpec.checkNamespace(namespace);
         String ns = namespace != null ? namespace : namespace();
         return call("find job " + name, () -> {
             StatusReader.Lookup found = StatusReader.lookup(client, ns, name);
@@ -232,8 +236,9 @@ public final class KubernetesJobs implements AutoCloseable {
         });
     }
 
-    /** Every Kolo job in {@code namespace} (null: the default one). */
+    /** Every Kolo job in {@code namespace} (null: the default one; IllegalArgumentException when not a namespace name). */
     public List<KoloJob> list(String namespace) {
+        KoloJobSpec.checkNamespace(namespace);
         String ns = namespace != null ? namespace : namespace();
         return call("list jobs", () -> StatusReader.list(client, ns).stream().map(t -> new KoloJob(client, t))
                 .toList());

@@ -63,6 +63,12 @@ class BadInputTest {
                 {"--env KOLO_TRANSPORT='bogus' is invalid", "t", "--image", "i", "--workers", "1", "--env",
                         "KOLO_TRANSPORT=bogus"},
                 {"Missing required option: '--workers=W'", "t", "--image", "i"},
+                // Kubernetes takes namespaces of at most 63 characters; a longer one was sent to the API server.
+                {"namespace '" + "n".repeat(64) + "' is not a DNS label: use at most 63 lower case letters, digits"
+                        + " and '-', starting and ending with a letter or digit (e.g. team-a)", "t", "--image", "i",
+                        "--workers", "1", "-n", "n".repeat(64)},
+                {"namespace 'Team_A' is not a DNS label: use at most 63", "t", "--image", "i", "--workers", "1",
+                        "--namespace", "Team_A"},
         };
         for (String[] c : cases) {
             CliRun r = submit(List.of(c).subList(1, c.length).toArray(String[]::new));
@@ -87,6 +93,20 @@ class BadInputTest {
                 missing.err().strip());
         CliRun unknown = CliRun.run(null, "--bogus");
         assertEquals("kolo k8s: Unknown option: '--bogus' (see 'kolo k8s --help')", unknown.err().strip());
+    }
+
+    /** Checked before any cluster is asked (there is none here): a bad one went to the API server as a path. */
+    @Test
+    void theOtherCommandsRefuseABadNamespaceInOneLine() throws Exception {
+        for (List<String> command : List.of(List.of("status", "t"), List.of("logs", "t"), List.of("delete", "t"),
+                List.of("list"))) {
+            List<String> args = new java.util.ArrayList<>(command);
+            args.addAll(List.of("-n", "team_a"));
+            CliRun r = CliRun.run(null, args.toArray(String[]::new));
+            assertEquals(2, r.code(), r.toString());
+            assertEquals("kolo k8s: namespace 'team_a' is not a DNS label: use at most 63 lower case letters, digits"
+                    + " and '-', starting and ending with a letter or digit (e.g. team-a)\n", r.err());
+        }
     }
 
     @Test
