@@ -296,7 +296,7 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
     }
 
     private static int checkedInt(String var, String raw, String digits, int min) {
-        String expected = min == 0 ? "a non-negative integer" : "a positive integer";
+        String expected = KoloSettings.integerExpected(min, Integer.MAX_VALUE);
         int v;
         try {
             v = Integer.parseInt(digits.trim());

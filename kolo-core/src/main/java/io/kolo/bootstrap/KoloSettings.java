@@ -274,13 +274,20 @@ public final class KoloSettings {
         return problems;
     }
 
+    /** Said with its range: "a positive integer" alone was also the answer to 9999999999, which is one. */
     private static Setting<Integer> integer(String name, Integer fallback, int min, int max) {
-        String expected = min == 0 ? "a non-negative integer" : min == 1 ? "a positive integer"
-                : "an integer from " + min;
-        return new Setting<>(name, fallback, expected, v -> inRange(Integer.parseInt(v), min, max));
+        return new Setting<>(name, fallback, integerExpected(min, max), v -> inRange(Integer.parseInt(v), min, max));
     }
 
-    private static Setting<Long> bytes(String name, Long fallback, long max, String expected) {
+    /** What an integer setting takes, with its range; JobEnvironment says the same of MPI's and Slurm's variables. */
+    static String integerExpected(int min, int max) {
+        return (min == 0 ? "a non-negative integer" : min == 1 ? "a positive integer" : "an integer") + " (" + min
+                + " to " + max + ")";
+    }
+
+    /** {@code max} Long.MAX_VALUE is said too, for a value past it: the text alone says only "non-negative". */
+    private static Setting<Long> bytes(String name, Long fallback, long max, String text) {
+        String expected = max == Long.MAX_VALUE ? text + ", at most " + Long.MAX_VALUE : text;
         return new Setting<>(name, fallback, expected, v -> {
             long n = Long.parseLong(v);
             return n >= 0 && n <= max ? n : null;

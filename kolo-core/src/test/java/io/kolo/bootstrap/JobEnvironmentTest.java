@@ -269,6 +269,11 @@ class JobEnvironmentTest {
                 Arguments.of(kolo("KOLO_TIMEOUT_SECONDS", "1.5"), new String[] {"KOLO_TIMEOUT_SECONDS", "1.5", "positive integer"}),
                 Arguments.of(withRendezvous("OMPI_COMM_WORLD_RANK", "1", "OMPI_COMM_WORLD_SIZE", "two"),
                         new String[] {"OMPI_COMM_WORLD_SIZE", "two", "positive integer"}),
+                // Too large for an int: it said "expected a positive integer", which it is.
+                Arguments.of(withRendezvous("OMPI_COMM_WORLD_RANK", "1", "OMPI_COMM_WORLD_SIZE", "9999999999"),
+                        new String[] {"OMPI_COMM_WORLD_SIZE", "9999999999", "positive integer (1 to 2147483647)"}),
+                Arguments.of(withRendezvous("PMI_RANK", "9999999999", "PMI_SIZE", "4"),
+                        new String[] {"PMI_RANK", "9999999999", "non-negative integer (0 to 2147483647)"}),
                 Arguments.of(withRendezvous("PMI_RANK", "9", "PMI_SIZE", "4"), new String[] {"PMI_RANK", "9", "below PMI_SIZE=4"}),
                 Arguments.of(withRendezvous("SLURM_PROCID", "0", "SLURM_NTASKS", "4", "SLURM_TASKS_PER_NODE", "(x2)"),
                         new String[] {"SLURM_TASKS_PER_NODE", "(x2)", "task count"}));

@@ -78,6 +78,43 @@ class KoloSettingsTest {
         assertTrue(problems.stream().noneMatch(p -> p.contains("\n")));
     }
 
+    /**
+     * A number too large for its type said only "expected a positive integer", which 9999999999 is: every integer
+     * setting now says its range, and every number setting without a smaller bound says its largest value.
+     */
+    @Test
+    void aNumberBeyondItsTypeSaysTheAllowedRange() {
+        assertEquals(List.of("KOLO_RANK='-1' is invalid: expected a non-negative integer (0 to 2147483647)",
+                        "KOLO_TIMEOUT_SECONDS='9999999999' is invalid: expected a positive integer (1 to 2147483647)"),
+                KoloSettings.problems(Map.of("KOLO_TIMEOUT_SECONDS", "9999999999", "KOLO_RANK", "-1")));
+        List<String> checked = new ArrayList<>();
+        for (KoloSettings.Setting<?> s : KoloSettings.all()) {
+            if (whole(s)) {
+                BadSettingException e = assertThrows(BadSettingException.class,
+                        () -> s.from(Map.of(s.name(), "99999999999999999999")), s.name());
+                assertTrue(e.getMessage().matches(".* (to|at most) [0-9]+\\b.*"), e.getMessage());
+                checked.add(s.name());
+            }
+        }
+        assertTrue(checked.containsAll(List.of("KOLO_SIZE", "KOLO_LOCAL_RANK", "KOLO_FUSION_THRESHOLD",
+                "KOLO_STALL_CHECK_TIME_SECONDS", "KOLO_SHM_RING_BYTES")), checked.toString());
+    }
+
+    /** A setting whose values are whole numbers (Integer or Long), told by what it makes of a small one. */
+    private static boolean whole(KoloSettings.Setting<?> s) {
+        for (String v : List.of("1", "4096")) {
+            try {
+                Object value = s.from(Map.of(s.name(), v));
+                if (value instanceof Integer || value instanceof Long) {
+                    return true;
+                }
+            } catch (BadSettingException e) {
+                // Out of this setting's range: try the other.
+            }
+        }
+        return false;
+    }
+
     @Test
     void theSecretIsNeverEchoed() {
         String almost = "0123456789abcdef0123456789abcde";   // one hex digit short

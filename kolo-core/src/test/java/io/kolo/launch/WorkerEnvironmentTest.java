@@ -65,7 +65,7 @@ class WorkerEnvironmentTest {
         BadSettingException e = assertThrows(BadSettingException.class,
                 () -> WorkerEnvironment.settingsFrom(Map.of("KOLO_TIMEOUT_SECONDS", "soon")));
         assertEquals("KOLO_TIMEOUT_SECONDS", e.variable());
-        assertEquals("KOLO_TIMEOUT_SECONDS='soon' is invalid: expected a positive integer", e.getMessage());
+        assertEquals("KOLO_TIMEOUT_SECONDS='soon' is invalid: expected a positive integer (1 to 2147483647)", e.getMessage());
         assertEquals(Duration.ofSeconds(60), WorkerEnvironment.startTimeout(Map.of()));
         assertEquals(Duration.ofSeconds(7), WorkerEnvironment.startTimeout(Map.of("KOLO_START_TIMEOUT_SECONDS", "7")));
         assertTrue(WorkerEnvironment.placementVariables().contains("KOLO_SECRET"));

@@ -218,8 +218,8 @@ class CompatibleCommandLinesTest {
                 "kolo: --map-by ppr:2:node: kolo run places ranks by slot (or core, the same here) or by node; use one"
                         + " of those",
                 "kolo: --bind-to numa: use core (one CPU per rank), socket (the CPUs of one processor package) or none",
-                "kolo: --stall-check-shutdown-time-seconds soon: expected a non-negative number of seconds (0: never)"
-                        + " (KOLO_STALL_SHUTDOWN_TIME_SECONDS)");
+                "kolo: --stall-check-shutdown-time-seconds soon: expected a non-negative number of seconds (0: never),"
+                        + " at most 9223372036854775807 (KOLO_STALL_SHUTDOWN_TIME_SECONDS)");
         for (int i = 0; i < bad.size(); i++) {
             List<String> args = new ArrayList<>(List.of("run", "-np", "2"));
             args.addAll(bad.get(i));
