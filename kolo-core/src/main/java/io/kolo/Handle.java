@@ -72,12 +72,18 @@ public final class Handle<T> {
     }
 
     /**
-     * Waits up to {@code timeout} and returns the result.
+     * Waits up to {@code timeout} and returns the result; {@link Duration#ZERO} takes it only if the op is done.
      *
-     * @throws KoloTimeoutException if it is not done in time
-     * @throws KoloException        (or {@link RankFailedException}) if the op failed, with the cause on every rank
+     * @throws IllegalArgumentException if {@code timeout} is negative (a bug in the caller's arithmetic, not a wait
+     *                                  that ran out)
+     * @throws KoloTimeoutException     if it is not done in time
+     * @throws KoloException            (or {@link RankFailedException}) if the op failed, with the cause on every rank
      */
     public T await(Duration timeout) {
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("await timeout " + timeout + " is negative: pass Duration.ZERO to take"
+                    + " the result only if it is done, or a positive timeout");
+        }
         long now = System.nanoTime();
         // Saturating: a timeout past what a long of nanoseconds holds (ChronoUnit.FOREVER) waits as long as it can.
         long deadline = now + TimeUnit.NANOSECONDS.convert(timeout);

@@ -66,6 +66,19 @@ class HandleTest {
         assertSame(cause, waiter.get(10, TimeUnit.SECONDS));
     }
 
+    /** It waited not at all and then said "timed out after -1 s", as if the op were late. */
+    @Test
+    void aNegativeTimeoutIsRefusedNamingIt() {
+        Handle<String> h = new Handle<>("grad.w", Duration.ofSeconds(30));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> h.await(Duration.ofSeconds(-1)));
+        assertEquals("await timeout PT-1S is negative: pass Duration.ZERO to take the result only if it is done, or"
+                + " a positive timeout", e.getMessage());
+        h.complete("done");
+        assertThrows(IllegalArgumentException.class, () -> h.await(Duration.ofMillis(-5)), "done or not");
+        assertEquals("done", h.await(Duration.ZERO));
+    }
+
     @Test
     void aWaitThatOutlastsItsTimeoutSaysWhatTheOpWaitsFor() {
         Handle<String> h = new Handle<>("grad.w", Duration.ofSeconds(30));
