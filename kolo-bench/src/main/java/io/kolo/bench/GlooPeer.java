@@ -44,11 +44,12 @@ final class GlooPeer implements Peer {
         }
         try {
             PeerProcess.Result probe = PeerProcess.run(List.of(python.toString(), "-c",
-                    "import torch.distributed as d; assert d.is_available() and d.is_gloo_available()"),
+                    "import torch.distributed as d; assert d.is_available() and d.is_gloo_available(),"
+                            + " 'this torch.distributed has no gloo backend'"),
                     env, null, PROBE_TIMEOUT);
             if (probe.exitCode() != 0) {
                 return Series.skipped(name(), "PyTorch with gloo is not importable by " + python
-                        + " (Debian: apt-get install python3-torch): " + probe.stderrTail());
+                        + " (Debian: apt-get install python3-torch): " + probe.lastErrorLine());
             }
             Path script = cache.resource(SCRIPT);
             List<String> cmd = List.of(python.toString(), script.toString(), Integer.toString(ranks),

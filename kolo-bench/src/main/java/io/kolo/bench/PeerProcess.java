@@ -24,7 +24,20 @@ import java.util.concurrent.TimeUnit;
 final class PeerProcess {
     private static final int TAIL_LINES = 8;
 
-    record Result(int exitCode, List<String> stdout, String stderrTail) {
+    /** {@code stderr}: its last lines. */
+    record Result(int exitCode, List<String> stdout, List<String> stderr) {
+        /** The last lines of stderr on one line, for a failure's message. */
+        String stderrTail() {
+            return String.join(" | ", stderr);
+        }
+
+        /**
+         * The last line of stderr that says something: a Python traceback's own error ("ImportError: ..."), where
+         * the whole tail is mostly the frames that led there.
+         */
+        String lastErrorLine() {
+            return stderr.reversed().stream().map(String::strip).filter(l -> !l.isEmpty()).findFirst().orElse("");
+        }
     }
 
     private PeerProcess() {
@@ -58,7 +71,7 @@ final class PeerProcess {
         errPump.join(Duration.ofSeconds(5));
         synchronized (out) {
             synchronized (err) {
-                return new Result(p.exitValue(), List.copyOf(out), String.join(" | ", err));
+                return new Result(p.exitValue(), List.copyOf(out), List.copyOf(err));
             }
         }
     }

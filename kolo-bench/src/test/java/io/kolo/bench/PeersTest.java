@@ -69,14 +69,37 @@ class PeersTest {
         assertTrue(rs.status() != Series.Status.FAILED, rs.reason());
     }
 
+    /**
+     * A Python whose torch does not import (here a torch package on PYTHONPATH that fails as a broken install does):
+     * the skip line said the whole traceback, joined by " | ", where the last line is what was wrong.
+     */
+    @Test
+    void glooIsSkippedInOneLineWithTheReasonAndTheErrorsLastLine(@TempDir Path dir) throws Exception {
+        java.util.Optional<Path> python = PeerProcess.which("python3", System.getenv("PATH"));
+        assumeTrue(python.isPresent(), "no python3 on PATH");
+        Path torch = Files.createDirectories(dir.resolve("site/torch"));
+        Files.writeString(torch.resolve("__init__.py"), "from torch._C import *\n");
+        Files.writeString(torch.resolve("_C.py"), "raise ImportError('libtorch_cpu.so: cannot open shared object file:"
+                + " No such file or directory')\n");
+        Map<String, String> env = env();
+        env.put("KOLO_BENCH_PYTHON", python.get().toString());
+        env.put("PYTHONPATH", dir.resolve("site").toString());
+        Series s = new GlooPeer(env, BenchCache.fromEnvironment(env), Duration.ofMinutes(1))
+                .run(Collective.ALLREDUCE, ElementType.F32, 2, steps);
+        assertEquals(Series.Status.SKIPPED, s.status(), s.reason());
+        assertEquals("PyTorch with gloo is not importable by " + python.get() + " (Debian: apt-get install"
+                + " python3-torch): ImportError: libtorch_cpu.so: cannot open shared object file: No such file or"
+                + " directory", s.reason());
+    }
+
     @Test
     void aPeerThatBreaksIsAFailureWithItsLastWords() {
         PeerProcess.Result crashed = new PeerProcess.Result(3, List.of(
-                new Measurement(1024, 3, 1e-6, 1e-6, 1e-6, 1e-6).toLine()), "boom");
+                new Measurement(1024, 3, 1e-6, 1e-6, 1e-6, 1e-6).toLine()), List.of("boom"));
         Series s = Peer.fromOutput("X", crashed, steps);
         assertEquals(Series.Status.FAILED, s.status());
         assertTrue(s.reason().contains("code 3") && s.reason().contains("boom"), s.reason());
-        Series partial = Peer.fromOutput("X", new PeerProcess.Result(0, crashed.stdout(), ""), steps);
+        Series partial = Peer.fromOutput("X", new PeerProcess.Result(0, crashed.stdout(), List.of()), steps);
         assertTrue(partial.reason().contains("1 of 2 sizes"), partial.reason());
     }
 
