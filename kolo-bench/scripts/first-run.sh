@@ -13,15 +13,20 @@ set -euo pipefail
 
 runs=7
 json=""
+usage() { echo "first-run.sh: $1 (options: --runs N, --json FILE; try --help)" >&2; exit 2; }
 while [ $# -gt 0 ]; do
+  # Without this, a missing value ended in bash's "$2: unbound variable", or took the next option as the value.
+  case "$1" in
+    --runs|--json) [ $# -ge 2 ] && [[ "$2" != -* ]] || usage "$1 needs a value" ;;
+  esac
   case "$1" in
     --runs) runs="$2"; shift 2 ;;
     --json) json="$2"; shift 2 ;;
     -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "first-run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+    *) usage "unknown argument '$1'" ;;
   esac
 done
-case "$runs" in (''|*[!0-9]*|0) echo "first-run.sh: --runs needs a positive number, not '$runs'" >&2; exit 2 ;; esac
+case "$runs" in (''|*[!0-9]*|0) usage "--runs needs a positive number, not '$runs'" ;; esac
 
 root="$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)"
 cd "$root"

@@ -44,6 +44,20 @@ class BenchScriptOptionsTest {
         assertFalse(Files.exists(out), "something ran");
     }
 
+    /** {@code first-run.sh --runs} with no value ended in bash's "$2: unbound variable". */
+    @Test
+    void firstRunMissingOrBadValuesAreOneLineNamingTheOption() throws Exception {
+        for (List<String> args : List.of(List.of("--runs"), List.of("--json"), List.of("--runs", "--json", "x.json"),
+                List.of("--json", "--runs", "3"), List.of("--runs", "abc"), List.of("--runs", "0"))) {
+            List<String> command = new ArrayList<>(List.of("bash", "scripts/first-run.sh"));
+            command.addAll(args);
+            String output = run(command);
+            assertTrue(output.startsWith("first-run.sh: " + args.getFirst() + " "), args + ": " + output);
+        }
+        String unknown = run(List.of("bash", "scripts/first-run.sh", "--bogus"));
+        assertTrue(unknown.startsWith("first-run.sh: unknown argument '--bogus'"), unknown);
+    }
+
     @Test
     void badValuesAreOneLineNamingTheOption(@TempDir Path dir) throws Exception {
         Path out = dir.resolve("out");
