@@ -167,7 +167,8 @@ public final class SyntheticExample {
     private static void report(Settings s, int threads, Model model, List<SyntheticMode> modes,
                                SyntheticMode distributed, SyntheticResults.DdpFigures ddp) {
         DistributedTrainer trainer = distributed.trainer;
-        double averagingMs = distributed.averagingNanos / 1e6 / Math.max(1, distributed.averages);
+        double averagingMs = distributed.averagingMillisPerStep();
+        double stepMs = distributed.stepMillis();
         // Every rank's figure: a rank that waits long for the others tells which rank is slower.
         float[] perRankAveraging = Kolo.allgather(new float[]{(float) averagingMs});
         double mean = mean(distributed.rates);
@@ -198,7 +199,7 @@ public final class SyntheticExample {
         System.out.printf(Locale.ROOT, "Total img/sec on %d rank(s): %.1f +-%.1f%n", Kolo.size(), total,
                 conf * Kolo.size());
         System.out.printf(Locale.ROOT, "Gradient averaging on rank 0: %.1f ms per step of %.1f ms%n",
-                averagingMs, 1000.0 * s.batchSize() / mean);
+                averagingMs, stepMs);
         if (perRankAveraging.length > 1) {
             StringBuilder line = new StringBuilder("Gradient averaging per step by rank (waiting for slower ranks"
                     + " included):");
@@ -227,7 +228,7 @@ public final class SyntheticExample {
         }
         SyntheticResults results = new SyntheticResults(s.model(), s.batchSize(), Kolo.size(), threads,
                 parameters(model), shapes(model), new SyntheticResults.KoloFigures(mean, total, conf * Kolo.size(),
-                baseline, ceiling, averagingMs, 1000.0 * s.batchSize() / mean,
+                baseline, ceiling, averagingMs, stepMs,
                 SyntheticResults.efficiencies(totals, baselines, Kolo.size())), ddp);
         results.table().forEach(System.out::println);
         if (s.json() != null) {

@@ -31,7 +31,8 @@ final class SyntheticMode implements AutoCloseable {
     final boolean barrierPerBatch;
     final double[] rates;
     long averagingNanos;
-    long averages;
+    long stepNanos;
+    long steps;
 
     SyntheticMode(Kind kind, DistributedTrainer trainer, Model model, Communicator alone, boolean barrierPerBatch,
                   int iterations) {
@@ -71,7 +72,6 @@ final class SyntheticMode implements AutoCloseable {
 
     void iteration(int it, SyntheticExample.Settings s, NDArray data, NDArray labels) {
         long averagingBefore = trainer != null ? trainer.gradientAveragingTime().toNanos() : 0;
-        long averagesBefore = trainer != null ? trainer.gradientAverages() : 0;
         // The barrier's wait is timed: with communication for free, synchronous training would still wait for
         // the slowest rank at every step. (Rank 0 alone waits for nobody: the idle ranks are there first.)
         long start = System.nanoTime();
@@ -85,14 +85,40 @@ final class SyntheticMode implements AutoCloseable {
         }
         long nanos = System.nanoTime() - start;
         if (trainer != null) {
-            averagingNanos += trainer.gradientAveragingTime().toNanos() - averagingBefore;
-            averages += trainer.gradientAverages() - averagesBefore;
+            account(it, s.batchSize(), s.batchesPerIter(), nanos,
+                    trainer.gradientAveragingTime().toNanos() - averagingBefore);
         }
-        rates[it] = trainer != null ? s.batchSize() * s.batchesPerIter() / (nanos / 1e9) : 0;
         if (Kolo.rank() == 0) {
             System.out.printf(Locale.ROOT, "Iter #%d: %.1f img/sec %s%n", it, rates[it],
                     kind.label);
         }
+    }
+
+    /**
+     * One measured iteration of a rank that trained: {@code batches} steps of {@code batchSize} images took
+     * {@code nanos}, of which {@code averaging} went to averaging gradients.
+     */
+    void account(int it, int batchSize, int batches, long nanos, long averaging) {
+        rates[it] = batchSize * batches / (nanos / 1e9);
+        stepNanos += nanos;
+        steps += batches;
+        averagingNanos += averaging;
+    }
+
+    /**
+     * Gradient averaging per measured step, in milliseconds: a share of {@link #stepMillis}, over the same steps. (One
+     * averaging per step: the benchmark accumulates no gradients.)
+     */
+    double averagingMillisPerStep() {
+        return averagingNanos / 1e6 / Math.max(1, steps);
+    }
+
+    /**
+     * The measured steps' mean time, in milliseconds: their total time over their number. Not from the mean of the
+     * iterations' img/sec, which one fast iteration pulls up, so that averaging could exceed the step it is part of.
+     */
+    double stepMillis() {
+        return stepNanos / 1e6 / Math.max(1, steps);
     }
 
     /** The mean img/sec of the ranks that trained in this mode. */
