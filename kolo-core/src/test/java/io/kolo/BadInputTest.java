@@ -303,6 +303,27 @@ class BadInputTest {
         assertTrue(e.getMessage().contains("KOLO_FUSION_THRESHOLD"), e.getMessage());
     }
 
+    /**
+     * A late rank's request that reached rank 0 in the round where the stall inspector looked was taken for missing:
+     * the op, submitted by every rank, failed with "submitted by ranks [0, 1] but not by ranks []". Rounds 1.5 s apart
+     * make that round the one past the 1 s shutdown time.
+     */
+    @Test
+    void anOpEveryRankSubmittedIsNeverCalledStalled() {
+        List<Object> sums = Ranks.run(2, Map.of("KOLO_CYCLE_TIME", "1500", "KOLO_STALL_CHECK_TIME_SECONDS", "1",
+                "KOLO_STALL_SHUTDOWN_TIME_SECONDS", "1"), comm -> {
+            float[] x = {1};
+            comm.allreduce(x, ReduceOp.SUM);
+            if (comm.rank() == 1) {
+                Thread.sleep(2500);
+            }
+            x[0] = 1;
+            comm.allreduce(x, ReduceOp.SUM);
+            return x[0];
+        });
+        assertEquals(List.of(2f, 2f), sums);
+    }
+
     /** The stall settings accept any long of seconds; the largest failed rank 0's first round with "long overflow". */
     @Test
     void theLargestStallTimesMeanNever() {

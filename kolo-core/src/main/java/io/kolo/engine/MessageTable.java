@@ -265,10 +265,15 @@ final class MessageTable {
         Iterator<Entry> it = entries.values().iterator();
         while (it.hasNext()) {
             Entry e = it.next();
+            List<Integer> missing = missing(e);
+            if (missing.isEmpty()) {
+                // The last rank's request came in this round: the op is ready, not stalled (takeReady runs it next).
+                continue;
+            }
             long age = now - e.firstSeen;
             Request first = any(e);
             if (age >= INSPECT_NANOS) {
-                waiting.put(first.name(), "rank" + (missing(e).size() == 1 ? " " : "s ") + join(missing(e))
+                waiting.put(first.name(), "rank" + (missing.size() == 1 ? " " : "s ") + join(missing)
                         + " had not submitted it after " + age / 1_000_000_000L + " s (ranks " + join(submitted(e))
                         + " had)");
             }
@@ -276,13 +281,13 @@ final class MessageTable {
                 it.remove();
                 errors.add(Response.error(first.kind(), List.of(first.name()), "stalled: " + first.kind().label()
                         + " '" + first.name() + "'" + where + " was submitted by ranks " + submitted(e) + " but not by ranks "
-                        + missing(e) + " for " + age / 1_000_000_000L
+                        + missing + " for " + age / 1_000_000_000L
                         + " s (KOLO_STALL_SHUTDOWN_TIME_SECONDS); the missing ranks never called it, or called it under another name"));
             } else if (age >= checkNanos && !e.warned) {
                 e.warned = true;
                 LOG.log(System.Logger.Level.WARNING, "Kolo stall: " + first.kind().label() + " '" + first.name()
                         + "'" + where + " submitted by ranks " + submitted(e) + " has waited " + age / 1_000_000_000L
-                        + " s for ranks " + missing(e) + " (warning after KOLO_STALL_CHECK_TIME_SECONDS)");
+                        + " s for ranks " + missing + " (warning after KOLO_STALL_CHECK_TIME_SECONDS)");
             }
         }
         if (!waiting.isEmpty() || toldWaiting) {
