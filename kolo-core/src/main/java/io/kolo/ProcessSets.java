@@ -30,6 +30,9 @@ final class ProcessSets {
     private static final int EMPTY = 1;
     private static final int DUPLICATE = 2;
     private static final int OUT_OF_RANGE = 3;
+    /** A request's first word: which call made it, so that ranks calling different ones meet and fail together. */
+    private static final long ADD = 0;
+    private static final long REMOVE = 1;
 
     private final Engine engine;
     private final Transport transport;
@@ -125,10 +128,8 @@ final class ProcessSets {
             throw new IllegalArgumentException(set + " is already registered" + (set.owner() == owner ? ""
                     : " with another communicator (several ranks in one JVM each need their own ProcessSet)"));
         }
-        int words = (size + 63) / 64;
-        long[] mine = encode(set.requested(), words);
-        String name = "kolo.process_set.add." + (++sequence);
-        return exchange(name, mine, answers -> decide(set, answers));
+        long[] mine = encode(set.requested());
+        return exchange(mine, answers -> decide(set, answers));
     }
 
     /** Removes {@code set} in step with every rank (a collective of the global set). */
@@ -141,8 +142,10 @@ final class ProcessSets {
             throw new IllegalArgumentException("the global process set (every rank) cannot be removed");
         }
         checkOwned(set, "remove it");
-        String name = "kolo.process_set.remove." + (++sequence);
-        exchange(name, new long[]{set.id()}, answers -> unregister(set, answers));
+        long[] mine = new long[requestLength()];
+        mine[0] = REMOVE;
+        mine[1] = set.id();
+        exchange(mine, answers -> unregister(set, answers));
     }
 
     @FunctionalInterface
@@ -151,7 +154,13 @@ final class ProcessSets {
         T decide(long[][] answers);
     }
 
-    private <T> T exchange(String name, long[] mine, Decision<T> decision) {
+    /**
+     * Adding and removing share one name and one request length per call, so that ranks calling different ones in the
+     * same turn submit the same op and fail on every rank, naming each rank's call, instead of each waiting for an op
+     * the others never submit until KOLO_TIMEOUT_SECONDS.
+     */
+    private <T> T exchange(long[] mine, Decision<T> decision) {
+        String name = "kolo.process_set." + (++sequence);
         Tensor in = Tensor.of(mine, mine.length);
         Tensor[] out = new Tensor[1];
         Handle<T> handle = new Handle<>(name, engine.settings().timeout());
@@ -166,6 +175,7 @@ final class ProcessSets {
                             for (int r = 0; r < size; r++) {
                                 answers[r] = Arrays.copyOfRange(flat, r * mine.length, (r + 1) * mine.length);
                             }
+                            sameCalls(answers);
                             handle.complete(decision.decide(answers));
                         } catch (RuntimeException e) {
                             handle.fail(e instanceof KoloException ? e : new KoloException(e.toString(), e));
@@ -186,28 +196,49 @@ final class ProcessSets {
         return handle.await();
     }
 
-    /** {problem, detail, bitmap of ranks...}: fixed length, so that every rank's request lines up in the allgather. */
-    private long[] encode(int[] sorted, int words) {
-        long[] e = new long[2 + words];
+    /** {call, problem or set id, detail, bitmap of ranks...}: every rank's request lines up in the allgather. */
+    private int requestLength() {
+        return 3 + (size + 63) / 64;
+    }
+
+    /** An add request: {ADD, problem, detail, bitmap of ranks...}. */
+    private long[] encode(int[] sorted) {
+        long[] e = new long[requestLength()];
+        e[0] = ADD;
         if (sorted.length == 0) {
-            e[0] = EMPTY;
+            e[1] = EMPTY;
             return e;
         }
         for (int i = 0; i < sorted.length; i++) {
             int r = sorted[i];
             if (r < 0 || r >= size) {
-                e[0] = OUT_OF_RANGE;
-                e[1] = r;
+                e[1] = OUT_OF_RANGE;
+                e[2] = r;
                 return e;
             }
             if (i > 0 && sorted[i - 1] == r) {
-                e[0] = DUPLICATE;
-                e[1] = r;
+                e[1] = DUPLICATE;
+                e[2] = r;
                 return e;
             }
-            e[2 + r / 64] |= 1L << (r % 64);
+            e[3 + r / 64] |= 1L << (r % 64);
         }
         return e;
+    }
+
+    /** Fails on every rank when some ranks added a set and others removed one in the same turn. */
+    private void sameCalls(long[][] answers) {
+        for (int r = 1; r < size; r++) {
+            if (answers[r][0] != answers[0][0]) {
+                StringBuilder sb = new StringBuilder("the ranks made different process-set calls (");
+                for (int q = 0; q < size; q++) {
+                    sb.append(q == 0 ? "" : ", ").append("rank ").append(q).append(answers[q][0] == ADD
+                            ? " addProcessSet " + describe(answers[q]) : " removeProcessSet of set " + answers[q][1]);
+                }
+                throw new KoloException(sb.append("); call addProcessSet and removeProcessSet in the same order on every"
+                        + " rank, members or not").toString());
+            }
+        }
     }
 
     private ProcessSet decide(ProcessSet set, long[][] answers) {
@@ -222,7 +253,7 @@ final class ProcessSets {
                         .toString());
             }
         }
-        if (first[0] != OK) {
+        if (first[1] != OK) {
             throw new KoloException("addProcessSet: " + describe(first) + "; a process set lists each of its ranks"
                     + " once, from 0 to " + (size - 1));
         }
@@ -247,10 +278,10 @@ final class ProcessSets {
 
     private Void unregister(ProcessSet set, long[][] answers) {
         for (int r = 1; r < size; r++) {
-            if (answers[r][0] != answers[0][0]) {
+            if (answers[r][1] != answers[0][1]) {
                 StringBuilder sb = new StringBuilder("removeProcessSet: the ranks asked to remove different sets (");
                 for (int q = 0; q < size; q++) {
-                    sb.append(q == 0 ? "" : ", ").append("rank ").append(q).append(" set ").append(answers[q][0]);
+                    sb.append(q == 0 ? "" : ", ").append("rank ").append(q).append(" set ").append(answers[q][1]);
                 }
                 throw new KoloException(sb.append("); remove the same set on every rank, members or not").toString());
             }
@@ -264,10 +295,10 @@ final class ProcessSets {
     }
 
     private String describe(long[] request) {
-        return switch ((int) request[0]) {
+        return switch ((int) request[1]) {
             case EMPTY -> "an empty set (a process set needs at least one rank)";
-            case DUPLICATE -> "rank " + request[1] + " twice";
-            case OUT_OF_RANGE -> "rank " + request[1] + ", which is not a rank of this job of " + size;
+            case DUPLICATE -> "rank " + request[2] + " twice";
+            case OUT_OF_RANGE -> "rank " + request[2] + ", which is not a rank of this job of " + size;
             default -> Arrays.toString(members(request));
         };
     }
@@ -276,7 +307,7 @@ final class ProcessSets {
         int[] m = new int[size];
         int n = 0;
         for (int r = 0; r < size; r++) {
-            if ((request[2 + r / 64] & (1L << (r % 64))) != 0) {
+            if ((request[3 + r / 64] & (1L << (r % 64))) != 0) {
                 m[n++] = r;
             }
         }

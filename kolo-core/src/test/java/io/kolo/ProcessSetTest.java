@@ -238,6 +238,37 @@ class ProcessSetTest {
         assertTrue(off.getFirst().contains("KOLO_DYNAMIC_PROCESS_SETS=1"), off.getFirst());
     }
 
+    /**
+     * Rank 0 adding a set while the others removed one: each call was an allgather of its own name, so every rank
+     * waited for the others' op until KOLO_TIMEOUT_SECONDS (5 minutes by default). Now they fail at once, together.
+     */
+    @Test
+    void ranksThatAddWhileOthersRemoveFailTogetherNamingEachCall() {
+        List<String> errors = Ranks.run(3, Map.of("KOLO_DYNAMIC_PROCESS_SETS", "1", "KOLO_TIMEOUT_SECONDS", "20"),
+                comm -> {
+                    ProcessSet a = comm.addProcessSet(0, 1);
+                    KoloException e = assertThrows(KoloException.class, () -> {
+                        if (comm.rank() == 0) {
+                            comm.addProcessSet(1, 2);
+                        } else {
+                            comm.removeProcessSet(a);
+                        }
+                    });
+                    // The job goes on: the global set and the set still work.
+                    float[] x = {1};
+                    comm.allreduce(x, ReduceOp.SUM);
+                    assertEquals(3, x[0]);
+                    if (a.included()) {
+                        assertEquals(2, comm.allreduce(new int[]{1}, ReduceOp.SUM, a)[0]);
+                    }
+                    return e.getMessage();
+                });
+        assertEquals(1, errors.stream().distinct().count(), errors.toString());
+        assertEquals("the ranks made different process-set calls (rank 0 addProcessSet [1, 2], rank 1 removeProcessSet"
+                + " of set 1, rank 2 removeProcessSet of set 1); call addProcessSet and removeProcessSet in the same"
+                + " order on every rank, members or not", errors.getFirst());
+    }
+
     @Test
     void removingASetFailsItsLaterOpsAndKeepsTheOthers() {
         List<String> out = Ranks.run(3, DYNAMIC, comm -> {
