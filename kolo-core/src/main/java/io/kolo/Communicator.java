@@ -239,6 +239,7 @@ public final class Communicator extends GlobalSetCollectives implements AutoClos
         }
         closed = true;
         engine.shutdown();
+        sets.release();
         transport.close();
         for (AutoCloseable c : owned) {
             try {

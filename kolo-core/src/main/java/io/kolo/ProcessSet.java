@@ -29,7 +29,8 @@ import java.util.List;
  * member.
  *
  * <p>One object belongs to one rank's communicator once registered (its {@link #rank()} is that rank's); several
- * ranks in one JVM each create their own.
+ * ranks in one JVM each create their own. When that communicator closes ({@link Kolo#shutdown()}) the set is
+ * unregistered again, and a new job may register it (pass it to the next {@link Kolo#init(ProcessSet...)}).
  */
 public final class ProcessSet {
     private final int[] ranks;
@@ -71,6 +72,17 @@ public final class ProcessSet {
 
     void markRemoved() {
         removed = true;
+    }
+
+    /**
+     * The job it was registered with ended (its communicator closed: {@code Kolo.shutdown()}, an elastic reset): it is
+     * no one's again, so that the next job's {@code Kolo.init(sets)} can register it, as a new job's sets are.
+     */
+    void unbind() {
+        id = -1;
+        myRank = -1;
+        removed = false;
+        owner = null;
     }
 
     /** Ranks as given to {@link #of}, sorted (duplicates kept, for the registration's error). */

@@ -109,6 +109,13 @@ final class ProcessSets {
         }
     }
 
+    /** The job ended: every set this rank registered is unregistered, free for the next job's registration. */
+    void release() {
+        for (ProcessSet s : registered.values()) {
+            s.unbind();
+        }
+    }
+
     /** A static set, registered as the job starts (see {@link #add}), whether or not dynamic sets are allowed. */
     ProcessSet addStatic(ProcessSet set) {
         return register(set);

@@ -34,6 +34,40 @@ class ProcessSetJobTest {
         }
     }
 
+    /**
+     * Kolo.shutdown() then Kolo.init(sameSets), as a program running a second job does: the second init was refused,
+     * "already registered with another communicator (several ranks in one JVM ...)", and the sets stayed unusable.
+     */
+    @Test
+    void staticSetsRegisterAgainAfterShutdownAndInit() throws Exception {
+        List<ProcessRanks.Exit> exits = ProcessRanks.run(3, Again.class, List.of(), Map.of(), 120);
+        for (ProcessRanks.Exit e : exits) {
+            assertEquals(0, e.code(), "rank " + e.rank() + " failed:\n" + e.output());
+            String expected = e.rank() <= 1 ? "jobs: 2 false 2;" : "jobs: false;";
+            assertTrue(e.output().contains(expected), "rank " + e.rank() + ": " + e.output());
+        }
+    }
+
+    /** One rank: two jobs in a row with the same static set of ranks 0 and 1. */
+    public static final class Again {
+        public static void main(String[] args) {
+            ProcessSet pair = ProcessSet.of(0, 1);
+            StringBuilder sb = new StringBuilder("jobs:");
+            for (int job = 0; job < 2; job++) {
+                Kolo.init(pair);
+                if (pair.included()) {
+                    sb.append(' ').append(Kolo.allreduce(new int[]{1}, ReduceOp.SUM, pair)[0]);
+                }
+                Kolo.barrier();
+                Kolo.shutdown();
+                if (job == 0) {
+                    sb.append(' ').append(pair.isRegistered());
+                }
+            }
+            System.out.println(sb.append(';'));
+        }
+    }
+
     /** One rank: two overlapping static sets, each reducing 200 times (the cache's and eager path's case). */
     public static final class Main {
         public static void main(String[] args) {
