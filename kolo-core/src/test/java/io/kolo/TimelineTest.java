@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class TimelineTest {
@@ -67,5 +68,47 @@ class TimelineTest {
         });
         long spans = events(file).stream().filter(e -> "ALLREDUCE".equals(e.get("name"))).count();
         assertEquals(40, spans, "ALLREDUCE spans of 40 ops");
+    }
+
+    /**
+     * An op that failed (ranks that disagreed on it, a rank that died) left nothing in the timeline, so a failed job's
+     * file ended with its last good op, not the one it failed on. Its QUEUE and NEGOTIATE spans are now written, the
+     * error in the negotiation's args.
+     */
+    @Test
+    void aFailedOpIsInTheTimelineWithItsError(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("timeline.json");
+        List<Ranks.Outcome<Object>> outcomes = Ranks.outcomes(2, Map.of("KOLO_TIMELINE", file.toString()), comm -> {
+            comm.allreduceAsync("ok", Tensor.of(new float[4]), ReduceOp.SUM).await();
+            assertThrows(KoloException.class, () -> comm.allreduceAsync("mismatched",
+                    Tensor.of(new float[4 + comm.rank()]), ReduceOp.SUM).await());
+            if (comm.rank() == 1) {
+                comm.barrier();
+                comm.abort(new IllegalStateException("injected"));
+                return null;
+            }
+            comm.barrier();
+            assertThrows(RankFailedException.class, () -> comm.allreduceAsync("orphaned", Tensor.of(new float[4]),
+                    ReduceOp.SUM).await());
+            comm.close();
+            return null;
+        });
+        for (Ranks.Outcome<Object> o : outcomes) {
+            o.get();
+        }
+        List<Map<String, Object>> events = events(file);
+        assertTrue(error(events, "mismatched").contains("mismatched allreduce 'mismatched': rank 0 submitted FLOAT32[4]"),
+                error(events, "mismatched"));
+        assertTrue(error(events, "orphaned").contains("rank 1 failed: IllegalStateException: injected"),
+                error(events, "orphaned"));
+    }
+
+    /** The error of the NEGOTIATE_ALLREDUCE span in op {@code name}'s row, or "" when there is none. */
+    private static String error(List<Map<String, Object>> events, String name) {
+        Object row = events.stream().filter(e -> "process_name".equals(e.get("name"))
+                && name.equals(((Map<?, ?>) e.get("args")).get("name"))).map(e -> e.get("pid")).findFirst().orElse(null);
+        return events.stream().filter(e -> "NEGOTIATE_ALLREDUCE".equals(e.get("name")) && e.get("pid").equals(row)
+                && e.get("args") != null).map(e -> String.valueOf(((Map<?, ?>) e.get("args")).get("error")))
+                .findFirst().orElse("");
     }
 }

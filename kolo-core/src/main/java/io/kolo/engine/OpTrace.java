@@ -79,6 +79,22 @@ final class OpTrace implements AutoCloseable {
         }
     }
 
+    /**
+     * The spans of an op that failed before or while it ran (the ranks disagreed on it, it stalled, a rank died, the
+     * job ended): QUEUE and its negotiation up to now, the error in the negotiation's args. Without them a failed job's
+     * timeline ended with its last good op, not the one it failed on.
+     */
+    void failed(Op op, String error) {
+        if (timeline == null) {
+            return;
+        }
+        long now = System.nanoTime();
+        long drained = op.drainedNanos == 0 ? now : op.drainedNanos;
+        timeline.span(op.name, "QUEUE", timeline.micros(op.submittedNanos), timeline.micros(drained), null);
+        timeline.span(op.name, "NEGOTIATE_" + op.kind.name(), timeline.micros(drained), timeline.micros(now),
+                "\"error\":\"" + Timeline.escape(String.valueOf(error)) + "\"");
+    }
+
     /** Writes what this cycle added. */
     void flush() {
         if (timeline != null) {

@@ -352,6 +352,7 @@ final class ProcessSetEngine implements CycleAgent {
                     // The op may also be parked on a cache slot or queued for the coordinator; it is over now.
                     toSend.remove(op);
                     parked.remove(op);
+                    trace.failed(op, r.error());
                     outcomes.fail(op, new KoloException(r.error()));
                 }
             }
@@ -386,7 +387,10 @@ final class ProcessSetEngine implements CycleAgent {
         toSend.clear();
         joinOp = null;
         parked.clear();
-        all.forEach(op -> outcomes.failWith(op, error));
+        for (Op op : all) {
+            trace.failed(op, error.getMessage());
+            outcomes.failWith(op, error);
+        }
         failQueued();
     }
 
