@@ -1,7 +1,5 @@
 package io.kolo.engine;
 
-import io.kolo.bootstrap.LazyLogger;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
@@ -15,7 +13,6 @@ import java.util.Map;
  * disagreement into an error response that reaches every rank. Also tracks join and stalls.
  */
 final class MessageTable {
-    private static final System.Logger LOG = LazyLogger.of(MessageTable.class);
     /** The stall inspector's longest period, and the age from which an op's missing ranks are told to every rank. */
     private static final long INSPECT_NANOS = 1_000_000_000L;
 
@@ -45,6 +42,7 @@ final class MessageTable {
     /** After an op's name in messages: which process set it belongs to ("" for the global set). */
     private final String where;
     private final Agreement agreement;
+    private final StallWarnings warnings;
 
     MessageTable(int size) {
         this(identity(size), 0);
@@ -56,6 +54,7 @@ final class MessageTable {
         this.members = members.clone();
         this.where = set == 0 ? "" : " in process set " + set;
         this.agreement = new Agreement(this.members, where);
+        this.warnings = new StallWarnings(where);
     }
 
     private static int[] identity(int size) {
@@ -285,11 +284,10 @@ final class MessageTable {
                         + " s (KOLO_STALL_SHUTDOWN_TIME_SECONDS); the missing ranks never called it, or called it under another name"));
             } else if (age >= checkNanos && !e.warned) {
                 e.warned = true;
-                LOG.log(System.Logger.Level.WARNING, "Kolo stall: " + first.kind().label() + " '" + first.name()
-                        + "'" + where + " submitted by ranks " + submitted(e) + " has waited " + age / 1_000_000_000L
-                        + " s for ranks " + missing + " (warning after KOLO_STALL_CHECK_TIME_SECONDS)");
+                warnings.add(first.kind().label(), first.name(), submitted(e), missing, age / 1_000_000_000L);
             }
         }
+        warnings.log();
         if (!waiting.isEmpty() || toldWaiting) {
             waitingFor = waiting;
             toldWaiting = !waiting.isEmpty();
