@@ -22,7 +22,7 @@ public record AutotuneSettings(int warmupSamples, int stepsPerSample, int maxSam
         String log = KoloSettings.AUTOTUNE_LOG.from(env);
         return new AutotuneSettings(KoloSettings.AUTOTUNE_WARMUP_SAMPLES.from(env).intValue(),
                 KoloSettings.AUTOTUNE_STEPS_PER_SAMPLE.from(env).intValue(),
-                KoloSettings.AUTOTUNE_BAYES_OPT_MAX_SAMPLES.from(env).intValue(), log == null ? null : Path.of(log),
+                KoloSettings.AUTOTUNE_BAYES_OPT_MAX_SAMPLES.from(env).intValue(), JobFiles.of(log, env),
                 KoloSettings.FUSION_THRESHOLD.ifSet(env).isEmpty(), KoloSettings.CYCLE_TIME.ifSet(env).isEmpty(),
                 KoloSettings.CACHE_CAPACITY.ifSet(env).isEmpty(), KoloSettings.HIERARCHICAL_ALLREDUCE.ifSet(env).isEmpty(),
                 KoloSettings.HIERARCHICAL_ALLGATHER.ifSet(env).isEmpty());

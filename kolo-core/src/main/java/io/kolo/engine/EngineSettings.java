@@ -15,7 +15,8 @@ import java.util.Map;
  * @param fusionThresholdBytes {@code KOLO_FUSION_THRESHOLD}: largest fused buffer; 0 disables fusion
  * @param cycleTime            {@code KOLO_CYCLE_TIME} (ms): how often the background thread negotiates
  * @param cacheCapacity        {@code KOLO_CACHE_CAPACITY}: response-cache entries; 0 disables the cache
- * @param timeline             {@code KOLO_TIMELINE}: Chrome-trace file written by rank 0, or null
+ * @param timeline             {@code KOLO_TIMELINE}: Chrome-trace file written by rank 0, or null (an elastic job's later
+ *                             generations write beside it, see {@link JobFiles})
  * @param markCycles           {@code KOLO_TIMELINE_MARK_CYCLES}: the timeline marks the start of each cycle that runs ops
  * @param stallCheckTime       {@code KOLO_STALL_CHECK_TIME_SECONDS}: when rank 0 warns about ops some ranks never submitted
  * @param stallShutdownTime    {@code KOLO_STALL_SHUTDOWN_TIME_SECONDS}: when such ops fail on every rank; zero = never.
@@ -54,7 +55,7 @@ public record EngineSettings(long fusionThresholdBytes, Duration cycleTime, int 
         boolean noStallCheck = KoloSettings.STALL_CHECK_DISABLE.from(env).equals("on");
         return new EngineSettings(KoloSettings.FUSION_THRESHOLD.from(env),
                 Duration.ofNanos((long) (KoloSettings.CYCLE_TIME.from(env) * 1_000_000)),
-                KoloSettings.CACHE_CAPACITY.from(env).intValue(), timeline == null ? null : Path.of(timeline),
+                KoloSettings.CACHE_CAPACITY.from(env).intValue(), JobFiles.of(timeline, env),
                 KoloSettings.TIMELINE_MARK_CYCLES.from(env).equals("on"),
                 noStallCheck ? NEVER : seconds(KoloSettings.STALL_CHECK_TIME_SECONDS.from(env)),
                 noStallCheck ? Duration.ZERO : seconds(KoloSettings.STALL_SHUTDOWN_TIME_SECONDS.from(env)),

@@ -25,13 +25,7 @@ final class OpTrace implements AutoCloseable {
     }
 
     static java.nio.file.Path fileOf(java.nio.file.Path timeline, int set) {
-        if (set == 0) {
-            return timeline;
-        }
-        String name = timeline.getFileName().toString();
-        int dot = name.lastIndexOf('.');
-        String named = dot > 0 ? name.substring(0, dot) + ".set" + set + name.substring(dot) : name + ".set" + set;
-        return timeline.resolveSibling(named);
+        return set == 0 ? timeline : JobFiles.tagged(timeline, "set" + set);
     }
 
     /** The time for the spans, or 0 without a timeline: an eager op's path would otherwise read the clock a dozen times. */

@@ -84,6 +84,25 @@ class ElasticRunTest {
     }
 
     /**
+     * Each generation's rank 0 opened KOLO_TIMELINE afresh, so the job after a reset truncated the timeline of the one
+     * that failed, and with it the failed op. A later generation now writes beside it (tl.gen1.json).
+     */
+    @Test
+    void aResetKeepsTheFailedGenerationsTimeline(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("throw.w1"), "10");
+        Path timeline = dir.resolve("tl.json");
+        var job = start(dir, 20, 30, "-np", "3", "--min-np", "2", "-H", "localhost:3", "--reset-limit", "3",
+                "--timeline-filename", timeline.toString());
+        LauncherProcessTest.Result r = finish(job, dir);
+        assertEquals(0, r.code(), r.out() + r.err());
+        String first = Files.readString(timeline);
+        assertTrue(first.contains("\"error\":\"") && first.contains("worker w1 throws at step 10"), first);
+        String next = Files.readString(dir.resolve("tl.gen1.json"));
+        assertTrue(next.contains("\"ALLREDUCE\"") && !next.contains("\"error\""), next);
+        assertNothingLeft(dir);
+    }
+
+    /**
      * The replacement for a killed rank dies before it joins, so the launcher publishes another job: the survivors,
      * waiting in the job that can no longer form, go to the new one at once. Before, they waited there for the whole
      * start timeout (20 s here, 60 by default).
