@@ -76,6 +76,22 @@ class AutotuneTest {
         }
     }
 
+    /**
+     * docs/performance.md promises the choice once, as a {@code kolo:} line on rank 0's stderr; the JDK's logger printed
+     * it a second time (two more lines, "INFO: Kolo autotune chose ..."). It is logged at DEBUG now.
+     */
+    @Test
+    void theChoiceIsPrintedOnceNotLoggedAgainAtInfo(@TempDir Path dir) {
+        try (io.kolo.bootstrap.CapturedLog captured = io.kolo.bootstrap.CapturedLog.of("io.kolo.engine.Autotuner")) {
+            List<String> lines = train(dir.resolve("autotune.csv"), Map.of());
+            assertTrue(lines.getLast().startsWith("# Kolo autotune chose "), lines.getLast());
+            List<String> shown = captured.records().stream()
+                    .filter(r -> r.getLevel().intValue() >= java.util.logging.Level.INFO.intValue())
+                    .map(r -> r.getMessage()).toList();
+            assertEquals(List.of(), shown);
+        }
+    }
+
     @Test
     void triesSettingsUnderARunningJobAndSettlesOnTheBest(@TempDir Path dir) {
         List<String> lines = train(dir.resolve("autotune.csv"), Map.of());

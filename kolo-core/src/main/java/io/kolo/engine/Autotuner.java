@@ -101,7 +101,8 @@ final class Autotuner {
                     + (best.cache() ? "on" : "off") + ", hierarchical allreduce " + (best.hierarchicalAllreduce() ? "on"
                     : "off") + ", hierarchical allgather " + (best.hierarchicalAllgather() ? "on" : "off") + " after "
                     + sample + " samples";
-            LOG.log(System.Logger.Level.INFO, chosen);
+            // Shown once, as the kolo: line below; the logger's copy is for KOLO_LOG_LEVEL=debug, beside the rest.
+            LOG.log(System.Logger.Level.DEBUG, chosen);
             System.err.println("kolo: " + chosen.substring("Kolo ".length()));
             log("# " + chosen);
             pending = best;
