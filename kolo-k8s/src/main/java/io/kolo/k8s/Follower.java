@@ -105,6 +105,9 @@ final class Follower {
                 break;
             }
         }
+        // Ctrl-C interrupts this thread, also inside a request, which then leaves the flag set: the delete the user may
+        // ask for next runs its requests on this thread, and each would fail at once.
+        Thread.interrupted();
         return INTERRUPTED;
     }
 

@@ -96,7 +96,8 @@ public final class KoloJob {
 
     /** The pods whose logs hold the ranks' output: the workers (one for a rank), or the MPIJob's launcher. */
     List<String> logPods(Integer rank) {
-        List<Pod> pods = new StatusReader(client, target).pods();
+        List<Pod> pods = KubernetesJobs.call(client, "read the pods of job " + name(),
+                () -> new StatusReader(client, target).pods());
         return pods.stream().filter(p -> target.mode() == KoloJobSpec.Mode.MPIJOB ? StatusReader.index(p) < 0
                         : StatusReader.index(p) >= 0 && (rank == null || StatusReader.index(p) == rank / slots()))
                 .map(p -> p.getMetadata().getName()).toList();
