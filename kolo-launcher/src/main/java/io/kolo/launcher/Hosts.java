@@ -126,7 +126,8 @@ final class Hosts {
         } catch (NumberFormatException ignored) {
             // Reported below with the context the user needs.
         }
-        throw new UsageException(where + ": " + what + " must be a positive integer, got '" + value + "'");
+        throw new UsageException(where + ": " + what + " must be a positive integer (1 to " + Integer.MAX_VALUE
+                + "), got '" + value + "'");
     }
 
     // mpirun adds up repeated hosts rather than treating them as separate machines.

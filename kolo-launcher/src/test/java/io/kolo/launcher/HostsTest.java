@@ -26,6 +26,9 @@ class HostsTest {
         assertTrue(assertThrows(UsageException.class, () -> Hosts.parseList("h1:0")).getMessage()
                 .contains("positive integer"));
         assertThrows(UsageException.class, () -> Hosts.parseList("h1:x"));
+        // Past an int: the same line, with the range, not a bare "positive integer" the value looks like.
+        assertTrue(assertThrows(UsageException.class, () -> Hosts.parseList("h1:9999999999")).getMessage()
+                .contains("must be a positive integer (1 to 2147483647), got '9999999999'"));
         assertThrows(UsageException.class, () -> Hosts.parseList("h1:2,,h2:2"));
         assertThrows(UsageException.class, () -> Hosts.parseList(":2"));
     }
