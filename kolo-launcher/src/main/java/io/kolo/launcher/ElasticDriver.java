@@ -84,13 +84,15 @@ final class ElasticDriver {
             return 1;
         }
         ShmSegments.removeStale();
+        // No worker starts before this process adopts orphans (RunCommand made it a subreaper where it could).
+        Subreaper.settle();
         try (RendezvousServer serving = server) {
             try {
                 Integer failed = nextGeneration("start", plan.np());
                 return failed != null ? failed : watch();
             } finally {
                 // Before the store goes: a worker still waiting on it would fail with a stack trace about it instead.
-                workers.stopAll();
+                stopAll();
             }
         } finally {
             for (int g = 0; g <= generation; g++) {
@@ -107,7 +109,14 @@ final class ElasticDriver {
         if (alive > 0) {
             message("kolo: interrupted; terminating " + alive + (alive == 1 ? " rank" : " ranks"));
         }
-        workers.stopAll();
+        stopAll();
+    }
+
+    /** Stops the workers, then what they left running that came to this launcher (see {@link Subreaper}). */
+    private void stopAll() {
+        if (!workers.stopAll()) {
+            message("kolo: some processes did not exit even after SIGKILL");
+        }
     }
 
     private int watch() throws InterruptedException {
@@ -122,6 +131,8 @@ final class ElasticDriver {
                 continue;
             }
             nextPoll = System.nanoTime() + POLL.toNanos();
+            // Here, on the thread that starts every worker and discovery script (see ElasticWorkers.reapOrphans).
+            workers.reapOrphans();
             if (plan.discovery().changes() && !finishing) {
                 Integer code = pollHosts();
                 if (code != null) {

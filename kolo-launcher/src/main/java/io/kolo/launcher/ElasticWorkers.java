@@ -21,7 +21,8 @@ import java.util.function.Predicate;
  * The worker processes of an elastic job: each started on its host (through the {@link RankWrapper}, over ssh for
  * another host), its output relayed tagged with the rank it started as, its exit reported; stopped one at a time
  * (a removed worker) or all together. Unlike {@link Job}, one worker's exit takes nobody else down: the
- * {@link ElasticDriver} decides what follows.
+ * {@link ElasticDriver} decides what follows. What a worker started in a session of its own and left running comes to
+ * the launcher where it is a child subreaper ({@link Subreaper}): reaped as it exits, stopped with the workers.
  */
 final class ElasticWorkers {
     /** A worker that exited, with its exit code. */
@@ -111,6 +112,25 @@ final class ElasticWorkers {
         return r == null ? null : r.host();
     }
 
+    /**
+     * Reaps the orphans the workers left that came to this launcher and have exited (see {@link Subreaper}). Call it
+     * on the thread that starts the workers and runs the discovery script, so that no child of this launcher is ever
+     * seen between its start and its being known as its own, and taken for an orphan.
+     */
+    void reapOrphans() {
+        Subreaper.reapExited(ownChildren());
+    }
+
+    /**
+     * The processes this launcher started and has not seen exit (its workers, its discovery script's runs): any other
+     * child of it is an orphan a worker left behind, adopted as a subreaper.
+     */
+    private Set<Long> ownChildren() {
+        Set<Long> own = new java.util.HashSet<>(HostDiscovery.runningPids());
+        workers.values().forEach(r -> own.add(r.process().pid()));
+        return own;
+    }
+
     Set<String> alive() {
         return Set.copyOf(workers.keySet());
     }
@@ -131,8 +151,11 @@ final class ElasticWorkers {
         }
     }
 
-    /** Stops every worker and waits for them (and what they started) to be gone. */
-    void stopAll() {
+    /**
+     * Stops every worker and waits for them (and what they started) to be gone, then the orphans they left that came
+     * to this launcher; false if some process did not exit even after SIGKILL.
+     */
+    boolean stopAll() {
         synchronized (lock) {
             stopping = true;
         }
@@ -143,10 +166,11 @@ final class ElasticWorkers {
                     t.join(Duration.ofSeconds(2));
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    return;
+                    return true;
                 }
             }
         }
+        return Subreaper.stopAdopted(ownChildren(), Job.DEFAULT_GRACE);
     }
 
     private static void stop(List<Running> some) {

@@ -68,6 +68,11 @@ interface HostDiscovery {
     // The scripts running now, for stopAll(): a launcher stopped mid-run must not leave one behind.
     java.util.Set<Process> RUNNING = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
+    /** The pids of the discovery scripts running now (children of the launcher, not orphans it adopted). */
+    static java.util.Set<Long> runningPids() {
+        return RUNNING.stream().map(Process::pid).collect(java.util.stream.Collectors.toSet());
+    }
+
     /** Kills the discovery scripts running now, with what they started (the launcher is stopping). */
     static void stopAll() {
         java.util.List<ProcessHandle> all = new ArrayList<>();

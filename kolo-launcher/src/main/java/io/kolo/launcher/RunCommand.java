@@ -160,10 +160,10 @@ final class RunCommand implements Subcommand {
 
     @Override
     public int call(PrintStream out, PrintStream err, boolean installShutdownHook) throws InterruptedException {
-        if (installShutdownHook && !elastic.given()) {
-            // Orphans of the ranks come to this launcher, which stops them with the job (Job). Only where the launcher
-            // starts nothing but ranks while they run: every other child of it would count as an orphan. Not in a JVM
-            // that runs kolo in-process (tests), nor beside an elastic run's discovery scripts or kolo bench's peers.
+        if (installShutdownHook) {
+            // Orphans of the ranks come to this launcher, which stops them with the job (Job, ElasticDriver). Only where
+            // the launcher knows every child it starts while they run (the ranks; an elastic run's workers and discovery
+            // scripts too): any other child counts as an orphan. Not in a JVM that runs kolo in-process (tests).
             Subreaper.becomeSoon();
         }
         if (node.given()) {

@@ -19,8 +19,10 @@ import java.util.Set;
  *
  * <p>The launcher then also has to reap what it adopted: the JDK waits only for the processes it started. Only the
  * pids of adopted processes are ever waited for here, never a process the JDK started (that would take its exit code
- * from the JDK). A child counts as adopted when it is none of the job's own processes, so only a launcher that starts
- * nothing else while its ranks run may become a subreaper ({@code kolo run}, not an elastic run or {@code kolo bench}).
+ * from the JDK). A child counts as adopted when it is none of the processes the launcher started, so only a launcher
+ * that knows every child it starts while its ranks run may become a subreaper ({@code kolo run}: its ranks; an elastic
+ * run: its workers and its discovery script's runs, started on one thread that also does the reaping, so that no
+ * child is ever seen between its start and its being known; not {@code kolo bench}).
  *
  * <p>Linux only, and only where the launcher may make native calls (the {@code kolo} script allows it); elsewhere
  * {@link #become()} does nothing and the launcher relies on polling alone.
@@ -120,6 +122,15 @@ final class Subreaper {
             orphans.forEach(Subreaper::reap);
         } catch (RuntimeException cannotReadProc) {
             // e.g. out of descriptors for a moment: the next call sees them.
+        }
+    }
+
+    /** Reaps the adopted orphans (see {@link #adopted}) that have exited, so that none stays a zombie. */
+    static void reapExited(Set<Long> started) {
+        try {
+            adopted(started).forEach(Subreaper::reap);
+        } catch (RuntimeException cannotReadProc) {
+            // e.g. out of descriptors for a moment: the next call reaps them.
         }
     }
 

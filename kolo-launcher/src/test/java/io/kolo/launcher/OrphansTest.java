@@ -54,6 +54,41 @@ class OrphansTest {
         }
     }
 
+    /**
+     * The same in an elastic run, beside its discovery script: the launcher runs the script every second, a child of
+     * its own and no orphan, while an orphan of each worker is its child too. Before: elastic runs were no subreaper
+     * (the script would have counted as an orphan), and the sleeps outlived kolo run. Now the launcher tells its own
+     * children from adopted ones, stops the sleeps at the end, and the script runs undisturbed.
+     */
+    @Test
+    void aProcessThatLeftAnElasticWorkersSessionDoesNotOutliveKoloRun(@TempDir Path dir) throws Exception {
+        String marker = "0.000" + ThreadLocalRandom.current().nextInt(100_000_000, 999_999_999);
+        Path hosts = dir.resolve("hosts");
+        Files.writeString(hosts, "localhost:2\n");
+        try {
+            // The sleep's parent (the subshell) exits at once: it is adopted while the workers and the script run.
+            ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), ChildCommand.NATIVE_ACCESS, "-cp",
+                    System.getProperty("java.class.path"), Main.class.getName(), "run", "-np", "2", "--min-np", "2",
+                    "--host-discovery-script", "cat " + hosts, "--",
+                    "sh", "-c", "(setsid sleep 300 " + marker + " </dev/null >/dev/null 2>&1 &); sleep 4; exit 0");
+            pb.redirectErrorStream(true).redirectOutput(dir.resolve("launcher.log").toFile());
+            Process launcher = pb.start();
+            try {
+                assertTrue(launcher.waitFor(40, TimeUnit.SECONDS), "kolo run did not exit");
+            } finally {
+                launcher.destroyForcibly();
+            }
+            String log = Files.readString(dir.resolve("launcher.log"));
+            assertEquals(0, launcher.exitValue(), log);
+            assertTrue(log.lines().noneMatch(l -> l.contains("--host-discovery-script")), log);
+            List<ProcessHandle> left = withArgument(marker);
+            assertTrue(left.isEmpty(), "left running after kolo run exited: " + left.stream()
+                    .map(h -> h.pid() + " " + h.info().commandLine().orElse("?")).toList() + "\n" + log);
+        } finally {
+            withArgument(marker).forEach(ProcessHandle::destroyForcibly);
+        }
+    }
+
     private static List<ProcessHandle> withArgument(String marker) {
         return ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
                 .filter(h -> h.info().arguments().map(a -> Arrays.asList(a).contains(marker)).orElse(false))
