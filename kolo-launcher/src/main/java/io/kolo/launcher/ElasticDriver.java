@@ -4,7 +4,6 @@ import io.kolo.bootstrap.AdvertisedAddress;
 import io.kolo.bootstrap.ElasticGeneration;
 import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
-import io.kolo.bootstrap.KoloSettings;
 import io.kolo.bootstrap.RendezvousServer;
 import io.kolo.transport.ShmSegments;
 import io.kolo.transport.Transports;
@@ -12,8 +11,6 @@ import io.kolo.transport.Transports;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -46,7 +43,7 @@ final class ElasticDriver {
     private final DiscoveryWarnings discoveryWarnings = new DiscoveryWarnings(this::message);
     private final JobSecret secret = JobSecret.generate();
     private RendezvousServer server;
-    private boolean loopbackOnly;
+    private ElasticWorkerEnvironment workerEnvironment;
     private List<Hosts.Host> hosts = List.of();
     /** The workers of the current generation and their ranks. */
     private Map<String, Integer> ranks = new LinkedHashMap<>();
@@ -74,11 +71,12 @@ final class ElasticDriver {
             message("kolo: " + e.getMessage() + "; no worker was started");
             return Main.USAGE;
         }
-        loopbackOnly = !plan.discovery().changes() && hosts.stream().allMatch(h -> plan.isLocal().test(h.name()));
+        boolean loopbackOnly = !plan.discovery().changes() && hosts.stream().allMatch(h -> plan.isLocal().test(h.name()));
         InetAddress bind = loopbackOnly ? InetAddress.getLoopbackAddress() : plan.networkInterface() != null
                 ? AdvertisedAddress.ofInterface(plan.networkInterface()) : InetAddress.ofLiteral("0.0.0.0");
         try {
             server = RendezvousServer.start(bind, 0, secret);
+            workerEnvironment = new ElasticWorkerEnvironment(plan, secret, server.address(), loopbackOnly);
         } catch (RuntimeException e) {
             message("kolo: " + e.getMessage());
             return 1;
@@ -328,7 +326,7 @@ final class ElasticDriver {
         }
         for (ElasticSlots.Place p : fresh) {
             try {
-                workers.start(p.worker(), p.slot().host(), p.slot().rank(), env(p.worker(), p.slot()));
+                workers.start(p.worker(), p.slot().host(), p.slot().rank(), workerEnvironment.of(p.worker(), p.slot(), generation));
             } catch (IOException e) {
                 if (interrupted) {
                     return STOPPED;           // refused because the launcher is stopping: nothing to report
@@ -366,39 +364,6 @@ final class ElasticDriver {
         Map<String, Integer> perHost = new LinkedHashMap<>();
         places.forEach(p -> perHost.merge(p.slot().host(), 1, Integer::sum));
         return perHost.entrySet().stream().map(e -> e.getKey() + ":" + e.getValue()).collect(Collectors.joining(","));
-    }
-
-    /** A new worker's variables: the generation's placement, its id, and the launcher's store. */
-    private Map<String, String> env(String id, Topology.Slot slot) {
-        InetAddress dial = dialAddress(slot.host());
-        Map<String, String> env = new LinkedHashMap<>(plan.exports());
-        env.putAll(RankEnvironment.koloVars(slot, new InetSocketAddress(dial, server.address().getPort()), secret,
-                plan.startTimeoutSeconds()));
-        if (plan.networkInterface() != null) {
-            env.put(KoloSettings.IFACE.name(), plan.networkInterface());
-        }
-        env.put(KoloSettings.ELASTIC_WORKER.name(), id);
-        env.put(KoloSettings.ELASTIC_GENERATION.name(), Integer.toString(generation));
-        // Survivors wait for the next generation while the launcher waits up to the elastic timeout for slots.
-        env.put(KoloSettings.ELASTIC_TIMEOUT_SECONDS.name(),
-                Long.toString(plan.elasticTimeout().toSeconds() + plan.startTimeoutSeconds()));
-        return env;
-    }
-
-    private InetAddress dialAddress(String host) {
-        if (loopbackOnly || plan.isLocal().test(host)) {
-            return loopbackOnly || plan.networkInterface() == null ? InetAddress.getLoopbackAddress()
-                    : server.address().getAddress();
-        }
-        if (plan.networkInterface() != null) {
-            return server.address().getAddress();
-        }
-        try {
-            InetAddress route = AdvertisedAddress.routeTo(InetAddress.getByName(host));
-            return route != null ? route : InetAddress.getLoopbackAddress();
-        } catch (UnknownHostException e) {
-            return InetAddress.getLoopbackAddress();
-        }
     }
 
     private void message(String line) {

@@ -1,0 +1,53 @@
+package io.kolo.launcher;
+
+import io.kolo.bootstrap.AdvertisedAddress;
+import io.kolo.bootstrap.JobSecret;
+import io.kolo.bootstrap.KoloSettings;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The variables an elastic job's new worker starts with: its placement in the generation that starts it, its id, and
+ * the address by which its host reaches the launcher's store.
+ *
+ * @param store        the address the launcher's store listens on
+ * @param loopbackOnly every host is this one and the hosts never change: the store listens on loopback only
+ */
+record ElasticWorkerEnvironment(ElasticPlan plan, JobSecret secret, InetSocketAddress store, boolean loopbackOnly) {
+
+    Map<String, String> of(String id, Topology.Slot slot, int generation) {
+        InetAddress dial = dialAddress(slot.host());
+        Map<String, String> env = new LinkedHashMap<>(plan.exports());
+        env.putAll(RankEnvironment.koloVars(slot, new InetSocketAddress(dial, store.getPort()), secret,
+                plan.startTimeoutSeconds()));
+        if (plan.networkInterface() != null) {
+            env.put(KoloSettings.IFACE.name(), plan.networkInterface());
+        }
+        env.put(KoloSettings.ELASTIC_WORKER.name(), id);
+        env.put(KoloSettings.ELASTIC_GENERATION.name(), Integer.toString(generation));
+        // Survivors wait for the next generation while the launcher waits up to the elastic timeout for slots.
+        env.put(KoloSettings.ELASTIC_TIMEOUT_SECONDS.name(),
+                Long.toString(plan.elasticTimeout().toSeconds() + plan.startTimeoutSeconds()));
+        return env;
+    }
+
+    private InetAddress dialAddress(String host) {
+        if (loopbackOnly || plan.isLocal().test(host)) {
+            return loopbackOnly || plan.networkInterface() == null ? InetAddress.getLoopbackAddress()
+                    : store.getAddress();
+        }
+        if (plan.networkInterface() != null) {
+            return store.getAddress();
+        }
+        try {
+            InetAddress route = AdvertisedAddress.routeTo(InetAddress.getByName(host));
+            return route != null ? route : InetAddress.getLoopbackAddress();
+        } catch (UnknownHostException e) {
+            return InetAddress.getLoopbackAddress();
+        }
+    }
+}
