@@ -96,7 +96,9 @@ class ElasticRunTest {
         LauncherProcessTest.Result r = finish(job, dir);
         assertEquals(0, r.code(), r.out() + r.err());
         String first = Files.readString(timeline);
-        assertTrue(first.contains("\"error\":\"") && first.contains("worker w1 throws at step 10"), first);
+        // The failed job's record is whole. The op it failed on is in it only when rank 0 had started that op before
+        // rank 1's shutdown ended the job (else rank 0's next op was refused at once): not asserted.
+        assertTrue(first.strip().endsWith("]") && first.contains("\"ALLREDUCE\""), first);
         String next = Files.readString(dir.resolve("tl.gen1.json"));
         assertTrue(next.contains("\"ALLREDUCE\"") && !next.contains("\"error\""), next);
         assertNothingLeft(dir);
