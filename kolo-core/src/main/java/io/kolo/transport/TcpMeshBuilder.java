@@ -11,7 +11,6 @@ import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
 
 import java.io.IOException;
-import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -85,7 +84,7 @@ final class TcpMeshBuilder implements AutoCloseable {
                 return channels;
             }
             listen();
-            store.put(StoreKeys.address(rank), format(publishedAddress(), server.socket().getLocalPort()));
+            store.put(StoreKeys.address(rank), DataPlaneAddress.format(publishedAddress(), server.socket().getLocalPort()));
             InetSocketAddress[] addresses = lookUpPeers();
             for (int peer = 0; peer < rank; peer++) {
                 channels[peer] = connectTo(peer, addresses[peer]);
@@ -182,7 +181,7 @@ final class TcpMeshBuilder implements AutoCloseable {
                 // rank was waiting for, not only that the store vanished.
                 throw StartWait.storeGone(rank, "rank " + peer, "to publish its data-plane address", e);
             }
-            addresses[peer] = parse(peer, value);
+            addresses[peer] = DataPlaneAddress.parse(peer, value);
         }
         return addresses;
     }
@@ -199,7 +198,7 @@ final class TcpMeshBuilder implements AutoCloseable {
             long left = remainingMillis();
             if (left <= 0) {
                 throw new KoloTimeoutException("rank " + rank + " timed out after " + io.kolo.bootstrap.Durations.describe(startTimeout)
-                        + " connecting to rank " + peer + " at " + format(address.getAddress(), address.getPort())
+                        + " connecting to rank " + peer + " at " + DataPlaneAddress.format(address.getAddress(), address.getPort())
                         + (last == null ? "" : " (last error: " + last.getMessage() + ")")
                         + "; check that the hosts can reach each other on KOLO_IFACE, or raise"
                         + " KOLO_START_TIMEOUT_SECONDS if rank " + peer + " legitimately starts this slowly");
@@ -352,30 +351,6 @@ final class TcpMeshBuilder implements AutoCloseable {
         StringJoiner j = new StringJoiner(", ", "ranks ", "");
         missing.forEach(r -> j.add(String.valueOf(r)));
         return j.toString();
-    }
-
-    static String format(InetAddress address, int port) {
-        String host = address.getHostAddress();
-        return (address instanceof Inet6Address ? "[" + host + "]" : host) + ":" + port;
-    }
-
-    private InetSocketAddress parse(int peer, String value) {
-        int colon = value.lastIndexOf(':');
-        try {
-            if (colon <= 0) {
-                throw new IllegalArgumentException("no port");
-            }
-            String host = value.substring(0, colon);
-            if (host.startsWith("[") && host.endsWith("]")) {
-                host = host.substring(1, host.length() - 1);
-            }
-            int port = Integer.parseInt(value.substring(colon + 1));
-            // Published addresses are literals; resolving a name here is only for hand-made stores.
-            return new InetSocketAddress(host, port);
-        } catch (IllegalArgumentException e) {
-            throw new KoloException("rank " + peer + " published an invalid data-plane address 'addr/" + peer
-                    + "' = '" + value + "': expected host:port", e);
-        }
     }
 
     /** Stops accepting (no data port stays open) and drops unfinished handshakes. */
