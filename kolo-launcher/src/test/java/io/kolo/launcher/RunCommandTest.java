@@ -362,6 +362,22 @@ class RunCommandTest {
     }
 
     /** A secret given to -x by mistake ({@code -x KOLO_SECRET=$SECRET} in a CI script) is refused without showing it. */
+    /**
+     * --autotune-log-file without --autotune wrote nothing and said nothing (rank 0 writes the log only while it
+     * tunes); the launcher now says so, in both spellings, before any rank starts.
+     */
+    @Test
+    void anAutotuneLogWithoutAutotuneIsSaidToDoNothing() {
+        String warning = "kolo: KOLO_AUTOTUNE_LOG=at.csv (--autotune-log-file) does nothing without --autotune"
+                + " (KOLO_AUTOTUNE=1): rank 0 writes that log only while it tunes";
+        assertEquals(List.of(warning), plan("-np", "2", "--autotune-log-file", "at.csv", "--", "true").warnings());
+        assertEquals(List.of(warning), plan("-np", "2", "-x", "KOLO_AUTOTUNE_LOG=at.csv", "--", "true").warnings());
+        assertEquals(List.of(), plan("-np", "2", "--autotune", "--autotune-log-file", "at.csv", "--", "true")
+                .warnings());
+        assertEquals(List.of(), plan("-np", "2", "-x", "KOLO_AUTOTUNE=1", "--autotune-log-file", "at.csv", "--",
+                "true").warnings());
+    }
+
     @Test
     void aSecretGivenToXIsRefusedWithoutShowingIt() {
         String secret = "0123456789abcdef0123456789abcdef";
