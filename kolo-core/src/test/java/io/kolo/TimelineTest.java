@@ -111,4 +111,21 @@ class TimelineTest {
                 && e.get("args") != null).map(e -> String.valueOf(((Map<?, ?>) e.get("args")).get("error")))
                 .findFirst().orElse("");
     }
+
+    /** A timeline that cannot be written said why, but not that the job goes on without it, nor what to fix. */
+    @Test
+    void aTimelineThatCannotBeWrittenIsOneWarningSayingTheJobGoesOnWithoutIt(@TempDir Path dir) {
+        Path file = dir.resolve("no-such-dir").resolve("timeline.json");
+        try (io.kolo.bootstrap.CapturedLog log = io.kolo.bootstrap.CapturedLog.of("io.kolo.engine.Timeline")) {
+            List<Object> sums = Ranks.run(2, Map.of("KOLO_TIMELINE", file.toString()), comm -> {
+                float[] x = {1};
+                comm.allreduce(x, ReduceOp.SUM);
+                return x[0];
+            });
+            assertEquals(List.of(2f, 2f), sums);
+            assertEquals(List.of("KOLO_TIMELINE: cannot write " + file + ": no such file or directory; the job goes on"
+                    + " without a timeline (create the directory or name another file)"),
+                    log.records().stream().map(java.util.logging.LogRecord::getMessage).toList());
+        }
+    }
 }

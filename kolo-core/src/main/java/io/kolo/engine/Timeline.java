@@ -43,7 +43,8 @@ final class Timeline implements AutoCloseable {
             ch.write(ByteBuffer.wrap(CLOSE), 1);
             return t;
         } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "KOLO_TIMELINE: cannot write " + path + ": " + IoReason.of(e));
+            LOG.log(System.Logger.Level.WARNING, "KOLO_TIMELINE: cannot write " + path + ": " + IoReason.of(e)
+                    + "; the job goes on without a timeline (create the directory or name another file)");
             return null;
         }
     }
