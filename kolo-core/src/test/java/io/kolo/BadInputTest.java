@@ -2,6 +2,7 @@ package io.kolo;
 
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -322,6 +323,24 @@ class BadInputTest {
             return x[0];
         });
         assertEquals(List.of(2f, 2f), sums);
+    }
+
+    /** A timed-out wait named the ranks that had submitted the op as "(ranks 0 had)" when that was one rank. */
+    @Test
+    void aTimedOutWaitNamesOneRankThatHadSubmittedAsARank() {
+        List<Object> said = Ranks.run(2, comm -> {
+            if (comm.rank() == 1) {
+                Thread.sleep(5000);
+                return comm.allreduceAsync("late", Tensor.of(new float[1]), ReduceOp.SUM).await().floats()[0];
+            }
+            Handle<Tensor> h = comm.allreduceAsync("late", Tensor.of(new float[]{1}), ReduceOp.SUM);
+            // Rank 0 tells every rank what an op waits for once it has waited a second, at its next look (each second).
+            KoloTimeoutException e = assertThrows(KoloTimeoutException.class, () -> h.await(Duration.ofSeconds(3)));
+            h.await();
+            return e.getMessage().replaceFirst("after \\d+ s \\(", "after N s (");
+        });
+        assertEquals("timed out after 3 s waiting for 'late': rank 1 had not submitted it after N s (rank 0 had); pass"
+                + " await() a longer timeout if ranks legitimately wait this long", said.getFirst());
     }
 
     /** The stall settings accept any long of seconds; the largest failed rank 0's first round with "long overflow". */

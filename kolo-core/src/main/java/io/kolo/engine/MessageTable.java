@@ -272,9 +272,10 @@ final class MessageTable {
             long age = now - e.firstSeen;
             Request first = any(e);
             if (age >= INSPECT_NANOS) {
+                List<Integer> submitted = submitted(e);
                 waiting.put(first.name(), "rank" + (missing.size() == 1 ? " " : "s ") + join(missing)
-                        + " had not submitted it after " + age / 1_000_000_000L + " s (ranks " + join(submitted(e))
-                        + " had)");
+                        + " had not submitted it after " + age / 1_000_000_000L + " s (rank"
+                        + (submitted.size() == 1 ? " " : "s ") + join(submitted) + " had)");
             }
             if (shutdownNanos > 0 && age >= shutdownNanos) {
                 it.remove();
