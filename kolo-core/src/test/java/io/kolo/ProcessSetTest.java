@@ -269,6 +269,25 @@ class ProcessSetTest {
                 + " order on every rank, members or not", errors.getFirst());
     }
 
+    /**
+     * Ranks 1 and 2 of set [1, 2] broadcasting from roots 1 and 2: the message said they submitted "root=0" and
+     * "root=1", the roots' ranks inside the set, though a set's broadcast takes job ranks and its errors name job ranks.
+     */
+    @Test
+    void aBroadcastRootMismatchInASetNamesTheRootsAsJobRanks() {
+        List<String> out = Ranks.run(3, DYNAMIC, comm -> {
+            ProcessSet set = comm.addProcessSet(1, 2);
+            if (!set.included()) {
+                return null;
+            }
+            return assertThrows(KoloException.class,
+                    () -> comm.broadcast(new float[2], comm.rank(), set)).getMessage();
+        });
+        assertEquals("mismatched broadcast 'broadcast.noname.1' in process set 1: rank 1 submitted FLOAT32[2] root=1,"
+                + " rank 2 submitted FLOAT32[2] root=2", out.get(1));
+        assertEquals(out.get(1), out.get(2));
+    }
+
     @Test
     void removingASetFailsItsLaterOpsAndKeepsTheOthers() {
         List<String> out = Ranks.run(3, DYNAMIC, comm -> {

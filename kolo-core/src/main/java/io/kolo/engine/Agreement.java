@@ -72,7 +72,7 @@ final class Agreement {
         for (Request r : byRank) {
             if (r != null) {
                 sb.append(sep).append("rank ").append(members[r.rank()]).append(" submitted ")
-                        .append(r.kind() == first.kind() ? "" : r.kind().label() + " ").append(r.describe());
+                        .append(r.kind() == first.kind() ? "" : r.kind().label() + " ").append(r.describe(members));
                 sep = ", ";
             }
         }

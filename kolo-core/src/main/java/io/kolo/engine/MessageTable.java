@@ -214,7 +214,7 @@ final class MessageTable {
                 }
                 if (joined[first.root()]) {
                     return Response.error(first.kind(), names, "broadcast '" + name + "' has root rank "
-                            + first.root() + ", which has already joined");
+                            + members[first.root()] + ", which has already joined");
                 }
             }
             case ALLTOALL -> {

@@ -45,7 +45,8 @@ record Request(int rank, String name, OpKind kind, DataType type, ReduceOp op, l
     }
 
     /** What this rank submitted, for mismatch messages: "FLOAT32[4, 3] SUM". */
-    String describe() {
+    /** What was submitted, for a mismatch message; {@code members} maps a broadcast's root back to the job's rank. */
+    String describe(int[] members) {
         StringBuilder sb = new StringBuilder();
         sb.append(type).append(Arrays.toString(shape));
         switch (kind) {
@@ -58,7 +59,8 @@ record Request(int rank, String name, OpKind kind, DataType type, ReduceOp op, l
                     sb.append(" postscale=").append(postscale);
                 }
             }
-            case BROADCAST -> sb.append(" root=").append(root);
+            // The root travels as a set rank; the caller gave, and messages name, the job's.
+            case BROADCAST -> sb.append(" root=").append(root >= 0 && root < members.length ? members[root] : root);
             case ALLTOALL -> sb.append(" splits=").append(Arrays.toString(splits));
             default -> { }
         }
