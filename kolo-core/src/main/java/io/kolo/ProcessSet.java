@@ -38,6 +38,8 @@ public final class ProcessSet {
     private volatile int myRank = -1;
     private volatile boolean removed;
     private volatile Object owner;
+    /** Registered with a job that has since ended, and not with another yet: said so when it is used. */
+    private volatile boolean ended;
 
     private ProcessSet(int[] ranks) {
         this.ranks = ranks;
@@ -65,6 +67,7 @@ public final class ProcessSet {
     }
 
     void bind(int id, int myRank, Object owner) {
+        this.ended = false;
         this.myRank = myRank;
         this.owner = owner;
         this.id = id;
@@ -83,6 +86,12 @@ public final class ProcessSet {
         myRank = -1;
         removed = false;
         owner = null;
+        ended = true;
+    }
+
+    /** Whether its job ended since it was registered (see {@link #unbind()}). */
+    boolean hasEnded() {
+        return ended;
     }
 
     /** Ranks as given to {@link #of}, sorted (duplicates kept, for the registration's error). */

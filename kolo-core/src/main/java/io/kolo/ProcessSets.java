@@ -100,6 +100,14 @@ final class ProcessSets {
     }
 
     private void checkOwned(ProcessSet set, String what) {
+        if (set.owner() == null && set.hasEnded()) {
+            String ranks = set.ranks().toString();
+            throw new IllegalArgumentException("process set " + ranks + " belongs to a job that has ended"
+                    + " (Kolo.shutdown(), or an elastic reset): register it with this one, by Kolo.init(sets) or, with"
+                    + " KOLO_DYNAMIC_PROCESS_SETS=1, addProcessSet(" + ranks.substring(1, ranks.length() - 1)
+                    + ") on every rank (in an elastic job: at the start of Elastic.run's body, which every worker runs again after a"
+                    + " reset)");
+        }
         if (set.owner() != owner) {
             throw new IllegalArgumentException(set + " is not registered with rank " + rank + "'s communicator: pass it"
                     + " to Kolo.init or Communicator.addProcessSet on every rank before you " + what);

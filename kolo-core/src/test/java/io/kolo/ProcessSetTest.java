@@ -288,6 +288,22 @@ class ProcessSetTest {
         assertEquals(out.get(1), out.get(2));
     }
 
+    /**
+     * A set kept from a job that has ended (Kolo.shutdown(), an elastic reset) and used in the next one was called
+     * "not registered", with advice to pass it to Kolo.init or Communicator.addProcessSet, which an elastic body cannot
+     * do and which takes ranks, not sets. It now says the set's job ended and how to register it with this one.
+     */
+    @Test
+    void aSetFromAJobThatHasEndedSaysSoInTheNext() {
+        List<ProcessSet> first = Ranks.run(3, DYNAMIC, comm -> comm.addProcessSet(0, 1));
+        List<String> said = Ranks.run(3, DYNAMIC, comm -> assertThrows(IllegalArgumentException.class,
+                () -> comm.allreduce(new float[1], ReduceOp.SUM, first.get(comm.rank()))).getMessage());
+        assertEquals("process set [0, 1] belongs to a job that has ended (Kolo.shutdown(), or an elastic reset): register"
+                + " it with this one, by Kolo.init(sets) or, with KOLO_DYNAMIC_PROCESS_SETS=1, addProcessSet(0, 1) on every"
+                + " rank (in an elastic job: at the start of Elastic.run's body, which every worker runs again after a reset)",
+                said.getFirst());
+    }
+
     @Test
     void removingASetFailsItsLaterOpsAndKeepsTheOthers() {
         List<String> out = Ranks.run(3, DYNAMIC, comm -> {
