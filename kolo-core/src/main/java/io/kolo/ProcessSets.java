@@ -126,7 +126,7 @@ final class ProcessSets {
 
     /** A static set, registered as the job starts (see {@link #add}), whether or not dynamic sets are allowed. */
     ProcessSet addStatic(ProcessSet set) {
-        return register(set);
+        return register(set, "Kolo.init(ProcessSet...)");
     }
 
     /** Registers {@code set} in step with every rank (a collective of the global set); returns it, now registered. */
@@ -135,16 +135,17 @@ final class ProcessSets {
             throw new IllegalStateException("process sets can be added after Kolo.init only when the job sets"
                     + " KOLO_DYNAMIC_PROCESS_SETS=1 on every rank; or pass them to Kolo.init(ProcessSet...)");
         }
-        return register(set);
+        return register(set, "addProcessSet");
     }
 
-    private synchronized ProcessSet register(ProcessSet set) {
+    /** @param call what the user called, for messages: static sets come from Kolo.init, not addProcessSet */
+    private synchronized ProcessSet register(ProcessSet set, String call) {
         if (set.owner() != null) {
             throw new IllegalArgumentException(set + " is already registered" + (set.owner() == owner ? ""
                     : " with another communicator (several ranks in one JVM each need their own ProcessSet)"));
         }
         long[] mine = encode(set.requested());
-        return exchange(mine, answers -> decide(set, answers));
+        return exchange(mine, answers -> decide(set, answers, call));
     }
 
     /** Removes {@code set} in step with every rank (a collective of the global set). */
@@ -256,11 +257,11 @@ final class ProcessSets {
         }
     }
 
-    private ProcessSet decide(ProcessSet set, long[][] answers) {
+    private ProcessSet decide(ProcessSet set, long[][] answers, String call) {
         long[] first = answers[0];
         for (int r = 1; r < size; r++) {
             if (!Arrays.equals(first, answers[r])) {
-                StringBuilder sb = new StringBuilder("addProcessSet: the ranks asked for different process sets (");
+                StringBuilder sb = new StringBuilder(call + ": the ranks asked for different process sets (");
                 for (int q = 0; q < size; q++) {
                     sb.append(q == 0 ? "" : ", ").append("rank ").append(q).append(' ').append(describe(answers[q]));
                 }
@@ -269,13 +270,13 @@ final class ProcessSets {
             }
         }
         if (first[1] != OK) {
-            throw new KoloException("addProcessSet: " + describe(first) + "; a process set lists each of its ranks"
+            throw new KoloException(call + ": " + describe(first) + "; a process set lists each of its ranks"
                     + " once, from 0 to " + (size - 1));
         }
         int[] members = members(first);
         for (ProcessSet existing : registered.values()) {
             if (Arrays.equals(existing.requested(), members)) {
-                throw new KoloException("addProcessSet: ranks " + Arrays.toString(members) + " already form process"
+                throw new KoloException(call + ": ranks " + Arrays.toString(members) + " already form process"
                         + " set " + existing.id() + "; use that one");
             }
         }

@@ -48,6 +48,32 @@ class ProcessSetJobTest {
         }
     }
 
+    /**
+     * Kolo.init(ProcessSet.of(0, 7)) in a job of 3 failed on every rank with "addProcessSet: rank 7, ...", a call the
+     * program never made; it now names Kolo.init(ProcessSet...).
+     */
+    @Test
+    void aBadStaticSetIsReportedAsKoloInitsOnEveryRank() throws Exception {
+        List<ProcessRanks.Exit> exits = ProcessRanks.run(3, BadStatic.class, List.of(), Map.of(), 120);
+        for (ProcessRanks.Exit e : exits) {
+            assertEquals(0, e.code(), "rank " + e.rank() + " failed:\n" + e.output());
+            assertTrue(e.output().contains("refused: Kolo.init(ProcessSet...): rank 7, which is not a rank of this job"
+                    + " of 3; a process set lists each of its ranks once, from 0 to 2"), e.output());
+        }
+    }
+
+    /** One rank: a static set naming a rank the job does not have. */
+    public static final class BadStatic {
+        public static void main(String[] args) {
+            try {
+                Kolo.init(ProcessSet.of(0, 7));
+                System.out.println("accepted");
+            } catch (KoloException e) {
+                System.out.println("refused: " + e.getMessage());
+            }
+        }
+    }
+
     /** One rank: two jobs in a row with the same static set of ranks 0 and 1. */
     public static final class Again {
         public static void main(String[] args) {
