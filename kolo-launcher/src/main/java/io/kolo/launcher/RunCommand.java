@@ -345,12 +345,7 @@ final class RunCommand implements Subcommand {
             }
         });
         exported.putAll(given);
-        String autotuneLog = exported.get(io.kolo.bootstrap.KoloSettings.AUTOTUNE_LOG.name());
-        if (autotuneLog != null && !io.kolo.bootstrap.KoloSettings.AUTOTUNE.from(exported).equals("on")) {
-            // Horovod too ignores it then, without a word: the user asked for a file and would find none.
-            warnings.add("kolo: KOLO_AUTOTUNE_LOG=" + autotuneLog + " (--autotune-log-file) does nothing without"
-                    + " --autotune (KOLO_AUTOTUNE=1): rank 0 writes that log only while it tunes");
-        }
+        UnusedSettings.warn(exported, warnings);
         return exported;
     }
 

@@ -378,6 +378,16 @@ class RunCommandTest {
                 "true").warnings());
     }
 
+    /** --timeline-mark-cycles without a timeline to mark them in did nothing, silently. */
+    @Test
+    void markingCyclesWithoutATimelineIsSaidToDoNothing() {
+        assertEquals(List.of("kolo: KOLO_TIMELINE_MARK_CYCLES=1 (--timeline-mark-cycles) does nothing without"
+                + " --timeline-filename (KOLO_TIMELINE): there is no timeline to mark the cycles in"),
+                plan("-np", "2", "--timeline-mark-cycles", "--", "true").warnings());
+        assertEquals(List.of(), plan("-np", "2", "--timeline-mark-cycles", "--timeline-filename", "t.json", "--",
+                "true").warnings());
+    }
+
     @Test
     void aSecretGivenToXIsRefusedWithoutShowingIt() {
         String secret = "0123456789abcdef0123456789abcdef";
