@@ -76,9 +76,13 @@ final class RunCommand implements Subcommand {
             description = "Also write each rank's output to DIR/rank.N/stdout and DIR/rank.N/stderr.")
     Path outputDir;
 
-    @Option(names = "--start-timeout", paramLabel = "S", defaultValue = "" + DEFAULT_START_TIMEOUT,
+    @Option(names = "--start-timeout", paramLabel = "S",
             description = "Seconds hosts may take to answer ssh and ranks to find each other"
-                    + " (KOLO_START_TIMEOUT_SECONDS, default: ${DEFAULT-VALUE}).")
+                    + " (KOLO_START_TIMEOUT_SECONDS; default: the launcher's KOLO_START_TIMEOUT_SECONDS or"
+                    + " HOROVOD_START_TIMEOUT, else " + DEFAULT_START_TIMEOUT + ").")
+    Integer startTimeoutFlag;
+
+    /** --start-timeout, once resolved by {@link #checkStartTimeout}. */
     int startTimeoutSeconds = DEFAULT_START_TIMEOUT;
 
     @Option(names = {"-p", "--ssh-port"}, paramLabel = "PORT", description = "ssh port of the remote hosts.")
@@ -198,7 +202,7 @@ final class RunCommand implements Subcommand {
             throw new UsageException("--nnodes places ranks itself (--np-per-node on each node, in the working"
                     + " directory): no -N, --map-by, --oversubscribe or -wdir");
         }
-        checkStartTimeout();
+        checkStartTimeout(launcherEnv);
         List<String> warnings = new ArrayList<>();
         Map<String, String> exported = exports(launcherEnv, warnings);
         return NodeRun.Plan.of(node, np, launcherEnv, childCommand(launcherEnv), exported, warnings,
@@ -217,7 +221,7 @@ final class RunCommand implements Subcommand {
         if (mpi.perNode != null && mpi.perNode < 1) {
             throw new UsageException("-N (--npernode) must be at least 1, got " + mpi.perNode);
         }
-        checkStartTimeout();
+        checkStartTimeout(launcherEnv);
         if (hosts != null && hostfile != null) {
             throw new UsageException("use either -H or --hostfile, not both");
         }
@@ -312,9 +316,22 @@ final class RunCommand implements Subcommand {
         return lines;
     }
 
-    private void checkStartTimeout() {
-        if (startTimeoutSeconds < 1) {
-            throw new UsageException("--start-timeout must be at least 1 second, got " + startTimeoutSeconds);
+    /**
+     * --start-timeout, else the launcher's own KOLO_START_TIMEOUT_SECONDS (or HOROVOD_START_TIMEOUT, as horovodrun
+     * reads it), else 60. The ranks always get the launcher's value, so that ranks and ssh checks agree on it.
+     */
+    private void checkStartTimeout(Map<String, String> launcherEnv) {
+        if (startTimeoutFlag != null) {
+            if (startTimeoutFlag < 1) {
+                throw new UsageException("--start-timeout must be at least 1 second, got " + startTimeoutFlag);
+            }
+            startTimeoutSeconds = startTimeoutFlag;
+            return;
+        }
+        try {
+            startTimeoutSeconds = io.kolo.bootstrap.KoloSettings.START_TIMEOUT_SECONDS.from(launcherEnv);
+        } catch (io.kolo.BadSettingException e) {
+            throw new UsageException(e.getMessage() + " (no rank was started)");
         }
     }
 
@@ -339,7 +356,7 @@ final class RunCommand implements Subcommand {
         RankEnvironment.checkSettings(launcherEnv, given);
         Map<String, String> exported = new LinkedHashMap<>();
         io.kolo.bootstrap.KoloSettings.fromHorovod(launcherEnv).forEach((name, value) -> {
-            // The interface and the start timeout are the launcher's own: it reads them from flags and KOLO_IFACE.
+            // The interface and the start timeout are the launcher's own: flags, else its own environment (above).
             if (!RankEnvironment.LAUNCHER_VARS.contains(name) && !name.equals("KOLO_IFACE")) {
                 exported.put(name, value);
             }

@@ -67,6 +67,28 @@ class RunCommandTest {
         assertTrue(p.exports().isEmpty());
     }
 
+    /**
+     * horovodrun takes HOROVOD_START_TIMEOUT as the default of --start-timeout, and the launcher's own KOLO_* settings
+     * reach the job unless a flag or -x says otherwise. Before: both were ignored (ranks got 60 s), though a bad
+     * HOROVOD_START_TIMEOUT was refused.
+     */
+    @Test
+    void theLaunchersStartTimeoutVariablesAreStartTimeoutsDefault() {
+        java.util.function.Predicate<String> local = h -> h.equals("localhost");
+        assertEquals(7, parse("-np", "1", "--", "true")
+                .plan(Map.of("KOLO_START_TIMEOUT_SECONDS", "7"), local).startTimeoutSeconds());
+        assertEquals(8, parse("-np", "1", "--", "true")
+                .plan(Map.of("HOROVOD_START_TIMEOUT", "8"), local).startTimeoutSeconds());
+        assertEquals(7, parse("-np", "1", "--", "true")
+                .plan(Map.of("KOLO_START_TIMEOUT_SECONDS", "7", "HOROVOD_START_TIMEOUT", "8"), local)
+                .startTimeoutSeconds());
+        assertEquals(5, parse("-np", "1", "--start-timeout", "5", "--", "true")
+                .plan(Map.of("KOLO_START_TIMEOUT_SECONDS", "7"), local).startTimeoutSeconds());
+        UsageException bad = assertThrows(UsageException.class, () -> parse("-np", "1", "--", "true")
+                .plan(Map.of("KOLO_START_TIMEOUT_SECONDS", "soon"), local));
+        assertTrue(bad.getMessage().startsWith("KOLO_START_TIMEOUT_SECONDS='soon' is invalid"), bad.getMessage());
+    }
+
     @Test
     void allOptions(@TempDir Path dir) {
         RunCommand.Plan p = plan("-np", "3", "-H", "localhost:2,127.0.0.1:2", "-x", "A=1", "-x", "HOME",
