@@ -89,6 +89,22 @@ class RunCommandTest {
         assertTrue(bad.getMessage().startsWith("KOLO_START_TIMEOUT_SECONDS='soon' is invalid"), bad.getMessage());
     }
 
+    /**
+     * Ranks over ssh do not inherit the launcher's environment: its KOLO_* settings must travel with the job, as its
+     * HOROVOD_* ones do. Before: only the HOROVOD_* ones did, so "KOLO_CYCLE_TIME=5 kolo run -H a,b" ran b's ranks at
+     * 1 ms, and an exported KOLO_HIERARCHICAL_ALLREDUCE=1 failed the job for ranks that disagreed on it.
+     */
+    @Test
+    void theLaunchersOwnKoloSettingsReachRanksOnOtherHosts() {
+        Map<String, String> env = Map.of("KOLO_CYCLE_TIME", "5", "KOLO_HIERARCHICAL_ALLREDUCE", "1",
+                "HOROVOD_FUSION_THRESHOLD", "1000", "HOROVOD_CACHE_CAPACITY", "9", "KOLO_CACHE_CAPACITY", "7",
+                "KOLO_RANK", "3", "KOLO_IFACE", "10.0.0.1", "KOLO_SSH_COMMAND", "ssh -F cfg", "KOLO_HOME", "/opt/kolo");
+        Map<String, String> exports = parse("-np", "2", "-H", "localhost:1,node-1:1", "-x", "KOLO_CYCLE_TIME=3", "--",
+                "true").plan(env, h -> h.equals("localhost")).exports();
+        assertEquals(Map.of("KOLO_CYCLE_TIME", "3", "KOLO_HIERARCHICAL_ALLREDUCE", "1",
+                "KOLO_FUSION_THRESHOLD", "1000", "KOLO_CACHE_CAPACITY", "7"), exports);
+    }
+
     @Test
     void allOptions(@TempDir Path dir) {
         RunCommand.Plan p = plan("-np", "3", "-H", "localhost:2,127.0.0.1:2", "-x", "A=1", "-x", "HOME",
@@ -353,8 +369,10 @@ class RunCommandTest {
                 "HOROVOD_CACHE_CAPACITY", "5", "KOLO_CACHE_CAPACITY", "6", "HOROVOD_GLOO_IFACE", "lo",
                 "HOROVOD_START_TIMEOUT", "5");
         RunCommand.Plan p = parse("-np", "2", "--cycle-time-ms", "4", "--", "true").plan(env, h -> true);
-        assertEquals(Map.of("KOLO_FUSION_THRESHOLD", "1024", "KOLO_CYCLE_TIME", "4"), p.exports());
+        assertEquals(Map.of("KOLO_FUSION_THRESHOLD", "1024", "KOLO_CYCLE_TIME", "4", "KOLO_CACHE_CAPACITY", "6"),
+                p.exports());
         assertEquals("lo", p.networkInterface(), "HOROVOD_GLOO_IFACE stands for KOLO_IFACE");
+        assertEquals(5, p.startTimeoutSeconds(), "HOROVOD_START_TIMEOUT stands for KOLO_START_TIMEOUT_SECONDS");
     }
 
     /** Every option picocli knows is in --help, and its value count decides where the program starts. */
