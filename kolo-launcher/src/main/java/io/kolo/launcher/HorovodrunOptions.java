@@ -25,6 +25,9 @@ final class HorovodrunOptions {
     @Option(names = "--cache-capacity", paramLabel = "N", description = "Response-cache entries (KOLO_CACHE_CAPACITY).")
     String cacheCapacity;
 
+    @Option(names = "--disable-cache", description = "No response cache (KOLO_CACHE_CAPACITY=0).")
+    boolean disableCache;
+
     @Option(names = "--hierarchical-allreduce", description = "KOLO_HIERARCHICAL_ALLREDUCE=1.")
     boolean hierarchicalAllreduce;
 
@@ -62,6 +65,18 @@ final class HorovodrunOptions {
             description = "Rank 0 writes every autotune sample here, as CSV (KOLO_AUTOTUNE_LOG).")
     String autotuneLogFile;
 
+    @Option(names = "--autotune-warmup-samples", paramLabel = "N",
+            description = "Autotune samples discarded at start (KOLO_AUTOTUNE_WARMUP_SAMPLES).")
+    String autotuneWarmupSamples;
+
+    @Option(names = "--autotune-steps-per-sample", paramLabel = "N",
+            description = "Cycles that ran ops per autotune sample (KOLO_AUTOTUNE_STEPS_PER_SAMPLE).")
+    String autotuneStepsPerSample;
+
+    @Option(names = "--autotune-bayes-opt-max-samples", paramLabel = "N",
+            description = "Autotune samples after which the best settings stay (KOLO_AUTOTUNE_BAYES_OPT_MAX_SAMPLES).")
+    String autotuneMaxSamples;
+
     @Option(names = "--log-level", paramLabel = "LEVEL",
             description = "TRACE, DEBUG, INFO, WARNING, ERROR or FATAL (KOLO_LOG_LEVEL).")
     String logLevel;
@@ -94,6 +109,12 @@ final class HorovodrunOptions {
         }
         put(kolo, "--cycle-time-ms", cycleTimeMs, KoloSettings.CYCLE_TIME, cycleTimeMs);
         put(kolo, "--cache-capacity", cacheCapacity, KoloSettings.CACHE_CAPACITY, cacheCapacity);
+        if (disableCache) {
+            if (cacheCapacity != null) {
+                throw new UsageException("use either --disable-cache or --cache-capacity, not both");
+            }
+            kolo.put(KoloSettings.CACHE_CAPACITY.name(), "0");
+        }
         flag(kolo, "--hierarchical-allreduce", hierarchicalAllreduce, noHierarchicalAllreduce,
                 KoloSettings.HIERARCHICAL_ALLREDUCE);
         flag(kolo, "--hierarchical-allgather", hierarchicalAllgather, noHierarchicalAllgather,
@@ -113,6 +134,12 @@ final class HorovodrunOptions {
             kolo.put(KoloSettings.AUTOTUNE.name(), "1");
         }
         put(kolo, "--autotune-log-file", autotuneLogFile, KoloSettings.AUTOTUNE_LOG, autotuneLogFile);
+        put(kolo, "--autotune-warmup-samples", autotuneWarmupSamples, KoloSettings.AUTOTUNE_WARMUP_SAMPLES,
+                autotuneWarmupSamples);
+        put(kolo, "--autotune-steps-per-sample", autotuneStepsPerSample, KoloSettings.AUTOTUNE_STEPS_PER_SAMPLE,
+                autotuneStepsPerSample);
+        put(kolo, "--autotune-bayes-opt-max-samples", autotuneMaxSamples,
+                KoloSettings.AUTOTUNE_BAYES_OPT_MAX_SAMPLES, autotuneMaxSamples);
         put(kolo, "--log-level", logLevel, KoloSettings.LOG_LEVEL, logLevel);
         return kolo;
     }

@@ -363,6 +363,24 @@ class RunCommandTest {
         assertEquals(List.of(), plan("-np", "2", "--", "true").display().ignored());
     }
 
+    /**
+     * horovodrun's autotune and cache flags for settings Kolo has too. Before: "Unknown option", though the README says
+     * a horovodrun command line runs with the word replaced.
+     */
+    @Test
+    void horovodrunsAutotuneAndCacheFlagsBecomeKoloSettings() {
+        RunCommand.Plan p = plan("-np", "1", "--autotune", "--autotune-warmup-samples", "1",
+                "--autotune-steps-per-sample", "5", "--autotune-bayes-opt-max-samples", "12", "--disable-cache", "--",
+                "true");
+        assertEquals(Map.of("KOLO_AUTOTUNE", "1", "KOLO_AUTOTUNE_WARMUP_SAMPLES", "1",
+                "KOLO_AUTOTUNE_STEPS_PER_SAMPLE", "5", "KOLO_AUTOTUNE_BAYES_OPT_MAX_SAMPLES", "12",
+                "KOLO_CACHE_CAPACITY", "0"), p.exports());
+        assertUsage("--autotune-steps-per-sample 0: expected a number of cycles that ran ops, from 1 to 100000"
+                + " (KOLO_AUTOTUNE_STEPS_PER_SAMPLE)", "-np", "1", "--autotune-steps-per-sample", "0", "--", "true");
+        assertUsage("use either --disable-cache or --cache-capacity", "-np", "1", "--disable-cache",
+                "--cache-capacity", "9", "--", "true");
+    }
+
     @Test
     void horovodVariablesOfTheLauncherReachRanksAsKoloSettingsUnlessKolosOwnOrAFlagIsGiven() {
         Map<String, String> env = Map.of("HOROVOD_FUSION_THRESHOLD", "1024", "HOROVOD_CYCLE_TIME", "3",
