@@ -58,7 +58,8 @@ final class HorovodrunOptions {
     @Option(names = "--no-stall-check", description = "No stall warnings or shutdown (KOLO_STALL_CHECK_DISABLE=1).")
     boolean noStallCheck;
 
-    @Option(names = "--autotune", description = "Tune the fusion threshold and cycle time while the job runs (KOLO_AUTOTUNE=1).")
+    @Option(names = "--autotune", description = "Tune the fusion threshold, cycle time, response cache and"
+            + " hierarchical allreduce/allgather while the job runs (KOLO_AUTOTUNE=1).")
     boolean autotune;
 
     @Option(names = "--autotune-log-file", paramLabel = "FILE",
