@@ -21,8 +21,8 @@ import java.util.function.Predicate;
 @Command(name = "run", addMethodSubcommands = false, sortOptions = false, separator = " ",
         description = {"Start N ranks of a program on this machine or over ssh on several hosts, tagged output,"
                 + " all-or-nothing exit.", "",
-                "A command line written for mpirun or horovodrun runs with that word replaced by 'kolo run':"
-                        + " their options are accepted with the meaning they have there (groups below)."},
+                "A command line written for mpirun or horovodrun runs with that word replaced by 'kolo run' when"
+                        + " it uses the options below: they mean what they mean there (groups below)."},
         optionListHeading = "%nKolo options:%n",
         customSynopsis = {
                 "kolo run -np N [-H HOSTS | --hostfile FILE] [-x VAR[=VALUE]]...",
@@ -37,7 +37,9 @@ import java.util.function.Predicate;
                 "kolo run --nnodes N --node-rank R --rendezvous HOST[:PORT] [--np-per-node S]",
                 "         [options] -- COMMAND [ARGS...]      (once on every node)"},
         footer = {"", "Exit code: 0 when every rank exits 0, else the exit code of the first rank",
-                "that failed; 2 for a usage error."})
+                "that failed; 2 for a usage error; 127 when a rank cannot be started or a host",
+                "cannot be reached over ssh; 130 on Ctrl-C, 143 on SIGTERM; 141 when the output",
+                "was closed (kolo run ... | head)."})
 final class RunCommand implements Subcommand {
     static final int DEFAULT_START_TIMEOUT = 60;
 
