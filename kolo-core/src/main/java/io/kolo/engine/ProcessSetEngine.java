@@ -221,11 +221,6 @@ final class ProcessSetEngine implements CycleAgent {
     }
 
     @Override
-    public boolean cycle(long nowNanos) {
-        return runCycle(nowNanos);
-    }
-
-    @Override
     public boolean hasWork() {
         return !pending.isEmpty() || joinOp != null || !toSend.isEmpty();
     }
@@ -268,7 +263,8 @@ final class ProcessSetEngine implements CycleAgent {
     }
 
     /** One cycle; a failure or an agreed shutdown ends the engine for every thread. True when it ended. */
-    private boolean runCycle(long now) {
+    @Override
+    public boolean cycle(long now) {
         boolean finished;
         try {
             finished = negotiate(now);
