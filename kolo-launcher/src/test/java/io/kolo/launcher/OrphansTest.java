@@ -31,27 +31,9 @@ class OrphansTest {
      */
     @Test
     void aProcessThatLeftTheRanksSessionDoesNotOutliveKoloRun(@TempDir Path dir) throws Exception {
-        // A fraction of a second no other process on the machine sleeps, by which to find these sleeps.
-        String marker = "0.000" + ThreadLocalRandom.current().nextInt(100_000_000, 999_999_999);
-        try {
-            ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), ChildCommand.NATIVE_ACCESS, "-cp",
-                    System.getProperty("java.class.path"), Main.class.getName(), "run", "-np", "3", "--",
-                    "sh", "-c", "setsid sleep 300 " + marker + " </dev/null >/dev/null 2>&1 & exit 0");
-            pb.redirectErrorStream(true).redirectOutput(dir.resolve("launcher.log").toFile());
-            Process launcher = pb.start();
-            try {
-                assertTrue(launcher.waitFor(30, TimeUnit.SECONDS), "kolo run did not exit");
-            } finally {
-                launcher.destroyForcibly();
-            }
-            String log = Files.readString(dir.resolve("launcher.log"));
-            assertEquals(0, launcher.exitValue(), log);
-            List<ProcessHandle> left = withArgument(marker);
-            assertTrue(left.isEmpty(), "left running after kolo run exited: " + left.stream()
-                    .map(h -> h.pid() + " " + h.info().commandLine().orElse("?")).toList() + "\n" + log);
-        } finally {
-            withArgument(marker).forEach(ProcessHandle::destroyForcibly);
-        }
+        String marker = marker();
+        runAndAssertNothingLeft(dir, marker, 30, "run", "-np", "3", "--",
+                "sh", "-c", "setsid sleep 300 " + marker + " </dev/null >/dev/null 2>&1 & exit 0");
     }
 
     /**
@@ -62,28 +44,45 @@ class OrphansTest {
      */
     @Test
     void aProcessThatLeftAnElasticWorkersSessionDoesNotOutliveKoloRun(@TempDir Path dir) throws Exception {
-        String marker = "0.000" + ThreadLocalRandom.current().nextInt(100_000_000, 999_999_999);
+        String marker = marker();
         Path hosts = dir.resolve("hosts");
         Files.writeString(hosts, "localhost:2\n");
+        // The sleep's parent (the subshell) exits at once: it is adopted while the workers and the script run.
+        String log = runAndAssertNothingLeft(dir, marker, 40, "run", "-np", "2", "--min-np", "2",
+                "--host-discovery-script", "cat " + hosts, "--",
+                "sh", "-c", "(setsid sleep 300 " + marker + " </dev/null >/dev/null 2>&1 &); sleep 4; exit 0");
+        assertTrue(log.lines().noneMatch(l -> l.contains("--host-discovery-script")), log);
+    }
+
+    /** A fraction of a second no other process on the machine sleeps, by which to find the test's sleeps. */
+    private static String marker() {
+        return "0.000" + ThreadLocalRandom.current().nextInt(100_000_000, 999_999_999);
+    }
+
+    /**
+     * Runs a real launcher JVM with {@code args} until it exits (at most {@code seconds}) and asserts exit 0 and no
+     * process left with {@code marker} among its arguments (stopping any that is); the launcher's output.
+     */
+    private static String runAndAssertNothingLeft(Path dir, String marker, int seconds, String... args)
+            throws Exception {
         try {
-            // The sleep's parent (the subshell) exits at once: it is adopted while the workers and the script run.
-            ProcessBuilder pb = new ProcessBuilder(ChildCommand.javaExecutable(), ChildCommand.NATIVE_ACCESS, "-cp",
-                    System.getProperty("java.class.path"), Main.class.getName(), "run", "-np", "2", "--min-np", "2",
-                    "--host-discovery-script", "cat " + hosts, "--",
-                    "sh", "-c", "(setsid sleep 300 " + marker + " </dev/null >/dev/null 2>&1 &); sleep 4; exit 0");
+            List<String> command = new java.util.ArrayList<>(List.of(ChildCommand.javaExecutable(),
+                    ChildCommand.NATIVE_ACCESS, "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+            command.addAll(List.of(args));
+            ProcessBuilder pb = new ProcessBuilder(command);
             pb.redirectErrorStream(true).redirectOutput(dir.resolve("launcher.log").toFile());
             Process launcher = pb.start();
             try {
-                assertTrue(launcher.waitFor(40, TimeUnit.SECONDS), "kolo run did not exit");
+                assertTrue(launcher.waitFor(seconds, TimeUnit.SECONDS), "kolo run did not exit");
             } finally {
                 launcher.destroyForcibly();
             }
             String log = Files.readString(dir.resolve("launcher.log"));
             assertEquals(0, launcher.exitValue(), log);
-            assertTrue(log.lines().noneMatch(l -> l.contains("--host-discovery-script")), log);
             List<ProcessHandle> left = withArgument(marker);
             assertTrue(left.isEmpty(), "left running after kolo run exited: " + left.stream()
                     .map(h -> h.pid() + " " + h.info().commandLine().orElse("?")).toList() + "\n" + log);
+            return log;
         } finally {
             withArgument(marker).forEach(ProcessHandle::destroyForcibly);
         }
