@@ -90,6 +90,26 @@ final class RankEnvironment {
     }
 
     /**
+     * The launcher's own settings that travel with the job: local ranks inherit the launcher's environment, ranks over
+     * ssh do not, so its KOLO_* settings, and HOROVOD_* ones for those it leaves unset, go to every rank alike. Not the
+     * job's placement and elastic variables, nor the interface and the start timeout, which the launcher resolves itself
+     * (flags, else its own environment).
+     */
+    static Map<String, String> launcherSettings(Map<String, String> launcherEnv) {
+        Map<String, String> own = new LinkedHashMap<>();
+        for (io.kolo.bootstrap.KoloSettings.Setting<?> s : io.kolo.bootstrap.KoloSettings.all()) {
+            String value = launcherEnv.get(s.name());
+            if (value != null && !value.isBlank()) {
+                own.put(s.name(), value);
+            }
+        }
+        own.putAll(io.kolo.bootstrap.KoloSettings.fromHorovod(launcherEnv));
+        own.keySet().removeIf(name -> LAUNCHER_VARS.contains(name) || ELASTIC_VARS.contains(name)
+                || name.equals(io.kolo.bootstrap.KoloSettings.IFACE.name()));
+        return own;
+    }
+
+    /**
      * What --verbose shows for one rank: never the secret, never the values of other programs' variables given with -x
      * (they may be credentials); Kolo's own settings are shown with their values.
      */

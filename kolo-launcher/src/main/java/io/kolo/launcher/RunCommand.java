@@ -13,7 +13,6 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
@@ -356,24 +355,7 @@ final class RunCommand implements Subcommand {
         given.putAll(horovodrun().settings());
         // Checked before HOROVOD_* become KOLO_*, so that a bad value is reported under the name the user set.
         RankEnvironment.checkSettings(launcherEnv, given);
-        Map<String, String> exported = new LinkedHashMap<>();
-        // Local ranks inherit the launcher's environment, ranks over ssh do not: its KOLO_* settings, and HOROVOD_* ones
-        // for those it leaves unset, travel with the job so that every rank runs with the same settings.
-        Map<String, String> own = new LinkedHashMap<>();
-        for (io.kolo.bootstrap.KoloSettings.Setting<?> s : io.kolo.bootstrap.KoloSettings.all()) {
-            String value = launcherEnv.get(s.name());
-            if (value != null && !value.isBlank()) {
-                own.put(s.name(), value);
-            }
-        }
-        own.putAll(io.kolo.bootstrap.KoloSettings.fromHorovod(launcherEnv));
-        own.forEach((name, value) -> {
-            // The interface and the start timeout are the launcher's own: flags, else its own environment (above).
-            if (!RankEnvironment.LAUNCHER_VARS.contains(name) && !RankEnvironment.ELASTIC_VARS.contains(name)
-                    && !name.equals("KOLO_IFACE")) {
-                exported.put(name, value);
-            }
-        });
+        Map<String, String> exported = RankEnvironment.launcherSettings(launcherEnv);
         exported.putAll(given);
         UnusedSettings.warn(exported, warnings);
         return exported;
