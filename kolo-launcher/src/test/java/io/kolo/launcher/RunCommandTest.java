@@ -419,7 +419,6 @@ class RunCommandTest {
                 help.out());
     }
 
-    /** A secret given to -x by mistake ({@code -x KOLO_SECRET=$SECRET} in a CI script) is refused without showing it. */
     /**
      * --autotune-log-file without --autotune wrote nothing and said nothing (rank 0 writes the log only while it
      * tunes); the launcher now says so, in both spellings, before any rank starts.
@@ -446,6 +445,20 @@ class RunCommandTest {
                 "true").warnings());
     }
 
+    /** horovodrun's autotune knobs without --autotune shape no tuning: said as for the log. */
+    @Test
+    void autotuneKnobsWithoutAutotuneAreSaidToDoNothing() {
+        assertEquals(List.of("kolo: KOLO_AUTOTUNE_WARMUP_SAMPLES=2 (--autotune-warmup-samples) does nothing without"
+                        + " --autotune (KOLO_AUTOTUNE=1): it only shapes the tuning",
+                "kolo: KOLO_AUTOTUNE_BAYES_OPT_MAX_SAMPLES=9 (--autotune-bayes-opt-max-samples) does nothing without"
+                        + " --autotune (KOLO_AUTOTUNE=1): it only shapes the tuning"),
+                plan("-np", "2", "--autotune-warmup-samples", "2", "-x", "KOLO_AUTOTUNE_BAYES_OPT_MAX_SAMPLES=9", "--",
+                        "true").warnings());
+        assertEquals(List.of(), plan("-np", "2", "--autotune", "--autotune-steps-per-sample", "5", "--", "true")
+                .warnings());
+    }
+
+    /** A secret given to -x by mistake ({@code -x KOLO_SECRET=$SECRET} in a CI script) is refused without showing it. */
     @Test
     void aSecretGivenToXIsRefusedWithoutShowingIt() {
         String secret = "0123456789abcdef0123456789abcdef";
