@@ -89,8 +89,7 @@ class SubmitAndFollowTest {
     /** Kubernetes retries an image pull without end: following stops after the start timeout and says why. */
     @Test
     void aJobWhosePodsCannotPullTheirImageIsFollowedOnlyUntilTheStartTimeout() throws Exception {
-        CliRun run = CliRun.start(cluster, "submit", "train", "--image", "registry.example.com/trian:1.0",
-                "--workers", "2", "--start-timeout", "1", "--", "-cp", "/app/app.jar", "com.example.Train");
+        CliRun run = submitWithStartTimeoutOfOneSecond("registry.example.com/trian:1.0");
         cluster.startIndexedJob("train");
         for (String pod : List.of("train-0", "train-1")) {
             cluster.waiting(pod, "ImagePullBackOff", "Back-off pulling image \"registry.example.com/trian:1.0\"");
@@ -100,6 +99,14 @@ class SubmitAndFollowTest {
         List<String> lines = run.err().lines().toList();
         assertEquals(stoppedFollowing("ImagePullBackOff"), lines.getLast(), run.err());
         assertNotEquals(null, cluster.client.batch().v1().jobs().withName("train").get());
+    }
+
+    /** {@code kolo k8s submit train} of two workers of {@code image}, {@code options} added, --start-timeout 1. */
+    private CliRun submitWithStartTimeoutOfOneSecond(String image, String... options) {
+        List<String> args = new java.util.ArrayList<>(List.of("submit", "train", "--image", image, "--workers", "2"));
+        args.addAll(List.of(options));
+        args.addAll(List.of("--start-timeout", "1", "--", "-cp", "/app/app.jar", "com.example.Train"));
+        return CliRun.start(cluster, args.toArray(String[]::new));
     }
 
     /** kolo k8s's last line when train-0 has waited out the start timeout of 1 s for {@code reason}. */
@@ -112,9 +119,7 @@ class SubmitAndFollowTest {
     /** Nothing fits the request: the scheduler retries without end too, so following stops the same way. */
     @Test
     void aJobWhosePodsCannotBeScheduledIsFollowedOnlyUntilTheStartTimeout() throws Exception {
-        CliRun run = CliRun.start(cluster, "submit", "train", "--image", "registry.example.com/train:1.0",
-                "--workers", "2", "--cpu", "64", "--start-timeout", "1", "--", "-cp", "/app/app.jar",
-                "com.example.Train");
+        CliRun run = submitWithStartTimeoutOfOneSecond("registry.example.com/train:1.0", "--cpu", "64");
         cluster.startIndexedJob("train");
         for (String pod : List.of("train-0", "train-1")) {
             cluster.unschedulable(pod, "0/3 nodes are available: 3 Insufficient cpu.");
@@ -127,9 +132,7 @@ class SubmitAndFollowTest {
     /** The namespace's quota forbids the pods: the Job controller says so on the Job and retries without end. */
     @Test
     void aJobThatGetsNoPodSaysWhyAndIsFollowedOnlyUntilTheStartTimeout() throws Exception {
-        CliRun run = CliRun.start(cluster, "submit", "train", "--image", "registry.example.com/train:1.0",
-                "--workers", "2", "--cpu", "2", "--start-timeout", "1", "--", "-cp", "/app/app.jar",
-                "com.example.Train");
+        CliRun run = submitWithStartTimeoutOfOneSecond("registry.example.com/train:1.0", "--cpu", "2");
         run.awaitErr("kolo k8s: submitted job train");
         String quota = "Error creating: pods \"train-0-x7k2p\" is forbidden: exceeded quota: compute, requested:"
                 + " limits.cpu=2, used: limits.cpu=0, limited: limits.cpu=1";
