@@ -34,6 +34,9 @@ public final class Kolo {
      * variable and what is expected on stderr and exits with code 2, as a launcher does for a bad flag (every rank
      * of a job usually has the same setting, and a stack trace per rank says no more). Programs that want to handle
      * it themselves use {@link Communicator#fromEnvironment()}, which throws {@link BadSettingException}.
+     *
+     * <p>In an elastic job, a worker whose job cannot form (a peer lost while it starts, the start timeout) waits here
+     * for the launcher's next job and joins that, as the workers already inside {@code Elastic.run} do.
      */
     public static synchronized void init() {
         init(new ProcessSet[0]);
@@ -59,6 +62,9 @@ public final class Kolo {
                 System.err.println("kolo: " + e.getMessage());
                 System.err.flush();
                 System.exit(2);
+            } catch (RuntimeException e) {
+                // An elastic worker started into a job that cannot form joins the launcher's next one instead.
+                ElasticScope.recoverStart(System.getenv(), e);
             }
             return;
         }

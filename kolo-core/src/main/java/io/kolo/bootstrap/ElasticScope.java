@@ -18,12 +18,54 @@ public final class ElasticScope {
             + " started after a reset never reaches it, so the ranks would wait in different calls): call collectives"
             + " inside Elastic.run(state, body) in an elastic job";
 
+    /**
+     * What an elastic worker does when its first join fails because its job cannot form: wait for the launcher's next
+     * job and join that. {@code io.kolo.elastic} sets it when loaded; it is reached through here because the facade,
+     * whose {@code init()} a program may call before {@code Elastic.run}, must not depend on the package above it.
+     */
+    private static volatile StartRecovery startRecovery;
     private static boolean elasticJob;
     private static int depth;
     // Read by every collective of the facade, so it is a single field; written only on join, leave and Elastic.run.
     private static volatile boolean refusing;
 
     private ElasticScope() {
+    }
+
+    /** How a worker whose first join failed joins the launcher's next job instead (see {@link #recoverStart}). */
+    @FunctionalInterface
+    public interface StartRecovery {
+        /**
+         * Joins the launcher's next job when {@code failure} says this one cannot form; rethrows {@code failure}
+         * otherwise (a bad setting ends the worker).
+         */
+        void recover(RuntimeException failure);
+    }
+
+    /** Registers the elastic package's recovery (its {@code Elastic} class does, when loaded). */
+    public static void recoverStartsWith(StartRecovery recovery) {
+        startRecovery = recovery;
+    }
+
+    /**
+     * The first join of the process, from {@code env}, failed with {@code failure}: in an elastic worker this waits for
+     * the launcher's next job and joins it, as the workers that survived into the failed job do; elsewhere it rethrows.
+     */
+    public static void recoverStart(Map<String, String> env, RuntimeException failure) {
+        if (KoloSettings.ELASTIC_WORKER.ifSet(env).isEmpty()) {
+            throw failure;
+        }
+        StartRecovery r = startRecovery;
+        if (r == null) {
+            try {
+                // Loading it registers its recovery; a program that calls Kolo.init() first has not loaded it yet.
+                Class.forName("io.kolo.elastic.Elastic", true, ElasticScope.class.getClassLoader());
+            } catch (ClassNotFoundException e) {
+                throw new IllegalStateException("io.kolo.elastic is missing from kolo-core", e);
+            }
+            r = startRecovery;
+        }
+        r.recover(failure);
     }
 
     /** The process joined the job {@code env} describes. */

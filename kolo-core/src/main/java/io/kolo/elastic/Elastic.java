@@ -47,6 +47,10 @@ public final class Elastic {
         T run(S state) throws Exception;
     }
 
+    static {
+        ElasticScope.recoverStartsWith(Elastic::recoverStart);
+    }
+
     private Elastic() {
     }
 
@@ -58,19 +62,8 @@ public final class Elastic {
      * @throws KoloException          wrapping what {@code body} threw, when that was not a lost rank
      */
     public static <S extends ElasticState, T> T run(S state, Body<S, T> body) {
-        try {
-            Kolo.init();
-        } catch (RuntimeException e) {
-            // Started into a job that lost another worker while it formed: wait for the launcher's next job, as the
-            // workers that survived into it do (a failure that is not of that kind ends this worker as before).
-            ElasticWorker worker = ElasticWorker.current().orElseThrow(() -> e);
-            String why = startFailure(worker, e);
-            if (why == null) {
-                throw e;
-            }
-            note(worker, why);
-            rejoin(worker);
-        }
+        // A worker started into a job that cannot form waits in there for the launcher's next job (recoverStart).
+        Kolo.init();
         ElasticScope.enter();
         try {
             return runInScope(state, body);
@@ -98,6 +91,20 @@ public final class Elastic {
             rejoin(worker);
             state.onReset();
         }
+    }
+
+    /**
+     * Started into a job that cannot form (it lost another worker while it formed, the start timed out): waits for the
+     * launcher's next job, as the workers that survived into it do; a failure of another kind ends this worker.
+     */
+    private static void recoverStart(RuntimeException e) {
+        ElasticWorker worker = ElasticWorker.current().orElseThrow(() -> e);
+        String why = startFailure(worker, e);
+        if (why == null) {
+            throw e;
+        }
+        note(worker, why);
+        rejoin(worker);
     }
 
     /** Leaves the job, then joins the launcher's next one; a next job that fails while starting is skipped. */

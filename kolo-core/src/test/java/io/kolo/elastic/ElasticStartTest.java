@@ -23,7 +23,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * A worker that an elastic launcher starts into a job that cannot form: its very first {@code Kolo.init()} (inside
  * {@code Elastic.run}) fails. It must wait for the launcher's next job, as a worker that survived into that job does.
- * Before, the failure was thrown out of {@code Elastic.run} and the worker ended. The test plays the launcher: a real
+ * Before, the failure was thrown out of {@code Elastic.run} (or out of a {@code Kolo.init()} called before it) and the
+ * worker ended. The test plays the launcher: a real
  * rendezvous store, generations published in it, the worker a real JVM.
  */
 @Timeout(120)
@@ -45,13 +46,34 @@ class ElasticStartTest {
         }
     }
 
+    /**
+     * As {@link Main}, joining first with {@code Kolo.init()} and asking the job's size before {@code Elastic.run}, as
+     * the DJL {@code ElasticMnist} example does; prints "joined a job of S" first.
+     */
+    public static final class InitFirst {
+        public static void main(String[] args) {
+            Kolo.init();
+            System.out.println("joined a job of " + Kolo.size());
+            Main.main(args);
+        }
+    }
+
     @Test
     void aNewWorkerWhoseFirstJobCannotFormWaitsForTheNextAsASurvivorDoes() throws Exception {
+        assertWaitsForTheNextJob(Main.class, "");
+    }
+
+    @Test
+    void soDoesOneThatCallsKoloInitBeforeElasticRun() throws Exception {
+        assertWaitsForTheNextJob(InitFirst.class, "joined a job of 1\n");
+    }
+
+    private static void assertWaitsForTheNextJob(Class<?> main, String printedFirst) throws Exception {
         JobSecret secret = JobSecret.generate();
         try (RendezvousServer store = RendezvousServer.start(InetAddress.getLoopbackAddress(), 0, secret)) {
             // Job 0 has two ranks; the other one never comes, so this worker's start times out.
             publish(store, 0, new ElasticGeneration.Assignment(0, 2, 0, 1, 0, 2, "h0"), "start");
-            Process worker = start(store, secret);
+            Process worker = start(store, secret, main);
             try {
                 StringBuilder err = new StringBuilder();
                 CompletableFuture<Void> failedToStart = new CompletableFuture<>();
@@ -68,7 +90,8 @@ class ElasticStartTest {
                 publish(store, 1, new ElasticGeneration.Assignment(0, 1, 0, 1, 0, 1, "h0"), "rank 1 failed");
                 assertTrue(worker.waitFor(60, TimeUnit.SECONDS), "the worker did not finish: " + err);
                 assertEquals(0, worker.exitValue(), err.toString());
-                assertEquals("done as rank 0 of 1 (sum 1)", out.get(10, TimeUnit.SECONDS).strip(), err.toString());
+                assertEquals(printedFirst + "done as rank 0 of 1 (sum 1)", out.get(10, TimeUnit.SECONDS).strip(),
+                        err.toString());
                 assertTrue(err.toString().contains("kolo: worker w0: joined job 1 as rank 0 of 1"), err.toString());
             } finally {
                 worker.destroyForcibly();
@@ -84,10 +107,10 @@ class ElasticStartTest {
     }
 
     /** Worker w0 of job 0, as the elastic launcher starts one: rank 0 of 2 over TCP, a start timeout of 2 s. */
-    private static Process start(RendezvousServer store, JobSecret secret) throws java.io.IOException {
+    private static Process start(RendezvousServer store, JobSecret secret, Class<?> main) throws java.io.IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC", "-cp",
-                System.getProperty("java.class.path"), Main.class.getName());
+                System.getProperty("java.class.path"), main.getName());
         Map<String, String> env = pb.environment();
         env.keySet().removeIf(k -> k.startsWith("KOLO_") || k.startsWith("OMPI_") || k.startsWith("PMI")
                 || k.startsWith("SLURM_"));
