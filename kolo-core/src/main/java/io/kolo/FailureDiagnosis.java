@@ -1,12 +1,16 @@
 package io.kolo;
 
+import io.kolo.bootstrap.Durations;
 import io.kolo.bootstrap.LazyLogger;
 import io.kolo.bootstrap.RankFailure;
 import io.kolo.bootstrap.StoreKeys;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.transport.PeerFailedException;
+import io.kolo.transport.PeerTimeoutException;
+import io.kolo.transport.PeerWait;
 import io.kolo.transport.Transport;
 
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -25,6 +29,10 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
     private static final System.Logger LOG = LazyLogger.of(FailureDiagnosis.class);
 
     private static final long CAUSE_WAIT_MILLIS = 2000;
+    /** How long an exchange must have waited on one peer before a timed-out caller's message names that peer. */
+    private static final long REPORTED_STALL_NANOS = 1_000_000_000L;
+    /** How long a timed-out rank waits for the store to take its record of the rank that stopped answering. */
+    private static final long STORE_MILLIS = 2000;
     /** How long one wait for last words in the store lasts, between looks at the job's failure record. */
     private static final long LAST_WORDS_WAIT_NANOS = 100_000_000;
     private final int rank;
@@ -32,21 +40,85 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
     private final Transport transport;
     // Without a launcher rank 0 serves the store: a store that cannot be reached then means rank 0 is gone.
     private final boolean storeInRankZero;
+    private final RankHosts hosts;
+    private final StallWatch watch;
 
     FailureDiagnosis(int rank, KeyValueStore store, Transport transport) {
-        this(rank, store, transport, false);
+        this(rank, store, transport, false, new RankHosts(store, null), null);
     }
 
-    /** @param storeInRankZero rank 0 serves {@code store} (no launcher does), so the store goes when rank 0 goes */
-    FailureDiagnosis(int rank, KeyValueStore store, Transport transport, boolean storeInRankZero) {
+    /**
+     * @param storeInRankZero rank 0 serves {@code store} (no launcher does), so the store goes when rank 0 goes
+     * @param hosts           where the ranks run, for naming the host of a rank that stopped answering
+     * @param watch           which ranks wait on which, for finding the one that stopped answering; null: the peer
+     *                        waited on is named
+     */
+    FailureDiagnosis(int rank, KeyValueStore store, Transport transport, boolean storeInRankZero, RankHosts hosts,
+                     StallWatch watch) {
         this.rank = rank;
         this.store = store;
         this.transport = transport;
         this.storeInRankZero = storeInRankZero;
+        this.hosts = hosts;
+        this.watch = watch;
+    }
+
+    @Override
+    public String stalledOn(String op) {
+        PeerWait waited = transport.stalledOn();
+        // A wait that only just began is no one's fault yet; the caller's own message says enough then.
+        return waited == null || waited.stalledNanos() < REPORTED_STALL_NANOS ? null : stall(waited, op).text;
+    }
+
+    /** The rank that stopped answering, and the message that names it. */
+    private record Stall(int rank, String text) {
+    }
+
+    /**
+     * "rank 2 (host h2) sent nothing for 300 s while rank 0 waited to receive 4096 bytes from it (0 received) in
+     * allreduce 'grad.w'; ...", or, when the peer waited on waits itself, "rank 2 (host h2) stopped answering: rank 0
+     * waited 300 s to receive ... from rank 1 (...) in allreduce 'grad.w', which waits on rank 2; ...": the rank that
+     * stopped answering, with its host, since that is what to look at (a stopped process, or a host cut off from the
+     * network, which closes no connection).
+     *
+     * @param op the op being exchanged, as "allreduce 'grad.w'", or null when the message says it elsewhere
+     */
+    private Stall stall(PeerWait waited, String op) {
+        StallWatch.Chain chain = watch == null ? new StallWatch.Chain(List.of(waited.peer()), false)
+                : watch.chainFrom(waited.peer());
+        int stopped = chain.stopped();
+        String named = "rank " + stopped + hosts.of(stopped).map(h -> " (host " + h + ")").orElse("");
+        String in = op == null ? "" : " in " + op;
+        String maybe = "; it may have died or been stopped, or its host cut off from the network";
+        if (stopped == waited.peer()) {
+            return new Stall(stopped, named + (waited.receiving() ? " sent nothing for " : " took nothing for ")
+                    + seconds(waited.stalledNanos()) + " while rank " + waited.rank() + " waited to "
+                    + waited.what("it") + in + (chain.storeSilent() ? ", and the job's store does not answer" : "")
+                    + maybe);
+        }
+        StringBuilder via = new StringBuilder();
+        int last = chain.storeSilent() ? chain.ranks().size() - 1 : chain.ranks().size();
+        for (int i = 1; i < last; i++) {
+            via.append(", which waits on rank ").append(chain.ranks().get(i));
+        }
+        if (last < chain.ranks().size()) {
+            // Inferred: rank 0 serves the store, and neither answers.
+            via.append(", and the job's store, which rank ").append(stopped).append(" serves, does not answer");
+        }
+        return new Stall(stopped, named + " stopped answering: rank " + waited.rank() + " waited "
+                + seconds(waited.stalledNanos()) + " to " + waited.what("rank " + waited.peer()) + in + via + maybe);
+    }
+
+    private static String seconds(long nanos) {
+        long ms = nanos / 1_000_000;
+        return Durations.describe(java.time.Duration.ofMillis(ms < 1000 ? ms : Math.round(ms / 1000.0) * 1000));
     }
 
     @Override
     public RuntimeException explain(RuntimeException failure) {
+        if (failure instanceof PeerTimeoutException timedOut) {
+            return explainTimeout(timedOut);
+        }
         RuntimeException result = failure;
         try {
             if (failure instanceof PeerFailedException p) {
@@ -68,6 +140,26 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
                 result = new RankFailedException(lost.rank, lost.cause, p);
             }
         }
+        try {
+            transport.abort(result);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, "abort after failure", e);
+        }
+        return result;
+    }
+
+    /**
+     * This rank's exchange gave up on the peer it waited on: it says which rank stopped answering, records that rank as
+     * the job's first failure (the ranks that see this one abort name it too) and aborts as for any failure.
+     */
+    private RuntimeException explainTimeout(PeerTimeoutException timedOut) {
+        Stall stall = stall(timedOut.waited(), null);
+        KoloTimeoutException result = new KoloTimeoutException("rank " + rank + " timed out: " + stall.text
+                + "; raise KOLO_TIMEOUT_SECONDS if ranks legitimately wait this long");
+        result.initCause(timedOut);
+        // Bounded: the store may be served on the host that stopped answering.
+        BoundedStore.putIfAbsent(store, StoreKeys.FIRST_FAILURE, StoreKeys.firstFailure(stall.rank, stall.text),
+                STORE_MILLIS);
         try {
             transport.abort(result);
         } catch (RuntimeException e) {
@@ -210,6 +302,20 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
      * would otherwise name a rank that is alive. Rank 0 surely is not, so it is named.
      */
     private Record storeLost(Record seen) {
+        Optional<StallWatch.Chain> learnt = watch == null ? Optional.empty() : watch.learntFrom(seen.rank);
+        if (learnt.isPresent() && learnt.get().stopped() != seen.rank) {
+            // This rank had long waited on the peer that left, and that peer on another: the one that stopped.
+            StallWatch.Chain chain = learnt.get();
+            int stopped = chain.stopped();
+            StringBuilder via = new StringBuilder();
+            for (int i = 1; i < chain.ranks().size(); i++) {
+                via.append(", which waited on rank ").append(chain.ranks().get(i));
+            }
+            return new Record(stopped, "rank " + stopped + hosts.of(stopped).map(h -> " (host " + h + ")").orElse("")
+                    + " stopped answering: rank " + rank + " waited on rank " + seen.rank + via
+                    + "; it may have died or been stopped, or its host cut off from the network (then this rank saw: "
+                    + seen.cause + ")");
+        }
         if (!storeInRankZero || seen.rank == 0 || rank == 0) {
             return seen;
         }

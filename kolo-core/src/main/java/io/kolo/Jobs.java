@@ -69,11 +69,17 @@ final class Jobs {
             throw e;
         }
         rendezvous.joined();
+        boolean storeInRankZero = job.rendezvousServer() == JobEnvironment.RendezvousServer.RANK0;
+        RankHosts.publish(rendezvous.dataPlaneStore(), job.rank(), hostName(env));
+        RankHosts hosts = new RankHosts(rendezvous.dataPlaneStore(),
+                rendezvous.servesStore() || !storeInRankZero ? null : rendezvous.address().getHostString());
+        StallWatch watch = new StallWatch(job.rank(), job.size(), transport, rendezvous.dataPlaneStore(),
+                storeInRankZero, hosts, job.timeout());
         AutoCloseable storeAndLastWords = LastWords.listen(job.rank(), rendezvous.store(), rendezvous,
                 !rendezvous.servesStore());
-        Communicator c = assemble(topology, transport, null, rendezvous.store(),
-                job.rendezvousServer() == io.kolo.bootstrap.JobEnvironment.RendezvousServer.RANK0, settings,
-                storeAndLastWords);
+        // The watch first: it writes to the store, which closes with the last words.
+        Communicator c = assemble(topology, transport, null, rendezvous.store(), storeInRankZero, hosts, watch,
+                settings, watch, storeAndLastWords);
         JoinLog.joined(env, topology, transport, settings, started);
         return c;
     }
@@ -96,7 +102,8 @@ final class Jobs {
         }
         List<Communicator> comms = new ArrayList<>(size);
         for (int r = 0; r < size; r++) {
-            comms.add(assemble(everyRank.get(r), transports.get(r), everyRank, store, false, engineSettings));
+            comms.add(assemble(everyRank.get(r), transports.get(r), everyRank, store, false,
+                    new RankHosts(store, null), null, engineSettings));
         }
         return List.copyOf(comms);
     }
@@ -104,16 +111,18 @@ final class Jobs {
     /** Every rank's topology is exchanged over {@code transport} first: all ranks must call this together. */
     private static Communicator assemble(Topology topology, Transport transport, KeyValueStore store,
                                          EngineSettings settings, AutoCloseable... owned) {
-        return assemble(topology, transport, null, store, false, settings, owned);
+        return assemble(topology, transport, null, store, false, new RankHosts(store, null), null, settings, owned);
     }
 
     /**
      * @param everyRank       every rank's topology, or null to exchange them over the transport
      * @param storeInRankZero rank 0 serves {@code store}: it goes when rank 0 goes ({@link FailureDiagnosis})
+     * @param hosts           where the ranks run, for the messages of {@link FailureDiagnosis}
+     * @param watch           which ranks wait on which (null: not watched), for the same messages
      */
     private static Communicator assemble(Topology topology, Transport transport, List<Topology> everyRank,
-                                         KeyValueStore store, boolean storeInRankZero, EngineSettings settings,
-                                         AutoCloseable... owned) {
+                                         KeyValueStore store, boolean storeInRankZero, RankHosts hosts,
+                                         StallWatch watch, EngineSettings settings, AutoCloseable... owned) {
         Collectives flat = new Collectives(transport, settings.smallMessageBytes());
         CollectiveOps ops;
         List<Topology> all;
@@ -133,7 +142,8 @@ final class Jobs {
             }
             throw e;
         }
-        FailureDiagnosis diagnosis = new FailureDiagnosis(topology.rank(), store, transport, storeInRankZero);
+        FailureDiagnosis diagnosis = new FailureDiagnosis(topology.rank(), store, transport, storeInRankZero, hosts,
+                watch);
         Engine engine = new Engine(ops, settings, diagnosis);
         AutoCloseable[] closing = new AutoCloseable[owned.length + 1];
         closing[0] = ops;

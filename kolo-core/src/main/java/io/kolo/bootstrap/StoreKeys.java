@@ -43,6 +43,16 @@ public final class StoreKeys {
         return "host/" + rank;
     }
 
+    /** The name of the host {@code rank} runs on, for messages that name it. */
+    public static String hostName(int rank) {
+        return "hostname/" + rank;
+    }
+
+    /** The peer {@code rank}'s exchange has long waited on, or "-" (see {@code StallWatch}). */
+    public static String stalledOn(int rank) {
+        return "stalled/" + rank;
+    }
+
     /** The shared-memory file {@code rank} created. */
     public static String shmFile(int rank) {
         return "shm/file/" + rank;

@@ -13,4 +13,13 @@ public interface FailureExplainer {
     default RuntimeException explainLeaving(RuntimeException plain) {
         return plain;
     }
+
+    /**
+     * Which peer this rank's exchange of {@code op} (as "allreduce 'grad.w'") waits on, with its host, when nothing
+     * has moved for a while (a stopped process, a host cut off): for a caller whose wait ran out meanwhile; null when
+     * the exchange is not stuck on a peer, or that is not known.
+     */
+    default String stalledOn(String op) {
+        return null;
+    }
 }

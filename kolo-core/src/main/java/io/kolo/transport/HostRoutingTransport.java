@@ -91,6 +91,12 @@ public final class HostRoutingTransport implements Transport {
     }
 
     @Override
+    public PeerWait stalledOn() {
+        PeerWait remoteWait = remote.stalledOn();
+        return remoteWait != null ? remoteWait : shm.stalledOn();
+    }
+
+    @Override
     public void abort(RuntimeException cause) {
         shm.abort(cause);
         remote.abort(cause);

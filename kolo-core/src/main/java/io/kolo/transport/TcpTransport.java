@@ -75,6 +75,18 @@ public final class TcpTransport implements Transport {
     private final TcpTransfer out = new TcpTransfer(true);
     private final TcpTransfer in = new TcpTransfer(false);
     private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
+    /**
+     * The exchange that sleeps for lack of progress, for {@link #stalledOn()} on another thread: written by the
+     * exchanging thread only once it sleeps (never on the fast path), the peer last, so a reader that sees the peer
+     * sees the rest of that wait; -1 when none.
+     */
+    private volatile int stalledPeer = -1;
+    private volatile boolean stalledReceiving;
+    private volatile long stalledBytes;
+    private volatile long stalledMoved;
+    private volatile long stalledSince;
+    /** Whether this exchange set {@link #stalledPeer} (a plain field of the exchanging thread). */
+    private boolean stallShown;
 
     private TcpTransport(int rank, int size, Duration timeout, SocketChannel[] channels) throws IOException {
         this.rank = rank;
@@ -199,8 +211,9 @@ public final class TcpTransport implements Transport {
                     lastProgress = System.nanoTime();
                 } else if (!backoff.idle()) {
                     if (System.nanoTime() - lastProgress >= timeoutNanos) {
-                        throw fail(timedOut());
+                        throw fail(timedOut(lastProgress));
                     }
+                    showStall(lastProgress);
                     try {
                         awaitReady();
                     } catch (IOException e) {
@@ -218,9 +231,31 @@ public final class TcpTransport implements Transport {
             RuntimeException first = failure.get();
             throw first != null ? first : fail(new KoloException("rank " + rank + ": transport closed", e));
         } finally {
+            if (stallShown) {
+                stallShown = false;
+                stalledPeer = -1;
+            }
             out.finish();
             in.finish();
         }
+    }
+
+    /** What {@link #stalledOn()} reads: the receive when it is pending (its peer sent nothing), else the send. */
+    private void showStall(long since) {
+        TcpTransfer waiting = in.done() ? out : in;
+        stalledReceiving = waiting == in;
+        stalledBytes = waiting.total();
+        stalledMoved = waiting.total() - waiting.remaining();
+        stalledSince = since;
+        stalledPeer = waiting.peer;
+        stallShown = true;
+    }
+
+    @Override
+    public PeerWait stalledOn() {
+        int peer = stalledPeer;
+        return peer < 0 ? null : new PeerWait(rank, peer, stalledReceiving, stalledBytes, stalledMoved,
+                System.nanoTime() - stalledSince);
     }
 
     private void awaitReady() throws IOException {
@@ -245,7 +280,7 @@ public final class TcpTransport implements Transport {
         }
     }
 
-    private KoloTimeoutException timedOut() {
+    private KoloTimeoutException timedOut(long lastProgress) {
         StringBuilder what = new StringBuilder();
         if (!out.done()) {
             what.append("to send ").append(out.total()).append(" bytes to rank ").append(out.peer)
@@ -258,8 +293,12 @@ public final class TcpTransport implements Transport {
             what.append("to receive ").append(in.total()).append(" bytes from rank ").append(in.peer)
                     .append(" (").append(in.total() - in.remaining()).append(" received)");
         }
-        return new KoloTimeoutException("rank " + rank + " timed out after " + io.kolo.bootstrap.Durations.describe(timeout) + " waiting "
-                + what + "; raise KOLO_TIMEOUT_SECONDS if ranks legitimately wait this long");
+        TcpTransfer waiting = in.done() ? out : in;
+        return new PeerTimeoutException("rank " + rank + " timed out after "
+                + io.kolo.bootstrap.Durations.describe(timeout) + " waiting " + what
+                + "; raise KOLO_TIMEOUT_SECONDS if ranks legitimately wait this long",
+                new PeerWait(rank, waiting.peer, waiting == in, waiting.total(), waiting.total() - waiting.remaining(),
+                        System.nanoTime() - lastProgress));
     }
 
     private RuntimeException lost(int peer, String detail, Throwable cause) {

@@ -12,7 +12,8 @@ import java.lang.foreign.MemorySegment;
  * arrive in the order they were sent, and each receive takes exactly one send's bytes: callers pair every send with
  * a receive of the same length, as MPI does (shared memory relies on it to read a large message straight from the
  * sender's memory). Every blocking call gives up after the transport's timeout with
- * a {@link io.kolo.KoloTimeoutException} naming the peer, and fails with a
+ * a {@link io.kolo.KoloTimeoutException} naming the peer (a {@link PeerTimeoutException} where the transport knows
+ * which peer it waited on), and fails with a
  * {@link PeerFailedException} when the peer is gone.
  *
  * <p>Segments passed in may be heap or native; implementations must not allocate per call in steady
@@ -53,6 +54,16 @@ public interface Transport extends AutoCloseable {
         if (length > 0) {
             combiner.combine(acc, accOffset, scratch, 0, length);
         }
+    }
+
+    /**
+     * The peer this rank's exchange in progress has waited on without anything moving (its bytes not coming, or not
+     * taken), or null when no exchange is stuck or the transport does not tell: for the message of a wait that ran
+     * out elsewhere (a caller's), so any thread may ask. Transports keep what it needs in plain fields while they
+     * wait and make the answer only when asked.
+     */
+    default PeerWait stalledOn() {
+        return null;
     }
 
     /**
