@@ -67,7 +67,22 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
     public String stalledOn(String op) {
         PeerWait waited = transport.stalledOn();
         // A wait that only just began is no one's fault yet; the caller's own message says enough then.
-        return waited == null || waited.stalledNanos() < REPORTED_STALL_NANOS ? null : stall(waited, op).text;
+        if (waited == null || waited.stalledNanos() < REPORTED_STALL_NANOS) {
+            return null;
+        }
+        Stall stall = stall(waited, op);
+        record(stall);
+        return stall.text;
+    }
+
+    /**
+     * Records the rank that stopped answering as the job's first failure, before this rank gives up on it: the ranks
+     * that see this one leave then name that rank, not this one. Bounded, since the store may be served on the host
+     * that stopped answering.
+     */
+    private void record(Stall stall) {
+        BoundedStore.putIfAbsent(store, StoreKeys.FIRST_FAILURE, StoreKeys.firstFailure(stall.rank, stall.text),
+                STORE_MILLIS);
     }
 
     /** The rank that stopped answering, and the message that names it. */
@@ -116,7 +131,7 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
 
     @Override
     public RuntimeException explain(RuntimeException failure) {
-        if (failure instanceof PeerTimeoutException timedOut) {
+        if (failure instanceof PeerTimeoutException timedOut && timedOut.waited() != null) {
             return explainTimeout(timedOut);
         }
         RuntimeException result = failure;
@@ -157,9 +172,7 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
         KoloTimeoutException result = new KoloTimeoutException("rank " + rank + " timed out: " + stall.text
                 + "; raise KOLO_TIMEOUT_SECONDS if ranks legitimately wait this long");
         result.initCause(timedOut);
-        // Bounded: the store may be served on the host that stopped answering.
-        BoundedStore.putIfAbsent(store, StoreKeys.FIRST_FAILURE, StoreKeys.firstFailure(stall.rank, stall.text),
-                STORE_MILLIS);
+        record(stall);
         try {
             transport.abort(result);
         } catch (RuntimeException e) {
@@ -319,8 +332,9 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
         if (!storeInRankZero || seen.rank == 0 || rank == 0) {
             return seen;
         }
-        return new Record(0, "rank 0 is gone, and the job's store it served with it (this rank saw: " + seen.cause
-                + ")");
+        return new Record(0, "rank 0" + hosts.of(0).map(h -> " (host " + h + ")").orElse("") + " is gone or stopped"
+                + " answering, and the job's store it serves with it; it may have died or been stopped, or its host cut"
+                + " off from the network (this rank saw: " + seen.cause + ")");
     }
 
     private record Record(int rank, String cause) {

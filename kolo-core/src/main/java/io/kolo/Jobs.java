@@ -62,6 +62,8 @@ final class Jobs {
         Rendezvous rendezvous = Rendezvous.join(job);
         Transport transport;
         try {
+            // Before the data plane: a rank whose mesh is complete finds every other rank's host published.
+            RankHosts.publish(rendezvous.dataPlaneStore(), job.rank(), hostName(env));
             transport = Transports.connect(job, AdvertisedAddress.choose(job, rendezvous.address().getAddress()),
                     rendezvous.dataPlaneStore(), rendezvous.secret());
         } catch (RuntimeException e) {
@@ -70,9 +72,12 @@ final class Jobs {
         }
         rendezvous.joined();
         boolean storeInRankZero = job.rendezvousServer() == JobEnvironment.RendezvousServer.RANK0;
-        RankHosts.publish(rendezvous.dataPlaneStore(), job.rank(), hostName(env));
         RankHosts hosts = new RankHosts(rendezvous.dataPlaneStore(),
                 rendezvous.servesStore() || !storeInRankZero ? null : rendezvous.address().getHostString());
+        if (storeInRankZero && job.rank() != 0) {
+            // Read now: the store goes with rank 0, should rank 0 be the one to stop answering.
+            hosts.learn(0);
+        }
         StallWatch watch = new StallWatch(job.rank(), job.size(), transport, rendezvous.dataPlaneStore(),
                 storeInRankZero, hosts, job.timeout());
         AutoCloseable storeAndLastWords = LastWords.listen(job.rank(), rendezvous.store(), rendezvous,

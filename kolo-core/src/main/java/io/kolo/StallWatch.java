@@ -17,7 +17,7 @@ import java.util.Optional;
  * wait on ranks that are alive and waiting themselves, and the first to give up may well name one of those.
  *
  * <p>So each rank's watch looks at its transport every so often, off the data path: once an exchange has waited on
- * one peer for half the op timeout, it publishes that peer in the job's store ({@link StoreKeys#stalledOn}), and it
+ * one peer for a quarter of the op timeout, it publishes that peer in the job's store ({@link StoreKeys#stalledOn}), and it
  * clears the record when the exchange moves again. A rank that gives up follows the records from the peer it waited on
  * to the first rank that waits on nobody: the one that stopped. The ranks behind it began waiting within moments of
  * each other, so by the time the first gives up the others have published theirs.
@@ -55,8 +55,8 @@ final class StallWatch implements AutoCloseable {
         this.store = store;
         this.storeInRankZero = storeInRankZero;
         this.hosts = hosts;
-        this.publishAfterNanos = timeout.toNanos() / 2;
-        this.periodMillis = Math.max(10, Math.min(1000, timeout.toMillis() / 8));
+        this.publishAfterNanos = timeout.toNanos() / 4;
+        this.periodMillis = Math.max(10, Math.min(1000, timeout.toMillis() / 16));
         this.thread = Thread.ofPlatform().daemon().name("kolo-stall-watch-" + rank).start(this::watch);
     }
 
@@ -65,10 +65,6 @@ final class StallWatch implements AutoCloseable {
         try {
             while (!closed) {
                 Thread.sleep(periodMillis);
-                if (storeInRankZero && rank != 0 && !hosts.knows(0)) {
-                    // Rank 0's name, while its store answers: that store goes if rank 0 stops answering.
-                    hosts.learn(0);
-                }
                 PeerWait waited = transport.stalledOn();
                 int peer = waited != null && waited.stalledNanos() >= publishAfterNanos ? waited.peer() : -1;
                 if (peer != published) {

@@ -48,12 +48,13 @@ class StoppedRankTest {
 
     /**
      * @param floats  the op's size: large ones run a ring, small ones wait in the cycle's vote before it
-     * @param stopped the rank stopped; rank 0 serves the job's store, which stops with it
+     * @param stopped   the rank stopped; rank 0 serves the job's store, which stops with it
+     * @param transport {@code KOLO_TRANSPORT}: tcp as between hosts, shm as on one
      */
-    @ParameterizedTest(name = "{0} floats, rank {1} stopped")
-    @CsvSource({"1048576, 2", "4096, 2", "1048576, 0"})
-    void everyOtherRankNamesTheStoppedRankAndItsHost(int floats, int stopped) throws Exception {
-        List<String> said = stopOneRank(floats, stopped);
+    @ParameterizedTest(name = "{0} floats, rank {1} stopped, {2}")
+    @CsvSource({"1048576, 2, tcp", "4096, 2, tcp", "1048576, 0, tcp", "1048576, 1, shm"})
+    void everyOtherRankNamesTheStoppedRankAndItsHost(int floats, int stopped, String transport) throws Exception {
+        List<String> said = stopOneRank(floats, stopped, transport);
         for (int r = 0; r < SIZE; r++) {
             if (r == stopped) {
                 continue;
@@ -61,12 +62,13 @@ class StoppedRankTest {
             String out = said.get(r);
             assertTrue(out.contains("failed: ") && out.contains("rank " + stopped + " (host h" + stopped + ")")
                     && out.contains("it may have died or been stopped, or its host cut off from the network"),
-                    "rank " + r + " did not name rank " + stopped + " and its host:\n" + out);
+                    "rank " + r + " did not name rank " + stopped + " and its host:\n" + out + "\nevery rank said:\n"
+                            + String.join("\n", said));
         }
     }
 
-    /** Runs a job over TCP, stops {@code stopped} once every rank reduces; what each rank printed. */
-    private static List<String> stopOneRank(int floats, int stopped) throws Exception {
+    /** Runs a job, stops {@code stopped} once every rank reduces; what each rank printed. */
+    private static List<String> stopOneRank(int floats, int stopped, String transport) throws Exception {
         int port = Ranks.freePort();
         String secret = JobSecret.generate().toHex();
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
@@ -84,7 +86,7 @@ class StoppedRankTest {
                         || k.startsWith("SLURM_"));
                 env.putAll(Map.of("KOLO_RANK", Integer.toString(r), "KOLO_SIZE", Integer.toString(SIZE),
                         "KOLO_RENDEZVOUS_ADDR", "127.0.0.1", "KOLO_RENDEZVOUS_PORT", Integer.toString(port),
-                        "KOLO_SECRET", secret, "KOLO_TRANSPORT", "tcp", "KOLO_START_TIMEOUT_SECONDS", "60",
+                        "KOLO_SECRET", secret, "KOLO_TRANSPORT", transport, "KOLO_START_TIMEOUT_SECONDS", "60",
                         "KOLO_TIMEOUT_SECONDS", "4", "KOLO_HOSTNAME", "h" + r));
                 Process p = pb.start();
                 ranks.add(p);

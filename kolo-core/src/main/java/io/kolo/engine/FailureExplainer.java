@@ -16,8 +16,9 @@ public interface FailureExplainer {
 
     /**
      * Which peer this rank's exchange of {@code op} (as "allreduce 'grad.w'") waits on, with its host, when nothing
-     * has moved for a while (a stopped process, a host cut off): for a caller whose wait ran out meanwhile; null when
-     * the exchange is not stuck on a peer, or that is not known.
+     * has moved for a while (a stopped process, a host cut off): for a caller whose wait ran out meanwhile, which gives
+     * up on that rank, so it is recorded as the job's first failure for the other ranks to name; null when the
+     * exchange is not stuck on a peer, or that is not known.
      */
     default String stalledOn(String op) {
         return null;

@@ -78,6 +78,16 @@ final class ShmIncoming {
         return peer;
     }
 
+    /** The message's length. */
+    long total() {
+        return total;
+    }
+
+    /** Its bytes not moved yet. */
+    long left() {
+        return left;
+    }
+
     /** The call is over: let go of the caller's memory. */
     void end() {
         seg = null;

@@ -77,6 +77,16 @@ final class ShmOutgoing {
         return peer;
     }
 
+    /** The message's length. */
+    long total() {
+        return total;
+    }
+
+    /** Its bytes not moved yet. */
+    long left() {
+        return left;
+    }
+
     /** The call is over: let go of the caller's memory, and record the time when this message's way was chosen. */
     void end(boolean completed) {
         if (completed && timed) {

@@ -81,6 +81,7 @@ public final class ShmTransport implements Transport {
     /** Whether either transfer could move now: a field, so that a wait allocates nothing. */
     private final java.util.function.BooleanSupplier canProgress;
     private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
+    private final StalledExchange stalled = new StalledExchange();
     /** Spins, then (without a futex) yields, then sleeps on the futex or parks. */
     private final Backoff backoff;
     /** The transfers in progress: one object each way, reused, so a call allocates nothing. */
@@ -254,7 +255,10 @@ public final class ShmTransport implements Transport {
             while (out.active() || in.active()) {
                 if (step()) {
                     backoff.reset();
-                    sleeping = false;
+                    if (sleeping) {
+                        sleeping = false;
+                        stalled.clear();
+                    }
                     continue;
                 }
                 checkUsable();
@@ -265,6 +269,7 @@ public final class ShmTransport implements Transport {
                 if (!sleeping) {
                     sleeping = true;
                     nextPidCheck = backoff.idleSince() + PID_CHECK_NANOS;
+                    showStall(backoff.idleSince());
                 }
                 boolean checkPid = now - nextPidCheck >= 0;
                 if (checkPid) {
@@ -282,9 +287,24 @@ public final class ShmTransport implements Transport {
             RuntimeException first = failure.get();
             throw first != null ? first : fail(new KoloException("rank " + rank + ": shared memory unmapped", e));
         } finally {
+            stalled.clear();
             out.end(completed);
             in.end();
         }
+    }
+
+    /** What {@link #stalledOn()} reads: the receive when it is pending (its peer sent nothing), else the send. */
+    private void showStall(long since) {
+        if (in.active()) {
+            stalled.show(in.peer(), true, in.total(), in.total() - in.left(), since);
+        } else {
+            stalled.show(out.peer(), false, out.total(), out.total() - out.left(), since);
+        }
+    }
+
+    @Override
+    public PeerWait stalledOn() {
+        return stalled.read(rank);
     }
 
     /** One attempt in each direction; true if any byte moved. */
@@ -314,9 +334,9 @@ public final class ShmTransport implements Transport {
         String sending = out.waitingFor();
         String receiving = in.waitingFor();
         String what = sending.isEmpty() ? receiving : receiving.isEmpty() ? sending : sending + " and " + receiving;
-        return new KoloTimeoutException("rank " + rank + " timed out after " + io.kolo.bootstrap.Durations.describe(timeout)
-                + " waiting " + what + " over shared memory; raise KOLO_TIMEOUT_SECONDS if ranks legitimately wait"
-                + " this long");
+        return new PeerTimeoutException("rank " + rank + " timed out after "
+                + io.kolo.bootstrap.Durations.describe(timeout) + " waiting " + what + " over shared memory; raise"
+                + " KOLO_TIMEOUT_SECONDS if ranks legitimately wait this long", stalled.read(rank));
     }
 
     /** Records the first failure and tells the host's ranks through this inbox's state; returns the first failure. */

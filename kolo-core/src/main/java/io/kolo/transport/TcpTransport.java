@@ -42,7 +42,9 @@ import java.util.function.Consumer;
  * <p>Every connection is authenticated with the job secret ({@link Handshake}, purpose {@code "data"})
  * before any byte of it is used; strangers are logged and dropped. The listening socket is closed as soon
  * as the mesh is complete, so no data port stays open. A lost connection, a timeout or {@link #abort}
- * leaves the transport dead: every later call fails at once with the first failure.
+ * leaves the transport dead: every later call fails at once with the first failure. A lost connection or an abort
+ * closes the connections at once; a timeout leaves them open until {@link #abort} or {@link #close}, so that its
+ * handler can say which rank stopped answering before the peers see this one go.
  */
 public final class TcpTransport implements Transport {
     private static final System.Logger LOG = LazyLogger.of(TcpTransport.class);
@@ -75,18 +77,7 @@ public final class TcpTransport implements Transport {
     private final TcpTransfer out = new TcpTransfer(true);
     private final TcpTransfer in = new TcpTransfer(false);
     private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
-    /**
-     * The exchange that sleeps for lack of progress, for {@link #stalledOn()} on another thread: written by the
-     * exchanging thread only once it sleeps (never on the fast path), the peer last, so a reader that sees the peer
-     * sees the rest of that wait; -1 when none.
-     */
-    private volatile int stalledPeer = -1;
-    private volatile boolean stalledReceiving;
-    private volatile long stalledBytes;
-    private volatile long stalledMoved;
-    private volatile long stalledSince;
-    /** Whether this exchange set {@link #stalledPeer} (a plain field of the exchanging thread). */
-    private boolean stallShown;
+    private final StalledExchange stalled = new StalledExchange();
 
     private TcpTransport(int rank, int size, Duration timeout, SocketChannel[] channels) throws IOException {
         this.rank = rank;
@@ -208,10 +199,11 @@ public final class TcpTransport implements Transport {
                 }
                 if (moved) {
                     backoff.reset();
+                    stalled.clear();
                     lastProgress = System.nanoTime();
                 } else if (!backoff.idle()) {
                     if (System.nanoTime() - lastProgress >= timeoutNanos) {
-                        throw fail(timedOut(lastProgress));
+                        throw giveUp(timedOut(lastProgress));
                     }
                     showStall(lastProgress);
                     try {
@@ -231,10 +223,7 @@ public final class TcpTransport implements Transport {
             RuntimeException first = failure.get();
             throw first != null ? first : fail(new KoloException("rank " + rank + ": transport closed", e));
         } finally {
-            if (stallShown) {
-                stallShown = false;
-                stalledPeer = -1;
-            }
+            stalled.clear();
             out.finish();
             in.finish();
         }
@@ -243,19 +232,12 @@ public final class TcpTransport implements Transport {
     /** What {@link #stalledOn()} reads: the receive when it is pending (its peer sent nothing), else the send. */
     private void showStall(long since) {
         TcpTransfer waiting = in.done() ? out : in;
-        stalledReceiving = waiting == in;
-        stalledBytes = waiting.total();
-        stalledMoved = waiting.total() - waiting.remaining();
-        stalledSince = since;
-        stalledPeer = waiting.peer;
-        stallShown = true;
+        stalled.show(waiting.peer, waiting == in, waiting.total(), waiting.total() - waiting.remaining(), since);
     }
 
     @Override
     public PeerWait stalledOn() {
-        int peer = stalledPeer;
-        return peer < 0 ? null : new PeerWait(rank, peer, stalledReceiving, stalledBytes, stalledMoved,
-                System.nanoTime() - stalledSince);
+        return stalled.read(rank);
     }
 
     private void awaitReady() throws IOException {
@@ -309,6 +291,16 @@ public final class TcpTransport implements Transport {
         }
         return fail(new PeerFailedException(peer, "lost connection to rank " + peer
                 + " (it exited, crashed or aborted): " + detail, cause));
+    }
+
+    /**
+     * Records a timeout as the first failure but keeps the connections: the peers see them close only when whoever
+     * handles it aborts (the job's failure diagnosis, once it has recorded which rank stopped answering), so they do
+     * not take this rank, which closed them, for the one that failed.
+     */
+    private RuntimeException giveUp(RuntimeException cause) {
+        failure.compareAndSet(null, cause);
+        return failure.get();
     }
 
     /** Records the first failure, releases every connection, and returns the first failure. */
