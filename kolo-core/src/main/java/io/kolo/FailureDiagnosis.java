@@ -64,7 +64,7 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
     }
 
     @Override
-    public String stalledOn(String op) {
+    public String explainStall(String op) {
         PeerWait waited = transport.stalledOn();
         // A wait that only just began is no one's fault yet; the caller's own message says enough then.
         if (waited == null || waited.stalledNanos() < REPORTED_STALL_NANOS) {

@@ -20,7 +20,7 @@ public interface FailureExplainer {
      * up on that rank, so it is recorded as the job's first failure for the other ranks to name; null when the
      * exchange is not stuck on a peer, or that is not known.
      */
-    default String stalledOn(String op) {
+    default String explainStall(String op) {
         return null;
     }
 }

@@ -191,25 +191,19 @@ final class ProcessSetEngine implements CycleAgent {
     }
 
     /**
-     * What the op named {@code name} is still waiting for: its data, when it runs now (every rank submitted it, and one
-     * has stopped sending: a timed-out wait said "some rank has not submitted it yet"); the rank that stopped answering,
-     * with its host, when the exchange now running (or the cycle's vote) has long waited on a peer and the transport
-     * tells which; else what the set's rank 0 saw missing when it last looked, or null.
+     * What the op named {@code name} is still waiting for: the rank that stopped answering, with its host, when the
+     * exchange now running (its data, another op's, or the cycle's vote) has long waited on a peer; its data, when it
+     * runs now (a timed-out wait said "some rank has not submitted it yet"); else what the set's rank 0 saw missing
+     * when it last looked, or null.
      */
     String waitingFor(String name) {
         Response r = executing;
         boolean running = r != null && r.names().contains(name);
-        // Stuck on a peer now, in this op's data, another's, or the cycle's vote before them: that peer is the answer.
-        String peer = explainer.stalledOn(r == null ? "the negotiation of '" + name + "'"
+        String peer = explainer.explainStall(r == null ? "the negotiation of '" + name + "'"
                 : r.kind().label() + " '" + (running ? name : r.names().getFirst()) + "'");
-        if (peer != null) {
-            return peer;
-        }
-        if (running) {
-            return "every rank submitted it and its data is being exchanged, but some rank has stopped sending (a"
-                    + " stopped, swapped-out or overloaded process, or a network problem)";
-        }
-        return coordinator.waitingFor(name);
+        return peer != null ? peer : running ? "every rank submitted it and its data is being exchanged, but some rank"
+                + " has stopped sending (a stopped, swapped-out or overloaded process, or a network problem)"
+                : coordinator.waitingFor(name);
     }
 
     /**
