@@ -33,6 +33,8 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
     private static final long REPORTED_STALL_NANOS = 1_000_000_000L;
     /** How long a timed-out rank waits for the store to take its record of the rank that stopped answering. */
     private static final long STORE_MILLIS = 2000;
+    /** What a rank that stopped answering may be, at the end of every message that names one. */
+    private static final String STOPPED = "it may have died or been stopped, or its host cut off from the network";
     /** How long one wait for last words in the store lasts, between looks at the job's failure record. */
     private static final long LAST_WORDS_WAIT_NANOS = 100_000_000;
     private final int rank;
@@ -102,9 +104,9 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
         StallWatch.Chain chain = watch == null ? new StallWatch.Chain(List.of(waited.peer()), false)
                 : watch.chainFrom(waited.peer());
         int stopped = chain.stopped();
-        String named = "rank " + stopped + hosts.of(stopped).map(h -> " (host " + h + ")").orElse("");
+        String named = named(stopped);
         String in = op == null ? "" : " in " + op;
-        String maybe = "; it may have died or been stopped, or its host cut off from the network";
+        String maybe = "; " + STOPPED;
         if (stopped == waited.peer()) {
             return new Stall(stopped, named + (waited.receiving() ? " sent nothing for " : " took nothing for ")
                     + seconds(waited.stalledNanos()) + " while rank " + waited.rank() + " waited to "
@@ -122,6 +124,11 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
         }
         return new Stall(stopped, named + " stopped answering: rank " + waited.rank() + " waited "
                 + seconds(waited.stalledNanos()) + " to " + waited.what("rank " + waited.peer()) + in + via + maybe);
+    }
+
+    /** "rank 2 (host node1)", or "rank 2" when its host is not known. */
+    private String named(int r) {
+        return "rank " + r + hosts.of(r).map(h -> " (host " + h + ")").orElse("");
     }
 
     private static String seconds(long nanos) {
@@ -324,17 +331,14 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
             for (int i = 1; i < chain.ranks().size(); i++) {
                 via.append(", which waited on rank ").append(chain.ranks().get(i));
             }
-            return new Record(stopped, "rank " + stopped + hosts.of(stopped).map(h -> " (host " + h + ")").orElse("")
-                    + " stopped answering: rank " + rank + " waited on rank " + seen.rank + via
-                    + "; it may have died or been stopped, or its host cut off from the network (then this rank saw: "
-                    + seen.cause + ")");
+            return new Record(stopped, named(stopped) + " stopped answering: rank " + rank + " waited on rank "
+                    + seen.rank + via + "; " + STOPPED + " (then this rank saw: " + seen.cause + ")");
         }
         if (!storeInRankZero || seen.rank == 0 || rank == 0) {
             return seen;
         }
-        return new Record(0, "rank 0" + hosts.of(0).map(h -> " (host " + h + ")").orElse("") + " is gone or stopped"
-                + " answering, and the job's store it serves with it; it may have died or been stopped, or its host cut"
-                + " off from the network (this rank saw: " + seen.cause + ")");
+        return new Record(0, named(0) + " is gone or stopped answering, and the job's store it serves with it; "
+                + STOPPED + " (this rank saw: " + seen.cause + ")");
     }
 
     private record Record(int rank, String cause) {
