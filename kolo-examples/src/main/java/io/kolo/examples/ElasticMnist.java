@@ -9,13 +9,13 @@ import ai.djl.training.TrainingConfig;
 import ai.djl.training.dataset.ArrayDataset;
 import ai.djl.training.dataset.Batch;
 import ai.djl.training.loss.Loss;
-import ai.djl.training.optimizer.Optimizer;
 import ai.djl.training.tracker.Tracker;
 import io.kolo.Kolo;
 import io.kolo.djl.DistributedSampler;
 import io.kolo.djl.DistributedTrainer;
 import io.kolo.djl.ElasticTrainerState;
 import io.kolo.djl.KoloDjl;
+import io.kolo.djl.KoloOptimizers;
 import io.kolo.djl.ScaledLearningRate;
 import io.kolo.elastic.Elastic;
 
@@ -47,10 +47,10 @@ final class ElasticMnist {
                     .optLabels(manager.create(mnist.trainLabels()))
                     .setSampling(sampler)
                     .build();
-            // Made for each job: the rate scaled to that job's size, and a fresh optimizer on every rank (DJL's
-            // optimizer state cannot be committed, so no rank may keep its own).
+            // Made for each job: the rate scaled to that job's size; the state puts the committed Adam moments and
+            // update counts into the new optimizer.
             IntFunction<TrainingConfig> config = size -> new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
-                    .optOptimizer(Optimizer.adam()
+                    .optOptimizer(KoloOptimizers.adam()
                             .optLearningRateTracker(new ScaledLearningRate(Tracker.fixed(lr), size, warmup))
                             .build())
                     .optDevices(new Device[]{KoloDjl.device()});
