@@ -2,6 +2,7 @@ package io.kolo.examples;
 
 import ai.djl.Device;
 import ai.djl.Model;
+import ai.djl.engine.Engine;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.training.DefaultTrainingConfig;
@@ -38,6 +39,9 @@ final class ElasticMnist {
         Shape sample = cnn ? new Shape(1, 28, 28) : new Shape(784);
         log("mnist: " + modelName + ", elastic, starting on " + Kolo.size() + " rank(s), batch " + batchSize
                 + " per rank, commit every " + commitEvery + " batches, " + mnist.description());
+        // The same initial parameters in every run of the same --seed (sync() gives every rank rank 0's), so a run
+        // with a reset can be compared with one without.
+        Engine.getInstance().setRandomSeed((int) seed);
         try (Model model = Model.newInstance("mnist-" + modelName)) {
             model.setBlock(cnn ? MnistExample.cnn() : MnistExample.mlp());
             NDManager manager = model.getNDManager();
@@ -102,7 +106,8 @@ final class ElasticMnist {
                 accuracy = MnistExample.testAccuracy(trainer, manager, mnist, sample);
             }
             trainer.checkParametersInSync();
-            log("parameters identical on all " + Kolo.size() + " ranks");
+            log(String.format(Locale.ROOT, "parameters identical on all %d ranks (checksum %016x)", Kolo.size(),
+                    trainer.parameterChecksum()));
             return accuracy;
         }
     }
