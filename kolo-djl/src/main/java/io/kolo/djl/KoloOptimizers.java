@@ -59,6 +59,7 @@ public final class KoloOptimizers {
             return this;
         }
 
+        /** The learning rate by update count (0.001 unless set), before Adam's bias correction. */
         public AdamBuilder optLearningRateTracker(ParameterTracker learningRate) {
             this.learningRate = Objects.requireNonNull(learningRate, "learningRate");
             return this;
@@ -76,6 +77,7 @@ public final class KoloOptimizers {
             return this;
         }
 
+        /** Added to the root of the second moment for numerical stability. */
         public AdamBuilder optEpsilon(float epsilon) {
             this.epsilon = epsilon;
             return this;
@@ -87,6 +89,7 @@ public final class KoloOptimizers {
             return super.optBeginNumUpdate(beginNumUpdate);
         }
 
+        /** The optimizer, for {@code DefaultTrainingConfig.optOptimizer}. */
         public Optimizer build() {
             return new KoloAdam(this);
         }
@@ -106,11 +109,13 @@ public final class KoloOptimizers {
             return this;
         }
 
+        /** The learning rate by update count; required. */
         public SgdBuilder setLearningRateTracker(ParameterTracker learningRate) {
             this.learningRate = Objects.requireNonNull(learningRate, "learningRate");
             return this;
         }
 
+        /** The momentum, 0 (none) unless set. */
         public SgdBuilder optMomentum(float momentum) {
             this.momentum = momentum;
             return this;
@@ -122,6 +127,7 @@ public final class KoloOptimizers {
             return super.optBeginNumUpdate(beginNumUpdate);
         }
 
+        /** The optimizer, for {@code DefaultTrainingConfig.optOptimizer}. */
         public Optimizer build() {
             if (learningRate == null) {
                 throw new IllegalStateException("KoloOptimizers.sgd() needs a learning rate: call "

@@ -96,8 +96,8 @@ class ElasticMnistTest {
         assertTrue(starts.get(3).startsWith("training on 2 ranks from epoch "), all);
         assertEquals(3, rank0.stream().filter(l -> l.matches("epoch \\d: loss [0-9.]+, test accuracy .*")).count(),
                 all);
-        assertTrue(rank0.get(rank0.size() - 2).matches("parameters identical on all 2 ranks \\(checksum [0-9a-f]{16}\\)"),
-                all);
+        assertTrue(rank0.get(rank0.size() - 2).matches(
+                "parameters identical on all 2 ranks \\(checksum [0-9a-f]{16}\\)"), all);
         Matcher m = Pattern.compile("final test accuracy ([0-9.]+)%").matcher(rank0.getLast());
         assertTrue(m.matches(), all);
         double accuracy = Double.parseDouble(m.group(1));
@@ -136,7 +136,7 @@ class ElasticMnistTest {
     private record Run(List<String> rank0, String all) {
     }
 
-    /** One epoch of the MLP on two ranks of fixed hosts; with {@code kill}, a worker is killed after batch 20's commit. */
+    /** One epoch of the MLP on two ranks of fixed hosts; with {@code kill}, rank 0 is killed after the commit at 20. */
     private static Run runTwoRanks(Path dir, boolean kill) throws Exception {
         Files.createDirectories(dir);
         Path out = dir.resolve("launcher.out");
