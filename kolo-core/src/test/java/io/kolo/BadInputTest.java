@@ -134,6 +134,65 @@ class BadInputTest {
     }
 
     /**
+     * Unnamed ops of different kinds in one place: each unnamed op's name counts its own kind, so rank 1's broadcast
+     * never met ranks 0 and 2's allreduce and every rank waited out KOLO_TIMEOUT_SECONDS. Now every rank fails at once
+     * naming each rank's op, and the job goes on.
+     */
+    @Test
+    void unnamedOpsOfDifferentKindsInOnePlaceFailEveryRankNamingEach() {
+        var outcomes = Ranks.<Object>outcomes(3, Map.of("KOLO_TIMEOUT_SECONDS", "20"), comm -> {
+            float[] x = {1};
+            comm.allreduce(x, ReduceOp.SUM);
+            try {
+                if (comm.rank() == 1) {
+                    comm.broadcast(new float[4], 0);
+                } else {
+                    comm.allreduce(new float[4], ReduceOp.SUM);
+                }
+                return "no error";
+            } finally {
+                float[] y = {1};
+                comm.allreduce("after", Tensor.of(y), ReduceOp.SUM);
+                assertEquals(3f, y[0]);
+            }
+        });
+        assertEveryRankFails(outcomes, "the ranks submitted different collectives as their unnamed op #2: "
+                + "rank 0 allreduce 'allreduce.noname.2' FLOAT32[4] SUM, rank 1 broadcast 'broadcast.noname.1' FLOAT32[4]"
+                + " root=0, rank 2 allreduce 'allreduce.noname.2' FLOAT32[4] SUM; unnamed ops are matched by their order"
+                + " on each rank: call the same collectives in the same order on every rank, or give them names");
+    }
+
+    /** The order check leaves alone what is legal: named ops in any order, and unnamed ops of mixed kinds in one order. */
+    @Test
+    void namedOpsInAnyOrderAndUnnamedOpsInOneOrderStillRun() {
+        List<Object> sums = Ranks.run(3, comm -> {
+            List<Handle<Tensor>> handles = new java.util.ArrayList<>();
+            for (int round = 0; round < 20; round++) {
+                // Named: each rank its own order of kinds.
+                for (int k = 0; k < 3; k++) {
+                    int which = (k + comm.rank() + round) % 3;
+                    String name = "n" + round + "." + which;
+                    handles.add(which == 1 ? comm.broadcastAsync(name, Tensor.of(new float[]{1, 1}), 0)
+                            : comm.allreduceAsync(name, Tensor.of(new float[]{1, 1}), ReduceOp.SUM));
+                }
+                // Unnamed: kinds mixed, in one order on every rank.
+                handles.add(comm.allreduceAsync(null, Tensor.of(new float[]{1, 1}), ReduceOp.SUM));
+                handles.add(comm.broadcastAsync(null, Tensor.of(new float[]{1, 1}), round % 3));
+                handles.add(comm.allgatherAsync(null, Tensor.of(new float[]{1, 1})));
+            }
+            double sum = 0;
+            for (Handle<Tensor> h : handles) {
+                for (float v : h.await().floats()) {
+                    sum += v;
+                }
+            }
+            return sum;
+        });
+        // Per round: named 2 allreduces (3+3 each) and a broadcast (1+1); unnamed 6 + 2 + 6 ones.
+        assertEquals(List.of(20 * 28.0, 20 * 28.0, 20 * 28.0), sums);
+    }
+
+    /**
      * Ranks grouping different numbers of tensors under one name: every rank fails naming each rank's group size, and
      * the job goes on. Before, with rank 0's group the smaller, rank 0 completed and rank 1 waited out its timeout;
      * with rank 0's the larger, both did.

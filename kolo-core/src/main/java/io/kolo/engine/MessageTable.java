@@ -43,6 +43,7 @@ final class MessageTable {
     private final String where;
     private final Agreement agreement;
     private final StallWarnings warnings;
+    private final UnnamedOrder unnamedOrder;
 
     MessageTable(int size) {
         this(identity(size), 0);
@@ -55,6 +56,7 @@ final class MessageTable {
         this.where = set == 0 ? "" : " in process set " + set;
         this.agreement = new Agreement(this.members, where);
         this.warnings = new StallWarnings(where);
+        this.unnamedOrder = new UnnamedOrder(this.members, where);
     }
 
     private static int[] identity(int size) {
@@ -133,6 +135,7 @@ final class MessageTable {
         if (failedGroups != null) {
             failGroups(failedGroups, ready);
         }
+        failOutOfOrder(ready);
         if (joinedCount == size) {
             ready.add(Response.join(joinOrder.getLast()));
             Arrays.fill(joined, false);
@@ -155,6 +158,21 @@ final class MessageTable {
                 it.remove();
                 out.add(Response.error(any.kind(), List.of(any.name()), why));
             }
+        }
+    }
+
+    /**
+     * What is left waits for ranks that have not submitted it. When that proves the ranks submitted their unnamed ops
+     * in different orders, nothing will ever answer those ops: they fail now, on every rank.
+     */
+    private void failOutOfOrder(List<Response> out) {
+        if (entries.isEmpty()) {
+            return;
+        }
+        Response error = unnamedOrder.check(entries.values().stream().map(e -> e.byRank).toList(), joined);
+        if (error != null) {
+            entries.keySet().removeAll(error.names());
+            out.add(error);
         }
     }
 
