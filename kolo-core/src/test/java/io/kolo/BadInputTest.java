@@ -279,6 +279,35 @@ class BadInputTest {
     }
 
     /**
+     * The stall shutdown failed the op on the rank that waited for it, and told the rank that never submitted it
+     * nothing: its next collective waited for a job that had given up. Now the job ends on every rank with one message.
+     */
+    @Test
+    void aStallShutdownEndsTheRankThatNeverSubmittedWithTheSameMessage() {
+        var outcomes = Ranks.<Object>outcomes(2, Map.of("KOLO_STALL_CHECK_TIME_SECONDS", "1",
+                "KOLO_STALL_SHUTDOWN_TIME_SECONDS", "2", "KOLO_TIMEOUT_SECONDS", "20"), comm -> {
+            if (comm.rank() == 0) {
+                comm.allreduceAsync("forgotten", Tensor.of(new float[1]), ReduceOp.SUM).await();
+                return "rank 0's op completed";
+            }
+            // Rank 1 is busy elsewhere, past the shutdown time, and then calls a collective of its own.
+            Thread.sleep(5000);
+            comm.allreduceAsync("next", Tensor.of(new float[1]), ReduceOp.SUM).await();
+            return "rank 1's op completed";
+        });
+        Throwable first = outcomes.get(0).error();
+        assertNotNull(first, "rank 0 should have failed");
+        assertInstanceOf(KoloException.class, first);
+        String stalled = first.getMessage().substring(Math.max(0, first.getMessage().indexOf("stalled: ")));
+        assertTrue(stalled.startsWith("stalled: allreduce 'forgotten' was submitted by ranks [0] but not by ranks [1]"),
+                first.getMessage());
+        Throwable second = outcomes.get(1).error();
+        assertNotNull(second, "rank 1 should have failed");
+        assertInstanceOf(KoloException.class, second);
+        assertTrue(second.getMessage().contains(stalled), second.getMessage() + " should say " + stalled);
+    }
+
+    /**
      * In-place ops write into the tensor: read-only memory is refused on the caller's thread on every rank, and the
      * job goes on (it failed the engine once the result was written, naming only the JDK's "Attempt to write a
      * read-only segment"). A broadcast's root only reads.

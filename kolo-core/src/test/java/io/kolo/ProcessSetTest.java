@@ -349,6 +349,43 @@ class ProcessSetTest {
         assertNull(out.get(2));
     }
 
+    /**
+     * The stall shutdown in a set fails the waiting member's op and ends the set on the member that never submitted it
+     * too, with the same message; the rest of the job goes on. Before, rank 2's later op in the set waited for a rank
+     * that had given up.
+     */
+    @Test
+    void aStallShutdownInASetEndsItOnEveryMemberWithOneMessage() {
+        // Held outside Kolo until rank 2 is done: a global op waiting as long would stall too.
+        CountDownLatch rank2Done = new CountDownLatch(1);
+        List<String> out = Ranks.run(3, Map.of("KOLO_DYNAMIC_PROCESS_SETS", "1", "KOLO_TIMEOUT_SECONDS", "20",
+                "KOLO_STALL_SHUTDOWN_TIME_SECONDS", "2", "KOLO_STALL_CHECK_TIME_SECONDS", "1"), comm -> {
+            ProcessSet set = comm.addProcessSet(1, 2);
+            String said = null;
+            if (comm.rank() == 1) {
+                said = assertThrows(KoloException.class, () -> comm.allreduce(new float[1], ReduceOp.SUM, set))
+                        .getMessage();
+            } else if (comm.rank() == 2) {
+                Thread.sleep(4000);
+                said = assertThrows(KoloException.class, () -> comm.allreduceAsync("late", Tensor.of(new float[1]),
+                        ReduceOp.SUM, set).await()).getMessage();
+                rank2Done.countDown();
+            }
+            assertTrue(rank2Done.await(30, TimeUnit.SECONDS));
+            float[] x = {1};
+            comm.allreduce(x, ReduceOp.SUM);
+            assertEquals(3f, x[0]);
+            return said;
+        });
+        String stalled = "stalled: allreduce 'allreduce.noname.1' in process set 1 was submitted by ranks [1] but not by"
+                + " ranks [2]";
+        String m = out.get(1);
+        assertTrue(m.contains(stalled), m);
+        String why = m.substring(m.indexOf("stalled: "));
+        assertTrue(why.endsWith("process set 1 ended on each of its ranks"), why);
+        assertTrue(out.get(2).endsWith(why), out.get(2) + " should end with " + why);
+    }
+
     @Test
     void hierarchicalAllreduceInsideASetSpreadOverHosts() {
         // 2 hosts x 3 ranks; the set takes two ranks on each host, so its own hierarchy is 2 x 2.
