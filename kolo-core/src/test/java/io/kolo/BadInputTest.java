@@ -162,6 +162,24 @@ class BadInputTest {
                 + " on each rank: call the same collectives in the same order on every rank, or give them names");
     }
 
+    /**
+     * A rank with an extra step before a barrier: its allreduce and the other's barrier, both unnamed, held the same
+     * place and never met, and both ranks waited out KOLO_TIMEOUT_SECONDS. Now both fail at once, naming each.
+     */
+    @Test
+    void anExtraStepBeforeABarrierFailsBothRanksAtOnce() {
+        var outcomes = Ranks.<Object>outcomes(2, Map.of("KOLO_TIMEOUT_SECONDS", "20"), comm -> {
+            int steps = comm.rank() == 0 ? 2 : 1;
+            for (int step = 0; step < steps; step++) {
+                comm.allreduce(new float[2], ReduceOp.SUM);
+            }
+            comm.barrier();
+            return "no error";
+        });
+        assertEveryRankFails(outcomes, "the ranks submitted different collectives as their unnamed op #2: rank 0"
+                + " allreduce 'allreduce.noname.2' FLOAT32[2] SUM, rank 1 barrier 'barrier.noname.1'; unnamed ops");
+    }
+
     /** The order check leaves alone what is legal: named ops in any order, and unnamed ops of mixed kinds in one order. */
     @Test
     void namedOpsInAnyOrderAndUnnamedOpsInOneOrderStillRun() {

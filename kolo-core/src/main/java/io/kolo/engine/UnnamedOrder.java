@@ -92,7 +92,10 @@ final class UnnamedOrder {
                 continue;
             }
             sb.append(sep).append("rank ").append(members[r.rank()]).append(' ').append(r.kind().label()).append(" '")
-                    .append(r.name()).append("' ").append(r.describe(members));
+                    .append(r.name()).append("'");
+            if (r.kind() != OpKind.BARRIER) {
+                sb.append(' ').append(r.describe(members));
+            }
             sep = ", ";
             if (!names.contains(r.name())) {
                 names.add(r.name());
