@@ -326,6 +326,28 @@ class BadInputTest {
     }
 
     /**
+     * Two ranks each waiting for an op the other never submitted (names that differ): each failed with a message of its
+     * own op only. Now both end with one message, which names the ops that had stalled when rank 0 looked.
+     */
+    @Test
+    void aStallShutdownEndsRanksWaitingForDifferentOpsWithOneMessage() {
+        var outcomes = Ranks.<Object>outcomes(2, Map.of("KOLO_STALL_CHECK_TIME_SECONDS", "1",
+                "KOLO_STALL_SHUTDOWN_TIME_SECONDS", "2", "KOLO_TIMEOUT_SECONDS", "20"), comm ->
+                comm.allreduceAsync(comm.rank() == 0 ? "loss" : "los", Tensor.of(new float[1]), ReduceOp.SUM).await());
+        List<String> said = new java.util.ArrayList<>();
+        for (var o : outcomes) {
+            assertInstanceOf(KoloException.class, o.error());
+            said.add(o.error().getMessage().substring(o.error().getMessage().indexOf("stalled: ")));
+        }
+        assertEquals(said.get(0), said.get(1));
+        // Both ops, or the older alone when the other was not yet past the shutdown time as rank 0 looked.
+        assertTrue(said.get(0).matches("stalled: allreduce 'los{1,2}' was submitted by ranks \\[[01]] but not by ranks"
+                + " \\[[01]] for \\d+ s(; allreduce 'los{1,2}' .*)? \\(KOLO_STALL_SHUTDOWN_TIME_SECONDS\\); the missing"
+                + " ranks never called (it|them), or called (it|them) under another name; Kolo stopped on every rank"),
+                said.get(0));
+    }
+
+    /**
      * In-place ops write into the tensor: read-only memory is refused on the caller's thread on every rank, and the
      * job goes on (it failed the engine once the result was written, naming only the JDK's "Attempt to write a
      * read-only segment"). A broadcast's root only reads.
