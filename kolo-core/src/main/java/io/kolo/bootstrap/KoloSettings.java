@@ -248,7 +248,7 @@ public final class KoloSettings {
         return kolo;
     }
 
-    /** Every setting, in the order of README's table. */
+    /** Every setting, in the order of docs/settings.md's table. */
     public static List<Setting<?>> all() {
         return List.copyOf(ALL.values());
     }
