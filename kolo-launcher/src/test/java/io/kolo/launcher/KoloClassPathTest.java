@@ -52,6 +52,16 @@ class KoloClassPathTest {
     }
 
     @Test
+    void anElasticJobThatStopsForItSaysSoToo(@TempDir Path dir) throws Exception {
+        Path classes = program(dir);
+        LauncherProcessTest.Result r = kolo("run", "-np", "2", "--min-np", "1", "-H", "localhost:2", "--reset-limit",
+                "1", "-cp", classes.toString(), "Train");
+        assertTrue(r.code() != 0, r.err());
+        assertEquals(1, r.err().lines().filter(l -> l.startsWith(HINT + "-cp " + classes + ") lacks Kolo")).count(),
+                r.err());
+    }
+
+    @Test
     void aProgramWithKoloOnItsClassPathFailsWithoutTheHint(@TempDir Path dir) throws Exception {
         Path classes = program(dir);
         LauncherProcessTest.Result r = kolo("run", "-np", "1", "-cp",
