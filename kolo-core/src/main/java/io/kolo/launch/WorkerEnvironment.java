@@ -1,8 +1,10 @@
 package io.kolo.launch;
 
 import io.kolo.BadSettingException;
+import io.kolo.Topology;
 import io.kolo.bootstrap.JobEnvironment;
 import io.kolo.bootstrap.KoloSettings;
+import io.kolo.bootstrap.Placement;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -53,16 +55,23 @@ public final class WorkerEnvironment {
     }
 
     /**
-     * Rank {@code rank} of a job with one rank per entry of {@code hostOfEachRank} (its size): ranks with equal host
-     * names share a host, their local ranks in rank order; hosts are numbered in the order of their first rank.
+     * Rank {@code rank} of a job with one rank per entry of {@code hostOfEachRank} (its size), placed as Horovod and
+     * {@code kolo run} place ranks: ranks with equal host names share a host, their local ranks in rank order; the
+     * cross size is the number of ranks with this rank's local rank, the cross rank how many of those have a smaller
+     * rank.
      *
      * @throws IllegalArgumentException when the rank is outside the list, or a host is null or blank
      */
     public static Builder forRank(int rank, List<String> hostOfEachRank) {
         Objects.requireNonNull(hostOfEachRank, "hostOfEachRank");
-        HostPlacement at = HostPlacement.of(List.copyOf(hostOfEachRank), rank);
-        return new Builder(rank, hostOfEachRank.size()).local(at.localRank(), at.localSize())
-                .cross(at.crossRank(), at.crossSize()).hostname(at.host());
+        List<Topology> placed = Placement.of(hostOfEachRank);
+        if (rank < 0 || rank >= placed.size()) {
+            throw new IllegalArgumentException("rank " + rank + " is outside a job of " + placed.size()
+                    + " ranks (one host per rank given)");
+        }
+        Topology at = placed.get(rank);
+        return new Builder(rank, at.size()).local(at.localRank(), at.localSize())
+                .cross(at.crossRank(), at.crossSize()).hostname(hostOfEachRank.get(rank));
     }
 
     /**
@@ -163,7 +172,10 @@ public final class WorkerEnvironment {
             return this;
         }
 
-        /** This rank's host's index among the {@code crossSize} hosts of the job. */
+        /**
+         * Horovod's cross coordinates: {@code crossSize} ranks of the job have this rank's local rank, and
+         * {@code crossRank} of them have a smaller rank.
+         */
         public Builder cross(int crossRank, int crossSize) {
             if (crossSize < 1 || crossSize > size || crossRank < 0 || crossRank >= crossSize) {
                 throw new IllegalArgumentException("cross rank " + crossRank + " of " + crossSize + " is invalid:"

@@ -355,9 +355,8 @@ final class ElasticDriver {
         return Hosts.totalSlots(usableHosts());
     }
 
-    private static ElasticGeneration.Assignment assignment(Topology.Slot s) {
-        return new ElasticGeneration.Assignment(s.rank(), s.size(), s.localRank(), s.localSize(), s.crossRank(),
-                s.crossSize(), s.host());
+    private static ElasticGeneration.Assignment assignment(RankMap.Slot s) {
+        return new ElasticGeneration.Assignment(s.topology(), s.host());
     }
 
     private static String describe(List<ElasticSlots.Place> places) {

@@ -19,7 +19,7 @@ import java.util.Map;
  */
 record ElasticWorkerEnvironment(ElasticPlan plan, JobSecret secret, InetSocketAddress store, boolean loopbackOnly) {
 
-    Map<String, String> of(String id, Topology.Slot slot, int generation) {
+    Map<String, String> of(String id, RankMap.Slot slot, int generation) {
         InetAddress dial = dialAddress(slot.host());
         Map<String, String> env = new LinkedHashMap<>(plan.exports());
         env.putAll(RankEnvironment.koloVars(slot, new InetSocketAddress(dial, store.getPort()), secret,

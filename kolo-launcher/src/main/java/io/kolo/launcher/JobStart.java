@@ -76,7 +76,7 @@ final class JobStart {
         try (server) {
             int port = server.address().getPort();
             List<RankLaunch> launches = new ArrayList<>();
-            for (Topology.Slot slot : plan.slots()) {
+            for (RankMap.Slot slot : plan.slots()) {
                 boolean remote = reachable.containsKey(slot.host());
                 InetSocketAddress store = new InetSocketAddress(where.forHost(slot.host()), port);
                 Map<String, String> kolo = RankEnvironment.koloVars(slot, store, secret, plan.startTimeoutSeconds());
@@ -144,19 +144,20 @@ final class JobStart {
     }
 
     /** mpirun --display-map: each host with its ranks, then one line per rank. */
-    static String displayMap(List<Topology.Slot> slots) {
+    static String displayMap(List<RankMap.Slot> slots) {
         StringBuilder sb = new StringBuilder("kolo: map of " + slots.size() + " rank" + (slots.size() == 1 ? "" : "s")
                 + ":");
         Map<String, List<Integer>> byHost = new LinkedHashMap<>();
-        for (Topology.Slot s : slots) {
+        for (RankMap.Slot s : slots) {
             byHost.computeIfAbsent(s.host(), h -> new ArrayList<>()).add(s.rank());
         }
         byHost.forEach((host, ranks) -> sb.append("\nkolo:   host ").append(host).append(": ranks ")
                 .append(ranks.stream().map(String::valueOf).collect(Collectors.joining(","))));
-        for (Topology.Slot s : slots) {
+        for (RankMap.Slot s : slots) {
             sb.append("\nkolo:   rank ").append(s.rank()).append(" on ").append(s.host()).append(": local rank ")
-                    .append(s.localRank()).append(" of ").append(s.localSize()).append(", cross rank ")
-                    .append(s.crossRank()).append(" of ").append(s.crossSize());
+                    .append(s.topology().localRank()).append(" of ").append(s.topology().localSize())
+                    .append(", cross rank ").append(s.topology().crossRank()).append(" of ")
+                    .append(s.topology().crossSize());
         }
         return sb.toString();
     }

@@ -23,15 +23,15 @@ final class RankEnvironment {
     private RankEnvironment() {
     }
 
-    static Map<String, String> koloVars(Topology.Slot slot, InetSocketAddress rendezvous, JobSecret secret,
+    static Map<String, String> koloVars(RankMap.Slot slot, InetSocketAddress rendezvous, JobSecret secret,
                                         int startTimeoutSeconds) {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("KOLO_RANK", Integer.toString(slot.rank()));
-        env.put("KOLO_SIZE", Integer.toString(slot.size()));
-        env.put("KOLO_LOCAL_RANK", Integer.toString(slot.localRank()));
-        env.put("KOLO_LOCAL_SIZE", Integer.toString(slot.localSize()));
-        env.put("KOLO_CROSS_RANK", Integer.toString(slot.crossRank()));
-        env.put("KOLO_CROSS_SIZE", Integer.toString(slot.crossSize()));
+        env.put("KOLO_SIZE", Integer.toString(slot.topology().size()));
+        env.put("KOLO_LOCAL_RANK", Integer.toString(slot.topology().localRank()));
+        env.put("KOLO_LOCAL_SIZE", Integer.toString(slot.topology().localSize()));
+        env.put("KOLO_CROSS_RANK", Integer.toString(slot.topology().crossRank()));
+        env.put("KOLO_CROSS_SIZE", Integer.toString(slot.topology().crossSize()));
         env.put("KOLO_HOSTNAME", slot.host());
         env.put("KOLO_RENDEZVOUS_ADDR", rendezvous.getAddress().getHostAddress());
         env.put("KOLO_RENDEZVOUS_PORT", Integer.toString(rendezvous.getPort()));

@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import io.kolo.Topology;
 import io.kolo.bootstrap.JobSecret;
 import org.junit.jupiter.api.Test;
 
@@ -20,7 +21,7 @@ class RankEnvironmentTest {
     @Test
     void koloVarsForOneRank() throws Exception {
         JobSecret secret = JobSecret.generate();
-        Map<String, String> env = RankEnvironment.koloVars(new Topology.Slot(3, 5, 0, 2, 2, 3, "localhost"),
+        Map<String, String> env = RankEnvironment.koloVars(new RankMap.Slot(new Topology(3, 5, 0, 2, 2, 3), "localhost"),
                 new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 4242), secret, 90);
         assertEquals(Map.ofEntries(
                 Map.entry("KOLO_RANK", "3"), Map.entry("KOLO_SIZE", "5"),
