@@ -83,16 +83,7 @@ public final class ElasticGeneration {
 
         /** {@code env} with this assignment's placement variables and {@code generation}. */
         public Map<String, String> applyTo(Map<String, String> env, int generation) {
-            Map<String, String> out = new java.util.HashMap<>(env);
-            out.put(KoloSettings.RANK.name(), Integer.toString(topology.rank()));
-            out.put(KoloSettings.SIZE.name(), Integer.toString(topology.size()));
-            out.put(KoloSettings.LOCAL_RANK.name(), Integer.toString(topology.localRank()));
-            out.put(KoloSettings.LOCAL_SIZE.name(), Integer.toString(topology.localSize()));
-            out.put(KoloSettings.CROSS_RANK.name(), Integer.toString(topology.crossRank()));
-            out.put(KoloSettings.CROSS_SIZE.name(), Integer.toString(topology.crossSize()));
-            out.put(KoloSettings.HOSTNAME.name(), host);
-            out.put(KoloSettings.ELASTIC_GENERATION.name(), Integer.toString(generation));
-            return out;
+            return RankVariables.of(topology, host).generation(generation).over(env);
         }
     }
 }

@@ -5,6 +5,7 @@ import io.kolo.Topology;
 import io.kolo.bootstrap.JobEnvironment;
 import io.kolo.bootstrap.KoloSettings;
 import io.kolo.bootstrap.Placement;
+import io.kolo.bootstrap.RankVariables;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -46,10 +47,7 @@ import java.util.Set;
  */
 public final class WorkerEnvironment {
     /** Decided per rank by the builder, never taken from a user's settings (a driver may itself run under kolo run). */
-    private static final Set<String> PLACEMENT = Set.of(KoloSettings.RANK.name(), KoloSettings.SIZE.name(),
-            KoloSettings.LOCAL_RANK.name(), KoloSettings.LOCAL_SIZE.name(), KoloSettings.CROSS_RANK.name(),
-            KoloSettings.CROSS_SIZE.name(), KoloSettings.HOSTNAME.name(), KoloSettings.RENDEZVOUS_ADDR.name(),
-            KoloSettings.RENDEZVOUS_PORT.name(), KoloSettings.RENDEZVOUS_SERVER.name(), KoloSettings.SECRET.name());
+    private static final Set<String> PLACEMENT = RankVariables.PER_RANK;
 
     private WorkerEnvironment() {
     }
@@ -282,31 +280,22 @@ public final class WorkerEnvironment {
                 throw new IllegalStateException("rank " + rank + " of " + size + " needs the job's secret: call"
                         + " secret(...) with the secret the rendezvous service was started with");
             }
-            Map<String, String> env = new LinkedHashMap<>(settings);
-            env.put(KoloSettings.RANK.name(), Integer.toString(rank));
-            env.put(KoloSettings.SIZE.name(), Integer.toString(size));
-            env.put(KoloSettings.LOCAL_RANK.name(), Integer.toString(localRank));
-            env.put(KoloSettings.LOCAL_SIZE.name(), Integer.toString(localSize));
-            env.put(KoloSettings.CROSS_RANK.name(), Integer.toString(crossRank));
-            env.put(KoloSettings.CROSS_SIZE.name(), Integer.toString(crossSize));
-            if (hostname != null) {
-                env.put(KoloSettings.HOSTNAME.name(), hostname);
-            }
+            RankVariables vars = RankVariables.of(new Topology(rank, size, localRank, localSize, crossRank, crossSize),
+                    hostname);
             if (rendezvousHost != null) {
-                env.put(KoloSettings.RENDEZVOUS_ADDR.name(), rendezvousHost);
-                env.put(KoloSettings.RENDEZVOUS_PORT.name(), Integer.toString(rendezvousPort));
+                // The service runs outside the ranks (in the embedder), so every rank, rank 0 too, is its client.
+                vars.rendezvous(rendezvousHost, rendezvousPort);
             }
-            // The service runs outside the ranks (in the embedder), so every rank, rank 0 too, is its client.
-            env.put(KoloSettings.RENDEZVOUS_SERVER.name(), "launcher");
             if (secret != null) {
-                env.put(KoloSettings.SECRET.name(), secret.toHex());
+                vars.secret(secret.internal());
             }
             if (startTimeoutSeconds != null) {
-                env.put(KoloSettings.START_TIMEOUT_SECONDS.name(), clamp(startTimeoutSeconds));
+                vars.startTimeoutSeconds(startTimeoutSeconds);
             }
             if (timeoutSeconds != null) {
-                env.put(KoloSettings.TIMEOUT_SECONDS.name(), clamp(timeoutSeconds));
+                vars.timeoutSeconds(timeoutSeconds);
             }
+            Map<String, String> env = vars.over(settings);
             // The placement a rank reads back must be the one given here: parse it as the rank will, so that an
             // inconsistency (a host count above the job size, say) fails now, in the embedder, not in the rank.
             // KOLO_IFACE is left out: it names an interface of the rank's host, which need not be this one.
@@ -314,10 +303,6 @@ public final class WorkerEnvironment {
             asRead.remove(KoloSettings.IFACE.name());
             JobEnvironment.from(asRead);
             return Collections.unmodifiableMap(env);
-        }
-
-        private static String clamp(long seconds) {
-            return Long.toString(Math.min(seconds, Integer.MAX_VALUE));
         }
 
         @Override

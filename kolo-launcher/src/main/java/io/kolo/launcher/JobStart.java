@@ -1,6 +1,7 @@
 package io.kolo.launcher;
 
 import io.kolo.bootstrap.JobSecret;
+import io.kolo.bootstrap.RankVariables;
 import io.kolo.bootstrap.RendezvousServer;
 import io.kolo.transport.ShmSegments;
 import io.kolo.transport.Transports;
@@ -79,11 +80,12 @@ final class JobStart {
             for (RankMap.Slot slot : plan.slots()) {
                 boolean remote = reachable.containsKey(slot.host());
                 InetSocketAddress store = new InetSocketAddress(where.forHost(slot.host()), port);
-                Map<String, String> kolo = RankEnvironment.koloVars(slot, store, secret, plan.startTimeoutSeconds());
+                RankVariables vars = RankEnvironment.koloVars(slot, store, secret, plan.startTimeoutSeconds());
                 // An interface name means the same on every host; an address is only this host's.
                 if (plan.networkInterface() != null && (!remote || !isAddress(plan.networkInterface()))) {
-                    kolo.put("KOLO_IFACE", plan.networkInterface());
+                    vars.networkInterface(plan.networkInterface());
                 }
+                Map<String, String> kolo = vars.toMap();
                 Map<String, String> env = new LinkedHashMap<>(plan.exports());
                 env.putAll(kolo);
                 if (plan.verbose()) {

@@ -7,6 +7,7 @@ import io.kolo.bootstrap.HostName;
 import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.Placement;
+import io.kolo.bootstrap.RankVariables;
 import io.kolo.bootstrap.RendezvousClient;
 import io.kolo.bootstrap.RendezvousServer;
 import io.kolo.transport.ShmSegments;
@@ -206,10 +207,11 @@ final class NodeRun {
         for (int local = 0; local < plan.perNode(); local++) {
             RankMap.Slot slot = new RankMap.Slot(placed.get(plan.nodeRank() * plan.perNode() + local),
                     plan.hostName());
-            Map<String, String> kolo = RankEnvironment.koloVars(slot, store, plan.secret(), plan.startTimeoutSeconds());
+            RankVariables vars = RankEnvironment.koloVars(slot, store, plan.secret(), plan.startTimeoutSeconds());
             if (plan.networkInterface() != null) {
-                kolo.put("KOLO_IFACE", plan.networkInterface());
+                vars.networkInterface(plan.networkInterface());
             }
+            Map<String, String> kolo = vars.toMap();
             Map<String, String> env = new LinkedHashMap<>(plan.exports());
             env.putAll(kolo);
             if (plan.verbose()) {

@@ -22,7 +22,7 @@ class RankEnvironmentTest {
     void koloVarsForOneRank() throws Exception {
         JobSecret secret = JobSecret.generate();
         Map<String, String> env = RankEnvironment.koloVars(new RankMap.Slot(new Topology(3, 5, 0, 2, 2, 3), "localhost"),
-                new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 4242), secret, 90);
+                new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 4242), secret, 90).toMap();
         assertEquals(Map.ofEntries(
                 Map.entry("KOLO_RANK", "3"), Map.entry("KOLO_SIZE", "5"),
                 Map.entry("KOLO_LOCAL_RANK", "0"), Map.entry("KOLO_LOCAL_SIZE", "2"),
@@ -43,6 +43,39 @@ class RankEnvironmentTest {
         assertFalse(verbose.contains("s3cr3t"), verbose);
         String settings = RankEnvironment.describe(0, List.of("true"), env, Map.of("KOLO_CYCLE_TIME", "2.5"));
         assertTrue(settings.contains("KOLO_CYCLE_TIME=2.5"), "Kolo's own settings show their values: " + settings);
+    }
+
+    /**
+     * kolo run and an embedder (WorkerEnvironment, kolo-spark) write a rank's variables with one writer: for the same
+     * hosts, store, secret and start timeout every rank gets the same variables from both, and every one is a setting
+     * the rank reads.
+     */
+    @Test
+    void kolosRunAndAnEmbedderGiveARankTheSameVariables() throws Exception {
+        io.kolo.launch.JobSecret embedderSecret = io.kolo.launch.JobSecret.generate();
+        JobSecret secret = JobSecret.fromHex(embedderSecret.toHex());
+        InetSocketAddress store = new InetSocketAddress(InetAddress.getByName("10.1.2.3"), 29500);
+        List<Hosts.Host> hosts = List.of(new Hosts.Host("b", 2), new Hosts.Host("a", 1), new Hosts.Host("c", 3));
+        for (RankMap.Mapping mapping : RankMap.Mapping.values()) {
+            List<RankMap.Slot> slots = RankMap.assign(hosts, 7, mapping, true);
+            List<String> hostOfEachRank = slots.stream().map(RankMap.Slot::host).toList();
+            for (RankMap.Slot slot : slots) {
+                Map<String, String> launcher = RankEnvironment.koloVars(slot, store, secret, 45).toMap();
+                Map<String, String> embedder = io.kolo.launch.WorkerEnvironment.forRank(slot.rank(), hostOfEachRank)
+                        .rendezvous(store).secret(embedderSecret).startTimeout(java.time.Duration.ofSeconds(45))
+                        .build();
+                assertEquals(launcher, embedder, mapping + " rank " + slot.rank());
+                assertEquals(RankEnvironment.LAUNCHER_VARS, launcher.keySet());
+            }
+        }
+        Set<String> settings = new java.util.HashSet<>();
+        io.kolo.bootstrap.KoloSettings.all().forEach(s -> settings.add(s.name()));
+        Map<String, String> elastic = io.kolo.bootstrap.RankVariables.of(new Topology(0, 1, 0, 1, 0, 1), "h")
+                .rendezvous("h", 1).secret(secret).startTimeoutSeconds(1).timeoutSeconds(1).networkInterface("lo")
+                .elastic("w0", 0, 1).toMap();
+        assertTrue(settings.containsAll(elastic.keySet()), "not settings: " + elastic.keySet().stream()
+                .filter(k -> !settings.contains(k)).toList());
+        assertTrue(elastic.keySet().containsAll(RankEnvironment.ELASTIC_VARS), elastic.keySet().toString());
     }
 
     @Test
