@@ -1,6 +1,7 @@
 package io.kolo.bootstrap;
 
 import io.kolo.Topology;
+import io.kolo.launch.JobSecret;
 
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;

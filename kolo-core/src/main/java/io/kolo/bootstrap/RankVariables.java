@@ -1,6 +1,7 @@
 package io.kolo.bootstrap;
 
 import io.kolo.Topology;
+import io.kolo.launch.JobSecret;
 
 import java.util.LinkedHashMap;
 import java.util.List;

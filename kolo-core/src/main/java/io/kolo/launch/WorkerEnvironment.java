@@ -287,7 +287,7 @@ public final class WorkerEnvironment {
                 vars.rendezvous(rendezvousHost, rendezvousPort);
             }
             if (secret != null) {
-                vars.secret(secret.internal());
+                vars.secret(secret);
             }
             if (startTimeoutSeconds != null) {
                 vars.startTimeoutSeconds(startTimeoutSeconds);

@@ -1,5 +1,7 @@
 package io.kolo.bootstrap;
 
+import io.kolo.launch.JobSecret;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;

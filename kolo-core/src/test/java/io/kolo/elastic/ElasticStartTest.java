@@ -4,8 +4,8 @@ import io.kolo.Kolo;
 import io.kolo.ReduceOp;
 import io.kolo.Topology;
 import io.kolo.bootstrap.ElasticGeneration;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.RendezvousServer;
+import io.kolo.launch.JobSecret;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

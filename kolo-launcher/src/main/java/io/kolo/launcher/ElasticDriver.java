@@ -2,9 +2,9 @@ package io.kolo.launcher;
 
 import io.kolo.bootstrap.AdvertisedAddress;
 import io.kolo.bootstrap.ElasticGeneration;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.RendezvousServer;
+import io.kolo.launch.JobSecret;
 import io.kolo.transport.ShmSegments;
 import io.kolo.transport.Transports;
 

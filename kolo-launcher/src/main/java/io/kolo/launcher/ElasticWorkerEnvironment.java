@@ -1,8 +1,8 @@
 package io.kolo.launcher;
 
 import io.kolo.bootstrap.AdvertisedAddress;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.RankVariables;
+import io.kolo.launch.JobSecret;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

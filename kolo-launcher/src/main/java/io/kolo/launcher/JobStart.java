@@ -1,8 +1,8 @@
 package io.kolo.launcher;
 
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.RankVariables;
 import io.kolo.bootstrap.RendezvousServer;
+import io.kolo.launch.JobSecret;
 import io.kolo.transport.ShmSegments;
 import io.kolo.transport.Transports;
 

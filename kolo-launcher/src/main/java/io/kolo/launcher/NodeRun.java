@@ -4,12 +4,12 @@ import io.kolo.KoloException;
 import io.kolo.Topology;
 import io.kolo.bootstrap.AdvertisedAddress;
 import io.kolo.bootstrap.HostName;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.Placement;
 import io.kolo.bootstrap.RankVariables;
 import io.kolo.bootstrap.RendezvousClient;
 import io.kolo.bootstrap.RendezvousServer;
+import io.kolo.launch.JobSecret;
 import io.kolo.transport.ShmSegments;
 import io.kolo.transport.Transports;
 

@@ -1,7 +1,7 @@
 package io.kolo.launcher;
 
 import io.kolo.Topology;
-import io.kolo.bootstrap.JobSecret;
+import io.kolo.launch.JobSecret;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetAddress;
@@ -52,8 +52,7 @@ class RankEnvironmentTest {
      */
     @Test
     void kolosRunAndAnEmbedderGiveARankTheSameVariables() throws Exception {
-        io.kolo.launch.JobSecret embedderSecret = io.kolo.launch.JobSecret.generate();
-        JobSecret secret = JobSecret.fromHex(embedderSecret.toHex());
+        JobSecret secret = JobSecret.generate();
         InetSocketAddress store = new InetSocketAddress(InetAddress.getByName("10.1.2.3"), 29500);
         List<Hosts.Host> hosts = List.of(new Hosts.Host("b", 2), new Hosts.Host("a", 1), new Hosts.Host("c", 3));
         for (RankMap.Mapping mapping : RankMap.Mapping.values()) {
@@ -62,7 +61,7 @@ class RankEnvironmentTest {
             for (RankMap.Slot slot : slots) {
                 Map<String, String> launcher = RankEnvironment.koloVars(slot, store, secret, 45).toMap();
                 Map<String, String> embedder = io.kolo.launch.WorkerEnvironment.forRank(slot.rank(), hostOfEachRank)
-                        .rendezvous(store).secret(embedderSecret).startTimeout(java.time.Duration.ofSeconds(45))
+                        .rendezvous(store).secret(secret).startTimeout(java.time.Duration.ofSeconds(45))
                         .build();
                 assertEquals(launcher, embedder, mapping + " rank " + slot.rank());
                 assertEquals(RankEnvironment.LAUNCHER_VARS, launcher.keySet());
