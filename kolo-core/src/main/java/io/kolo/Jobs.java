@@ -4,6 +4,7 @@ import io.kolo.bootstrap.AdvertisedAddress;
 import io.kolo.bootstrap.CpuBinding;
 import io.kolo.bootstrap.InMemoryStore;
 import io.kolo.bootstrap.JobEnvironment;
+import io.kolo.bootstrap.JobPlacement;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.Rendezvous;
 import io.kolo.collective.CollectiveOps;
@@ -62,6 +63,8 @@ final class Jobs {
         Rendezvous rendezvous = Rendezvous.join(job);
         Transport transport;
         try {
+            // Under mpirun or srun only the ranks together know every host: the exact cross ranks come from them.
+            topology = JobPlacement.of(job, rendezvous.dataPlaneStore());
             transport = Transports.connect(job, AdvertisedAddress.choose(job, rendezvous.address().getAddress()),
                     rendezvous.dataPlaneStore(), rendezvous.secret());
         } catch (RuntimeException e) {

@@ -191,11 +191,11 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
     }
 
     /**
-     * Horovod's cross rank and size ({@link Placement}) from what this rank's variables say of the others: the tasks
+     * Horovod's cross rank and size ({@link Placement}) as far as this rank's variables tell of the others: the tasks
      * of every node under Slurm (given {@code SLURM_NODEID}, ranks placed node after node, Slurm's default block
      * distribution); otherwise every host is taken to run this host's number of ranks, host after host (the last
-     * fewer), as mpirun's default does. Ranks placed otherwise (round-robin) contradict that and get this host's
-     * index among that many hosts; such a launch should set {@code KOLO_CROSS_RANK} and {@code KOLO_CROSS_SIZE}.
+     * fewer), as mpirun's default does, and ranks placed otherwise (round-robin) get this host's index among that many
+     * hosts. A guess until the ranks have met: then {@link JobPlacement} takes the exact place from every rank's host.
      */
     private static Topology derivedPlacement(Map<String, String> env, Source source, int rank, int size,
                                              int localRank, int localSize) {
