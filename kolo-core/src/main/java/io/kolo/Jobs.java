@@ -42,8 +42,7 @@ final class Jobs {
         KoloLogging.apply(io.kolo.bootstrap.KoloSettings.LOG_LEVEL.from(env));
         JobEnvironment job = JobEnvironment.from(env);
         EngineSettings settings = EngineSettings.fromEnvironment(env);
-        Topology topology = new Topology(job.rank(), job.size(), job.localRank(), job.localSize(), job.crossRank(),
-                job.crossSize());
+        Topology topology = job.topology();
         java.util.List<Integer> cpus = CpuBinding.apply(env, job.localRank(), job.localSize());
         if (io.kolo.bootstrap.KoloSettings.REPORT_BINDINGS.from(env).equals("on")) {
             // What mpirun --report-bindings prints, one line per rank, on the rank's stderr.

@@ -86,6 +86,11 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
         env = Map.copyOf(env);
     }
 
+    /** Where this rank sits, as the variables say (see {@link JobPlacement} for a job started by mpirun or srun). */
+    public Topology topology() {
+        return new Topology(rank, size, localRank, localSize, crossRank, crossSize);
+    }
+
     /** Parses the variables of this process ({@link System#getenv()}). */
     public static JobEnvironment fromSystem() {
         return from(System.getenv());

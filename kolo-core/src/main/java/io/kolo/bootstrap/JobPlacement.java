@@ -23,8 +23,7 @@ public final class JobPlacement {
     }
 
     static Topology of(JobEnvironment job, KeyValueStore store, String host) {
-        Topology guessed = new Topology(job.rank(), job.size(), job.localRank(), job.localSize(), job.crossRank(),
-                job.crossSize());
+        Topology guessed = job.topology();
         if (job.size() == 1 || Launch.detect(job.env()).isEmpty()
                 || job.env().containsKey(KoloSettings.CROSS_RANK.name())
                 || job.env().containsKey(KoloSettings.CROSS_SIZE.name())) {

@@ -221,8 +221,7 @@ class JobEnvironmentTest {
                 JobEnvironment e = JobEnvironment.from(withRendezvous("SLURM_PROCID", "" + t.rank(),
                         "SLURM_NTASKS", "" + t.size(), "SLURM_LOCALID", "" + t.localRank(), "SLURM_NODEID", "" + node,
                         "SLURM_STEP_TASKS_PER_NODE", perNode));
-                assertEquals(t, new io.kolo.Topology(e.rank(), e.size(), e.localRank(), e.localSize(), e.crossRank(),
-                        e.crossSize()), "tasks per node " + perNode);
+                assertEquals(t, e.topology(), "tasks per node " + perNode);
             }
         }
         // mpirun gives no other host's count: hosts are taken to run as many as this one, the last fewer.
