@@ -4,11 +4,11 @@ import io.kolo.Topology;
 import io.kolo.launch.JobSecret;
 
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * The one writer of the {@code KOLO_*} variables a launcher decides for one rank: where it sits ({@link Topology},
@@ -82,9 +82,7 @@ public final class RankVariables {
 
     /** An elastic worker's id, the generation it joins, and how long it waits for a next generation. */
     public RankVariables elastic(String worker, int generation, long timeoutSeconds) {
-        if (worker != null) {
-            vars.put(KoloSettings.ELASTIC_WORKER.name(), worker);
-        }
+        vars.put(KoloSettings.ELASTIC_WORKER.name(), Objects.requireNonNull(worker, "worker"));
         put(KoloSettings.ELASTIC_GENERATION, generation);
         vars.put(KoloSettings.ELASTIC_TIMEOUT_SECONDS.name(), Long.toString(timeoutSeconds));
         return this;
@@ -113,11 +111,10 @@ public final class RankVariables {
     }
 
     private static Set<String> names(KoloSettings.Setting<?>... settings) {
-        return List.of(settings).stream().map(KoloSettings.Setting::name)
-                .collect(Collectors.toUnmodifiableSet());
+        return Stream.of(settings).map(KoloSettings.Setting::name).collect(Collectors.toUnmodifiableSet());
     }
 
     private static Set<String> union(Set<String> a, Set<String> b) {
-        return java.util.stream.Stream.concat(a.stream(), b.stream()).collect(Collectors.toUnmodifiableSet());
+        return Stream.concat(a.stream(), b.stream()).collect(Collectors.toUnmodifiableSet());
     }
 }

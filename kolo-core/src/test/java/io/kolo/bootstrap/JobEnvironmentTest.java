@@ -1,5 +1,6 @@
 package io.kolo.bootstrap;
 
+import io.kolo.Topology;
 import io.kolo.launch.JobSecret;
 
 import org.junit.jupiter.api.Test;
@@ -11,9 +12,11 @@ import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -205,15 +208,15 @@ class JobEnvironmentTest {
      */
     @Test
     void slurmAndMpirunRanksGetHorovodsCrossRanksFromTheTasksOfEveryNode() {
-        java.util.Random random = new java.util.Random(42);
+        Random random = new Random(42);
         for (int trial = 0; trial < 50; trial++) {
-            List<Integer> tasks = new java.util.ArrayList<>();
+            List<Integer> tasks = new ArrayList<>();
             for (int n = 1 + random.nextInt(5); n > 0; n--) {
                 tasks.add(1 + random.nextInt(4));
             }
-            List<io.kolo.Topology> horovod = Placement.packed(tasks);
+            List<Topology> horovod = Placement.packed(tasks);
             String perNode = String.join(",", tasks.stream().map(String::valueOf).toList());
-            for (io.kolo.Topology t : horovod) {
+            for (Topology t : horovod) {
                 int node = 0;
                 for (int first = 0; first + tasks.get(node) <= t.rank(); node++) {
                     first += tasks.get(node);

@@ -1,12 +1,17 @@
 package io.kolo.launcher;
 
 import io.kolo.Topology;
+import io.kolo.bootstrap.KoloSettings;
+import io.kolo.bootstrap.RankVariables;
 import io.kolo.launch.JobSecret;
+import io.kolo.launch.WorkerEnvironment;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -60,16 +65,16 @@ class RankEnvironmentTest {
             List<String> hostOfEachRank = slots.stream().map(RankMap.Slot::host).toList();
             for (RankMap.Slot slot : slots) {
                 Map<String, String> launcher = RankEnvironment.koloVars(slot, store, secret, 45).toMap();
-                Map<String, String> embedder = io.kolo.launch.WorkerEnvironment.forRank(slot.rank(), hostOfEachRank)
-                        .rendezvous(store).secret(secret).startTimeout(java.time.Duration.ofSeconds(45))
+                Map<String, String> embedder = WorkerEnvironment.forRank(slot.rank(), hostOfEachRank)
+                        .rendezvous(store).secret(secret).startTimeout(Duration.ofSeconds(45))
                         .build();
                 assertEquals(launcher, embedder, mapping + " rank " + slot.rank());
                 assertEquals(RankEnvironment.LAUNCHER_VARS, launcher.keySet());
             }
         }
-        Set<String> settings = new java.util.HashSet<>();
-        io.kolo.bootstrap.KoloSettings.all().forEach(s -> settings.add(s.name()));
-        Map<String, String> elastic = io.kolo.bootstrap.RankVariables.of(new Topology(0, 1, 0, 1, 0, 1), "h")
+        Set<String> settings = new HashSet<>();
+        KoloSettings.all().forEach(s -> settings.add(s.name()));
+        Map<String, String> elastic = RankVariables.of(new Topology(0, 1, 0, 1, 0, 1), "h")
                 .rendezvous("h", 1).secret(secret).startTimeoutSeconds(1).timeoutSeconds(1).networkInterface("lo")
                 .elastic("w0", 0, 1).toMap();
         assertTrue(settings.containsAll(elastic.keySet()), "not settings: " + elastic.keySet().stream()
