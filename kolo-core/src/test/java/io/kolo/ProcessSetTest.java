@@ -277,7 +277,7 @@ class ProcessSetTest {
     @Test
     void aCallOneRankRefusesFailsOnEveryRankNamingItAndWhy() throws Exception {
         int port = Ranks.freePort();
-        String secret = io.kolo.bootstrap.JobSecret.generate().toHex();
+        String secret = io.kolo.launch.JobSecret.generate().toHex();
         List<Object> said = Ranks.fromEnvironment(3, r -> {
             Map<String, String> env = new java.util.HashMap<>(Map.of("KOLO_RANK", Integer.toString(r), "KOLO_SIZE", "3",
                     "KOLO_RENDEZVOUS_ADDR", "127.0.0.1", "KOLO_RENDEZVOUS_PORT", Integer.toString(port),
