@@ -17,7 +17,8 @@ import java.util.List;
  * }</pre>
  *
  * Run it with {@code ./kolo run -np 4 -cp app.jar Main}. Everything here delegates to one
- * {@link Communicator}; use {@link #communicator()} for the full API (async ops, tensors, groups).
+ * {@link Communicator}, whose {@link Collectives} (async ops, grouped allreduce, compression, alltoall) are
+ * {@link #communicator()}'s; {@link #on(ProcessSet)} gives those of a process set.
  */
 public final class Kolo {
     private static final String NOT_INITIALISED = "Kolo is not initialised: call Kolo.init() first";
@@ -47,7 +48,7 @@ public final class Kolo {
      * <pre>{@code
      * ProcessSet even = ProcessSet.of(0, 2), odd = ProcessSet.of(1, 3);
      * Kolo.init(even, odd);
-     * Kolo.allreduce(x, ReduceOp.SUM, Kolo.rank() % 2 == 0 ? even : odd);
+     * Kolo.on(Kolo.rank() % 2 == 0 ? even : odd).allreduce(x, ReduceOp.SUM);
      * }</pre>
      */
     public static synchronized void init(ProcessSet... processSets) {
@@ -292,85 +293,15 @@ public final class Kolo {
         return communicator().globalProcessSet();
     }
 
-    // ---- the same on a process set (see ProcessSet): only its members call them; a broadcast's root is a job rank
-
-    public static float[] allreduce(float[] data, ReduceOp op, ProcessSet set) {
-        return collective().allreduce(data, op, set);
-    }
-
-    public static double[] allreduce(double[] data, ReduceOp op, ProcessSet set) {
-        return collective().allreduce(data, op, set);
-    }
-
-    public static int[] allreduce(int[] data, ReduceOp op, ProcessSet set) {
-        return collective().allreduce(data, op, set);
-    }
-
-    public static long[] allreduce(long[] data, ReduceOp op, ProcessSet set) {
-        return collective().allreduce(data, op, set);
-    }
-
-    public static Tensor allreduce(Tensor tensor, ReduceOp op, ProcessSet set) {
-        return collective().allreduce(tensor, op, set);
-    }
-
-    public static Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, ProcessSet set) {
-        return collective().allreduceAsync(name, tensor, op, set);
-    }
-
-    public static float[] allreduce(float[] data, ReduceOp op, Compression compression, ProcessSet set) {
-        return collective().allreduce(data, op, compression, set);
-    }
-
-    public static double[] allreduce(double[] data, ReduceOp op, Compression compression, ProcessSet set) {
-        return collective().allreduce(data, op, compression, set);
-    }
-
-    public static Tensor allreduce(Tensor tensor, ReduceOp op, Compression compression, ProcessSet set) {
-        return collective().allreduce(tensor, op, compression, set);
-    }
-
-    public static Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, Compression compression, ProcessSet set) {
-        return collective().allreduceAsync(name, tensor, op, compression, set);
-    }
-
-    public static float[] allgather(float[] data, ProcessSet set) {
-        return collective().allgather(data, set);
-    }
-
-    public static Tensor allgather(Tensor tensor, ProcessSet set) {
-        return collective().allgather(tensor, set);
-    }
-
-    public static float[] broadcast(float[] data, int root, ProcessSet set) {
-        return collective().broadcast(data, root, set);
-    }
-
-    public static Tensor broadcast(Tensor tensor, int root, ProcessSet set) {
-        return collective().broadcast(tensor, root, set);
-    }
-
-    public static AlltoallResult alltoall(Tensor tensor, long[] splits, ProcessSet set) {
-        return collective().alltoall(tensor, splits, set);
-    }
-
-    public static Tensor reducescatter(Tensor tensor, ReduceOp op, ProcessSet set) {
-        return collective().reducescatter(tensor, op, set);
-    }
-
-    public static void barrier(ProcessSet set) {
-        collective().barrier(set);
-    }
-
-    public static int join(ProcessSet set) {
-        return collective().join(set);
-    }
-
-    public static <T extends java.io.Serializable> T broadcastObject(T object, int root, ProcessSet set) {
-        return collective().broadcastObject(object, root, set);
-    }
-
-    public static <T extends java.io.Serializable> List<T> allgatherObject(T object, ProcessSet set) {
-        return collective().allgatherObject(object, set);
+    /**
+     * The collectives of a process set (Horovod's {@code process_set=} argument); only its members call them, and a
+     * broadcast's root is a job rank. See {@link Communicator#on(ProcessSet)}.
+     *
+     * <pre>{@code
+     * Kolo.on(trainers).allreduce(gradients, ReduceOp.AVERAGE);   // only the trainers take part
+     * }</pre>
+     */
+    public static Collectives on(ProcessSet set) {
+        return collective().on(set);
     }
 }
