@@ -44,7 +44,6 @@ record Request(int rank, String name, OpKind kind, DataType type, ReduceOp op, l
                 group.isEmpty() ? null : group, groupSize);
     }
 
-    /** What this rank submitted, for mismatch messages: "FLOAT32[4, 3] SUM". */
     /** What was submitted, for a mismatch message; {@code members} maps a broadcast's root back to the job's rank. */
     String describe(int[] members) {
         StringBuilder sb = new StringBuilder();
