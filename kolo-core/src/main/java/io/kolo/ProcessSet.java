@@ -122,6 +122,7 @@ public final class ProcessSet {
         return Arrays.stream(ranks).boxed().toList();
     }
 
+/** How many ranks the set has. */
     public int size() {
         return ranks.length;
     }

@@ -47,6 +47,7 @@ public class ObjectState extends ElasticState {
         values.put(name, value);
     }
 
+    /** The names of the values. */
     public synchronized Set<String> names() {
         return Set.copyOf(values.keySet());
     }
