@@ -16,6 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -39,6 +40,8 @@ class ProcessSetTest {
             assertEquals(2, mine.size());
             assertEquals(List.of(0, 1, 2, 3), comm.globalProcessSet().ranks());
             assertEquals(3, comm.processSets().size());
+            assertSame(comm, comm.on(comm.globalProcessSet()));   // the global set's collectives are the communicator's
+            assertSame(comm.on(mine), comm.on(mine));             // made once per set, not per call
             float[] x = {comm.rank() + 1, 10 * (comm.rank() + 1)};
             for (int i = 0; i < 20; i++) {
                 // Repeated: the set's response cache and its eager path take over after the first.
@@ -309,12 +312,16 @@ class ProcessSetTest {
         List<String> out = Ranks.run(3, DYNAMIC, comm -> {
             ProcessSet a = comm.addProcessSet(0, 1);
             ProcessSet b = comm.addProcessSet(1, 2);
+            // Kept from before the removal: its next call is refused as on(a) is afterwards.
+            Collectives keptA = a.included() ? comm.on(a) : null;
             comm.removeProcessSet(a);
             assertFalse(a.isRegistered());
             assertEquals(List.of(0, 2), comm.processSets().stream().map(ProcessSet::id).toList());
             if (comm.rank() < 2) {
                 IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                         () -> comm.on(a).allreduce(new float[1], ReduceOp.SUM));
+                assertTrue(e.getMessage().contains("was removed"), e.getMessage());
+                e = assertThrows(IllegalArgumentException.class, () -> keptA.allreduce(new float[1], ReduceOp.SUM));
                 assertTrue(e.getMessage().contains("was removed"), e.getMessage());
             }
             ProcessSet c = comm.addProcessSet(0, 2);
