@@ -11,9 +11,10 @@ import java.util.List;
  *
  * <p>Every collective has a blocking form and an {@code Async} form that returns a {@link Handle}. Ops are matched
  * across ranks by name; an op without a name gets one from a per-kind counter, so unnamed ops must be submitted in the
- * same order on every rank. Reductions and broadcasts work in place and return what they were given; allgather,
- * alltoall and reducescatter return new memory (except {@code allgatherInto}, which writes into the caller's output).
- * Results are bit-identical on every rank. Arrays are wrapped as a {@link Tensor} without a copy.
+ * same order on every rank (where the ranks' unnamed ops of one place differ in kind, they fail on every rank at once,
+ * naming each rank's). Reductions and broadcasts work in place and return what they were given; allgather, alltoall
+ * and reducescatter return new memory (except {@code allgatherInto}, which writes into the caller's output). Results
+ * are bit-identical on every rank. Arrays are wrapped as a {@link Tensor} without a copy.
  *
  * <pre>{@code
  * float[] grads = ...;
