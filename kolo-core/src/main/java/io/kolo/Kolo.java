@@ -323,7 +323,9 @@ public final class Kolo {
 
     /**
      * The collectives of a process set (Horovod's {@code process_set=} argument); only its members call them, and a
-     * broadcast's root is a job rank. See {@link Communicator#on(ProcessSet)}.
+     * broadcast's root is a job rank. See {@link Communicator#on(ProcessSet)}. In an elastic job {@code on} is refused
+     * outside {@code Elastic.run}, as the facade's collectives are; the {@link Collectives} it returns are the
+     * communicator's, which do not check that again, so take them inside {@code Elastic.run} and use them there.
      *
      * <pre>{@code
      * Kolo.on(trainers).allreduce(gradients, ReduceOp.AVERAGE);   // only the trainers take part
