@@ -123,6 +123,8 @@ final class Manifests {
     }
 
     /** The MPIJob: workers run sshd, the launcher waits for them to be ready, then runs {@code kolo run}. */
+    // Serialization.jsonMapper() is deprecated without a replacement that maps fabric8's model types as it does.
+    @SuppressWarnings("deprecation")
     static GenericKubernetesResource mpiJob(KoloJobSpec spec) {
         List<String> run = new ArrayList<>(List.of(KoloJobSpec.KOLO, "run", "-np", "" + spec.ranks(),
                 "--start-timeout", "" + spec.startTimeoutSeconds()));

@@ -84,7 +84,7 @@ final class ElasticDriver {
         ShmSegments.removeStale();
         // No worker starts before this process adopts orphans (RunCommand made it a subreaper where it could).
         Subreaper.settle();
-        try (RendezvousServer serving = server) {
+        try (RendezvousServer _ = server) {
             try {
                 Integer failed = nextGeneration("start", plan.np());
                 return failed != null ? failed : watch();
