@@ -1,5 +1,6 @@
 package io.kolo;
 
+import io.kolo.collective.Hosts;
 import io.kolo.engine.Engine;
 import io.kolo.engine.EngineSettings;
 import io.kolo.transport.Transport;
@@ -30,8 +31,8 @@ public final class Communicator extends Collectives implements AutoCloseable {
     private final ProcessSets sets;
     private final SetCollectives all;
 
-    /** @param everyRank every rank's topology, in rank order (process sets are built from it) */
-    Communicator(Topology topology, List<Topology> everyRank, Engine engine, Transport transport,
+    /** @param hosts every rank's host (process sets are built from it) */
+    Communicator(Topology topology, Hosts hosts, Engine engine, Transport transport,
                  FailureDiagnosis diagnosis, AutoCloseable... owned) {
         this.topology = topology;
         this.engine = engine;
@@ -39,7 +40,7 @@ public final class Communicator extends Collectives implements AutoCloseable {
         this.diagnosis = diagnosis;
         this.owned = owned;
         EngineSettings settings = engine.settings();
-        this.sets = new ProcessSets(engine, transport, everyRank, settings.algorithms(), settings.smallMessageBytes(),
+        this.sets = new ProcessSets(engine, transport, hosts, settings.algorithms(), settings.smallMessageBytes(),
                 settings.dynamicProcessSets(), this, () -> closed);
         this.all = sets.globalOps();
     }
@@ -132,7 +133,10 @@ public final class Communicator extends Collectives implements AutoCloseable {
         return topology.localSize();
     }
 
-    /** The rank of this rank's host among the hosts (its rank among the ranks of the same local rank). */
+    /**
+     * How many ranks with this rank's local rank have a smaller rank (Horovod's cross rank): the rank of this rank's
+     * host among the hosts that run its local rank, not a host number once hosts run different numbers of ranks.
+     */
     public int crossRank() {
         return topology.crossRank();
     }

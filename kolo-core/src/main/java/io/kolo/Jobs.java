@@ -6,10 +6,12 @@ import io.kolo.bootstrap.InMemoryStore;
 import io.kolo.bootstrap.JobEnvironment;
 import io.kolo.bootstrap.JobPlacement;
 import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.bootstrap.Placement;
 import io.kolo.bootstrap.Rendezvous;
 import io.kolo.collective.CollectiveOps;
 import io.kolo.collective.Collectives;
 import io.kolo.collective.Hierarchy;
+import io.kolo.collective.Hosts;
 import io.kolo.engine.Engine;
 import io.kolo.engine.EngineSettings;
 import io.kolo.transport.LocalTransport;
@@ -55,7 +57,7 @@ final class Jobs {
         if (job.size() == 1) {
             InMemoryStore store = new InMemoryStore();
             Transport t = LocalTransport.group(1, settings.timeout()).getFirst();
-            Communicator c = assemble(topology, t, store, settings, store);
+            Communicator c = assemble(topology, null, t, store, settings, store);
             JoinLog.joined(env, topology, t, settings, started);
             return c;
         }
@@ -73,11 +75,20 @@ final class Jobs {
         rendezvous.joined();
         AutoCloseable storeAndLastWords = LastWords.listen(job.rank(), rendezvous.store(), rendezvous,
                 !rendezvous.servesStore());
-        Communicator c = assemble(topology, transport, null, rendezvous.store(),
+        Communicator c = assemble(topology, placedOn(env), transport, null, rendezvous.store(),
                 job.rendezvousServer() == io.kolo.bootstrap.JobEnvironment.RendezvousServer.RANK0, settings,
                 storeAndLastWords);
         JoinLog.joined(env, topology, transport, settings, started);
         return c;
+    }
+
+    /**
+     * The name of the host this rank was placed on, as its topology was computed from (see {@link Placement}): the
+     * launcher's ({@code KOLO_HOSTNAME}), else the machine's own, as under {@code mpirun} ({@link JobPlacement}).
+     */
+    private static String placedOn(Map<String, String> env) {
+        String assigned = io.kolo.bootstrap.KoloSettings.HOSTNAME.from(env);
+        return assigned != null ? assigned : io.kolo.bootstrap.HostName.local().orElse(null);
     }
 
     private static String hostName(Map<String, String> env) {
@@ -98,30 +109,32 @@ final class Jobs {
         }
         List<Communicator> comms = new ArrayList<>(size);
         for (int r = 0; r < size; r++) {
-            comms.add(assemble(everyRank.get(r), transports.get(r), everyRank, store, false, engineSettings));
+            comms.add(assemble(everyRank.get(r), null, transports.get(r), Hosts.of(everyRank), store, false,
+                    engineSettings));
         }
         return List.copyOf(comms);
     }
 
-    /** Every rank's topology is exchanged over {@code transport} first: all ranks must call this together. */
-    private static Communicator assemble(Topology topology, Transport transport, KeyValueStore store,
+    /** Every rank's topology and host are exchanged over {@code transport} first: all ranks must call this together. */
+    private static Communicator assemble(Topology topology, String hostName, Transport transport, KeyValueStore store,
                                          EngineSettings settings, AutoCloseable... owned) {
-        return assemble(topology, transport, null, store, false, settings, owned);
+        return assemble(topology, hostName, transport, null, store, false, settings, owned);
     }
 
     /**
-     * @param everyRank       every rank's topology, or null to exchange them over the transport
+     * @param hostName        the host this rank was placed on, or null when it knows none
+     * @param hosts           every rank's host, or null to exchange them over the transport
      * @param storeInRankZero rank 0 serves {@code store}: it goes when rank 0 goes ({@link FailureDiagnosis})
      */
-    private static Communicator assemble(Topology topology, Transport transport, List<Topology> everyRank,
+    private static Communicator assemble(Topology topology, String hostName, Transport transport, Hosts hosts,
                                          KeyValueStore store, boolean storeInRankZero, EngineSettings settings,
                                          AutoCloseable... owned) {
         Collectives flat = new Collectives(transport, settings.smallMessageBytes());
         CollectiveOps ops;
-        List<Topology> all;
+        Hosts all;
         try {
-            all = everyRank != null ? everyRank
-                    : topology.size() == 1 ? List.of(topology) : Hierarchy.agree(flat, topology, settings.algorithms());
+            all = hosts != null ? hosts : topology.size() == 1 ? Hosts.of(List.of(topology))
+                    : Hierarchy.agree(flat, topology, hostName, settings.algorithms());
             ops = Hierarchy.select(flat, transport, all, settings.algorithms(), settings.autotune() != null);
         } catch (RuntimeException e) {
             flat.close();

@@ -3,6 +3,7 @@ package io.kolo;
 import io.kolo.collective.AlgorithmSettings;
 import io.kolo.collective.CollectiveOps;
 import io.kolo.collective.Hierarchy;
+import io.kolo.collective.Hosts;
 import io.kolo.engine.Engine;
 import io.kolo.engine.Op;
 import io.kolo.engine.OpKind;
@@ -38,7 +39,7 @@ final class ProcessSets {
 
     private final Engine engine;
     private final Transport transport;
-    private final List<Topology> everyRank;
+    private final Hosts hosts;
     private final AlgorithmSettings algorithms;
     private final long smallMessageBytes;
     private final boolean dynamic;
@@ -56,11 +57,11 @@ final class ProcessSets {
     /** The next set's id: changed only on the cycle's thread, the same on every rank. */
     private int nextId = 1;
 
-    ProcessSets(Engine engine, Transport transport, List<Topology> everyRank, AlgorithmSettings algorithms,
+    ProcessSets(Engine engine, Transport transport, Hosts hosts, AlgorithmSettings algorithms,
                 long smallMessageBytes, boolean dynamic, Object owner, BooleanSupplier closed) {
         this.engine = engine;
         this.transport = transport;
-        this.everyRank = List.copyOf(everyRank);
+        this.hosts = hosts;
         this.algorithms = algorithms;
         this.smallMessageBytes = smallMessageBytes;
         this.dynamic = dynamic;
@@ -303,7 +304,7 @@ final class ProcessSets {
         set.bind(id, rank, owner);
         int mine = set.rank();
         if (mine >= 0) {
-            CollectiveOps ops = Hierarchy.forSubset(transport, members, everyRank, algorithms, smallMessageBytes);
+            CollectiveOps ops = Hierarchy.forSubset(transport, members, hosts, algorithms, smallMessageBytes);
             engine.addProcessSet(id, members, ops);
             collectives.put(id, new SetCollectives(engine, id, mine, members.length, rank, closed));
             views.put(id, new ProcessSetCollectives(this, set));
