@@ -145,7 +145,7 @@ class HostsTest {
     /** Every rank tells its host name at start; the hosts every rank agrees on are the real ones. */
     @Test
     void ranksAgreeOnTheirHostsByName() {
-        List<String> names = List.of("a", "b", "b", "c", "c");
+        List<String> names = List.of("a", "node-b", "node-b", "c.example.org", "c.example.org");
         List<Topology> placed = Placement.of(names);
         List<Hosts> agreed = Ranks.runOps(5, t -> new Collectives(t),
                 c -> Hierarchy.agree(c, placed.get(c.rank()), names.get(c.rank()), AlgorithmSettings.defaults()));
