@@ -92,11 +92,8 @@ final class Jobs {
     }
 
     private static String hostName(Map<String, String> env) {
-        String assigned = io.kolo.bootstrap.KoloSettings.HOSTNAME.from(env);
-        if (assigned != null) {
-            return assigned;
-        }
-        return io.kolo.bootstrap.HostName.local().orElse("this host");
+        String placed = placedOn(env);
+        return placed != null ? placed : "this host";
     }
 
     static List<Communicator> localHosts(int hosts, int perHost, EngineSettings engineSettings) {

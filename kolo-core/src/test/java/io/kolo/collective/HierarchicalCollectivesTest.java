@@ -248,7 +248,8 @@ class HierarchicalCollectivesTest {
             assertInstanceOf(HierarchicalCollectives.class, ops);
             assertTrue(ops.toString().contains("host 1 of 2, local 0 of 2, allreduce]"), ops.toString());
         }
-        try (CollectiveOps ops = Hierarchy.select(new Collectives(four.get(2)), four.get(2), Hosts.of(packed(2, 2)), on)) {
+        try (CollectiveOps ops = Hierarchy.select(new Collectives(four.get(2)), four.get(2), Hosts.of(packed(2, 2)),
+                on)) {
             assertTrue(ops.toString().contains("allreduce, allgather]"), ops.toString());
         }
         try (Collectives flat = new Collectives(four.get(2))) {
