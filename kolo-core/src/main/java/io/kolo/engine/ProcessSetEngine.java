@@ -55,9 +55,7 @@ final class ProcessSetEngine implements CycleAgent {
 
     // State below is touched only by the thread running the cycle.
     private final PendingOps pending = new PendingOps();
-    private final List<Op> toSend = new ArrayList<>();
     private final ResponseCache cache;
-    private final CachePositionWaits parked;
     private final CycleVote vote;
     private final Admission admission;
     private final FusionPlanner fusionPlanner;
@@ -105,17 +103,16 @@ final class ProcessSetEngine implements CycleAgent {
         InFlightNames inFlight = new InFlightNames(Math.max(KEPT_NAMES, settings.cacheCapacity()));
         this.submissions = new Submissions(rank, inFlight);
         this.direct = new DirectOp(cache, inFlight, rank);
-        this.parked = new CachePositionWaits(settings.cacheCapacity());
         this.vote = new CycleVote(settings.cacheCapacity(), settings.eagerAllreduceBytes());
-        this.admission = new Admission(cache, parked, vote, toSend, rank);
+        this.admission = new Admission(cache, vote, settings.cacheCapacity(), rank);
         this.fusionPlanner = new FusionPlanner(settings.fusionThresholdBytes(), pending);
         this.coordinator = new CoordinatorRound(ops, settings, fusionPlanner, members, id);
         this.outcomes = new Outcomes(rank, pending, inFlight);
         this.trace = OpTrace.open(settings, rank, id);
         this.execution = new Execution(ops, pending, fusion, scratch, trace, outcomes);
         executors.putAll(execution.executors());
-        this.tuning = new EngineTuning(id, rank, settings, ops, fusionPlanner, runner, cache, parked, toSend);
-        this.eager = new EagerExchange(cache, parked, vote, direct, execution, tuning);
+        this.tuning = new EngineTuning(id, rank, settings, ops, fusionPlanner, runner, cache, admission);
+        this.eager = new EagerExchange(cache, admission, vote, direct, execution, tuning);
         executors.put(OpKind.JOIN, (r, negotiated) -> {
             if (joinOp != null) {
                 Op op = joinOp;
@@ -226,7 +223,7 @@ final class ProcessSetEngine implements CycleAgent {
 
     @Override
     public boolean hasWork() {
-        return !pending.isEmpty() || joinOp != null || !toSend.isEmpty();
+        return !pending.isEmpty() || joinOp != null || admission.hasRequests();
     }
 
     @Override
@@ -291,10 +288,10 @@ final class ProcessSetEngine implements CycleAgent {
         // short keeps the cycle's loops and its allreduce small when few names are in use.
         int high = cache.highWater();
         admission.expire(now);
-        long flags = (toSend.isEmpty() ? CycleVote.NOTHING_NEW : 0) | (shutdownRequested ? 0 : CycleVote.NO_SHUTDOWN)
+        long flags = (admission.hasRequests() ? 0 : CycleVote.NOTHING_NEW) | (shutdownRequested ? 0 : CycleVote.NO_SHUTDOWN)
                 | (joinOp == null ? CycleVote.NOT_JOINED : 0) | (vote.anyInvalidHere() ? 0 : CycleVote.ALL_VALID)
                 | (coordinator.tableBusy() || tuning.hasPending() ? 0 : CycleVote.TABLE_EMPTY);
-        vote.fill(flags, high, parked);
+        admission.fillVote(flags, high);
         eager.exchange(ops);
 
         boolean anyNew = vote.anyNot(CycleVote.NOTHING_NEW);
@@ -315,7 +312,7 @@ final class ProcessSetEngine implements CycleAgent {
         cachedOps.add(admission.takeReady(anyJoined, fromCache));
         fusionPlanner.fuse(fromCache, toExecute);
         if (anyNew || anyInvalid || anyJoined || tableBusy) {
-            toExecute.addAll(coordinator.run(toSend, rank, tuning.takePending(), tuning.receiver()));
+            toExecute.addAll(coordinator.run(admission.takeRequests(), tuning.takePending(), tuning.receiver()));
         }
         if (!toExecute.isEmpty()) {
             trace.cycleStart();
@@ -353,7 +350,7 @@ final class ProcessSetEngine implements CycleAgent {
             lastDrainNanos = now;
             if (op.kind == OpKind.JOIN) {
                 joinOp = op;
-                toSend.add(op);
+                admission.admitJoin(op);
                 continue;
             }
             pending.put(op.name, op);
@@ -368,8 +365,7 @@ final class ProcessSetEngine implements CycleAgent {
                 Op op = pending.remove(r.names().get(i));
                 if (op != null) {
                     // The op may also be parked on a cache slot or queued for the coordinator; it is over now.
-                    toSend.remove(op);
-                    parked.remove(op);
+                    admission.withdraw(op);
                     trace.failed(op, r.error());
                     outcomes.fail(op, new KoloException(r.error()));
                 }
@@ -393,7 +389,7 @@ final class ProcessSetEngine implements CycleAgent {
 
     private void failAll(RuntimeException error) {
         List<Op> all = new ArrayList<>(pending.values());
-        for (Op op : toSend) {
+        for (Op op : admission.dropAll()) {
             if (!pending.containsKey(op.name)) {
                 all.add(op);
             }
@@ -402,9 +398,7 @@ final class ProcessSetEngine implements CycleAgent {
             all.add(joinOp);
         }
         pending.clear();
-        toSend.clear();
         joinOp = null;
-        parked.clear();
         for (Op op : all) {
             trace.failed(op, error.getMessage());
             outcomes.failWith(op, error);
