@@ -54,7 +54,6 @@ final class ProcessSetEngine implements CycleAgent {
     private final java.util.function.Consumer<String> remove;
 
     // State below is touched only by the thread running the cycle.
-    private final PendingOps pending = new PendingOps();
     private final ResponseCache cache;
     private final CycleVote vote;
     private final Admission admission;
@@ -105,11 +104,11 @@ final class ProcessSetEngine implements CycleAgent {
         this.direct = new DirectOp(cache, inFlight, rank);
         this.vote = new CycleVote(settings.cacheCapacity(), settings.eagerAllreduceBytes());
         this.admission = new Admission(cache, vote, settings.cacheCapacity(), rank);
-        this.fusionPlanner = new FusionPlanner(settings.fusionThresholdBytes(), pending);
+        this.outcomes = new Outcomes(rank, inFlight);
+        this.fusionPlanner = new FusionPlanner(settings.fusionThresholdBytes(), outcomes.pending());
         this.coordinator = new CoordinatorRound(ops, settings, fusionPlanner, members, id);
-        this.outcomes = new Outcomes(rank, pending, inFlight);
         this.trace = OpTrace.open(settings, rank, id);
-        this.execution = new Execution(ops, pending, fusion, scratch, trace, outcomes);
+        this.execution = new Execution(ops, outcomes.pending(), fusion, scratch, trace, outcomes);
         executors.putAll(execution.executors());
         this.tuning = new EngineTuning(id, rank, settings, ops, fusionPlanner, runner, cache, admission);
         this.eager = new EagerExchange(cache, admission, vote, direct, execution, tuning);
@@ -223,7 +222,7 @@ final class ProcessSetEngine implements CycleAgent {
 
     @Override
     public boolean hasWork() {
-        return !pending.isEmpty() || joinOp != null || admission.hasRequests();
+        return outcomes.hasPending() || joinOp != null || admission.hasRequests();
     }
 
     @Override
@@ -270,7 +269,7 @@ final class ProcessSetEngine implements CycleAgent {
         try {
             finished = negotiate(now);
         } catch (RuntimeException | Error e) {
-            fatal = EngineCrash.explain(rank, e, pending.values(), explainer);
+            fatal = EngineCrash.explain(rank, e, outcomes.pendingOps(), explainer);
             LOG.log(System.Logger.Level.DEBUG, "rank " + rank + " engine stopped", e);
             failAll(fatal);
             finished = true;
@@ -353,7 +352,7 @@ final class ProcessSetEngine implements CycleAgent {
                 admission.admitJoin(op);
                 continue;
             }
-            pending.put(op.name, op);
+            outcomes.track(op);
             admission.admit(op);
         }
     }
@@ -362,13 +361,11 @@ final class ProcessSetEngine implements CycleAgent {
         long negotiated = trace.clock();
         if (r.isError()) {
             for (int i = 0; i < r.names().size(); i++) {
-                Op op = pending.remove(r.names().get(i));
-                if (op != null) {
-                    // The op may also be parked on a cache slot or queued for the coordinator; it is over now.
+                // The op may also be parked on a cache slot or queued for the coordinator; it is over now.
+                outcomes.failPending(r.names().get(i), r.error(), op -> {
                     admission.withdraw(op);
                     trace.failed(op, r.error());
-                    outcomes.fail(op, new KoloException(r.error()));
-                }
+                });
             }
             return;
         }
@@ -388,16 +385,16 @@ final class ProcessSetEngine implements CycleAgent {
     }
 
     private void failAll(RuntimeException error) {
-        List<Op> all = new ArrayList<>(pending.values());
+        List<Op> all = outcomes.takeAllPending();
         for (Op op : admission.dropAll()) {
-            if (!pending.containsKey(op.name)) {
+            // Every op waiting for the coordinator is pending but a join.
+            if (!all.contains(op)) {
                 all.add(op);
             }
         }
         if (joinOp != null && !all.contains(joinOp)) {
             all.add(joinOp);
         }
-        pending.clear();
         joinOp = null;
         for (Op op : all) {
             trace.failed(op, error.getMessage());
