@@ -150,7 +150,10 @@ final class Admission {
         parked.remove(op);
     }
 
-    /** The set ends: nothing waits any more. Returns the ops that waited for the coordinator (parked ones are pending). */
+    /**
+     * The set ends: nothing waits any more. Returns the ops that waited for the coordinator (the parked ones are all
+     * pending, and fail from there).
+     */
     List<Op> dropAll() {
         List<Op> sent = new ArrayList<>(toSend);
         toSend.clear();

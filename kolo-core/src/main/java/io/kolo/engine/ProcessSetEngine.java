@@ -46,9 +46,7 @@ final class ProcessSetEngine implements CycleAgent {
     private final CycleRunner runner;
     private final SubmissionQueue queue = new SubmissionQueue();
     private final Submissions submissions;
-    private volatile RuntimeException fatal;
-    private volatile boolean shutdownRequested;
-    private volatile boolean terminated;
+    /** Whether the set takes ops, and why not. */
     private final SetEnding ending;
     /** Removes this set from the engine, on every member at the same point (null for the global set). */
     private final java.util.function.Consumer<String> remove;
@@ -95,7 +93,7 @@ final class ProcessSetEngine implements CycleAgent {
         this.size = ops.size();
         this.settings = settings;
         this.explainer = explainer;
-        this.ending = new SetEnding(explainer);
+        this.ending = new SetEnding(rank, explainer);
         this.remove = remove;
         this.runner = runner;
         this.cache = new ResponseCache(settings.cacheCapacity(), settings.eagerAllreduceBytes());
@@ -137,11 +135,11 @@ final class ProcessSetEngine implements CycleAgent {
     /** Queues an op (see {@link Engine#submit}). */
     void submit(Op op) {
         submissions.name(op);
-        checkUsable();
+        ending.checkUsable();
         submissions.claim(op, runner.thread());
         op.submittedNanos = System.nanoTime();
         queue.add(op);
-        if (terminated) {
+        if (ending.isTerminated()) {
             // The set ended after checkUsable(): its last failQueued() may have run before our add.
             failQueued();
         } else {
@@ -159,20 +157,7 @@ final class ProcessSetEngine implements CycleAgent {
      * no timeline (every op there needs its spans, and so its op); else null.
      */
     DirectOp direct() {
-        return fatal == null && !terminated && !shutdownRequested && !trace.enabled() ? direct : null;
-    }
-
-    private void checkUsable() {
-        RuntimeException f = fatal;
-        if (f != null) {
-            throw Outcomes.copy(f, "cannot start a new collective");
-        }
-        if (terminated) {
-            throw ending.refusal(shutdownRequested);
-        }
-        if (shutdownRequested) {
-            throw new KoloException("Kolo has been shut down on rank " + rank + "; call Kolo.init() again to start a new job");
-        }
+        return ending.running() && !trace.enabled() ? direct : null;
     }
 
     /** Counters since start (updated by the cycles, read from any thread). */
@@ -182,12 +167,12 @@ final class ProcessSetEngine implements CycleAgent {
     }
 
     RuntimeException failure() {
-        return fatal;
+        return ending.fatal();
     }
 
     /** Asks every rank of the set to stop (they agree on it in a cycle's vote). */
     void requestShutdown() {
-        shutdownRequested = true;
+        ending.requestShutdown();
     }
 
     /**
@@ -209,8 +194,7 @@ final class ProcessSetEngine implements CycleAgent {
      * when another set's cycle failed, since they share one job and one transport.
      */
     void failWith(RuntimeException error) {
-        if (fatal == null) {
-            fatal = error;
+        if (ending.failedFirst(error)) {
             failAll(error);
         }
     }
@@ -247,10 +231,10 @@ final class ProcessSetEngine implements CycleAgent {
 
     @Override
     public void close() {
-        if (fatal == null) {
-            failAll(hasWork() || !queue.isEmpty() ? ending.failure(shutdownRequested) : ending.known(shutdownRequested));
+        if (ending.fatal() == null) {
+            failAll(hasWork() || !queue.isEmpty() ? ending.failure() : ending.known());
         }
-        terminated = true;
+        ending.terminated();
         failQueued();
         trace.close();
         fusion.close();
@@ -269,9 +253,10 @@ final class ProcessSetEngine implements CycleAgent {
         try {
             finished = negotiate(now);
         } catch (RuntimeException | Error e) {
-            fatal = EngineCrash.explain(rank, e, outcomes.pendingOps(), explainer);
+            RuntimeException crash = EngineCrash.explain(rank, e, outcomes.pendingOps(), explainer);
+            ending.failed(crash);
             LOG.log(System.Logger.Level.DEBUG, "rank " + rank + " engine stopped", e);
-            failAll(fatal);
+            failAll(crash);
             finished = true;
         }
         trace.flush();
@@ -287,7 +272,8 @@ final class ProcessSetEngine implements CycleAgent {
         // short keeps the cycle's loops and its allreduce small when few names are in use.
         int high = cache.highWater();
         admission.expire(now);
-        long flags = (admission.hasRequests() ? 0 : CycleVote.NOTHING_NEW) | (shutdownRequested ? 0 : CycleVote.NO_SHUTDOWN)
+        long flags = (admission.hasRequests() ? 0 : CycleVote.NOTHING_NEW)
+                | (ending.shutdownRequested() ? 0 : CycleVote.NO_SHUTDOWN)
                 | (joinOp == null ? CycleVote.NOT_JOINED : 0) | (vote.anyInvalidHere() ? 0 : CycleVote.ALL_VALID)
                 | (coordinator.tableBusy() || tuning.hasPending() ? 0 : CycleVote.TABLE_EMPTY);
         admission.fillVote(flags, high);
@@ -333,7 +319,7 @@ final class ProcessSetEngine implements CycleAgent {
     private boolean endEverywhere(String why) {
         KoloException e = new KoloException(why);
         if (id == 0) {
-            fatal = e;
+            ending.failed(e);
         } else {
             ending.removed(why);
             remove.accept(why);
@@ -404,7 +390,7 @@ final class ProcessSetEngine implements CycleAgent {
     }
 
     private void failQueued() {
-        RuntimeException f = fatal != null ? fatal : ending.known(shutdownRequested);
+        RuntimeException f = ending.forQueued();
         for (Op op = queue.takeAll(), next; op != null; op = next) {
             next = SubmissionQueue.detach(op);
             outcomes.failWith(op, f);
