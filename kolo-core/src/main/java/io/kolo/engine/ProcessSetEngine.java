@@ -28,9 +28,11 @@ import java.util.Map;
  * messages, not two; called blocking and named, it needs no op at all: its caller runs the cycle with its tensor as
  * the payload ({@link DirectOp}).
  *
- * <p>The parts: {@link CycleVote} is the bit vector, {@link CoordinatorRound} the slow path, {@link FusionPlanner}
- * fusion, one {@link OpExecutor} per kind of collective runs the responses, {@link Outcomes} ends the ops. This class
- * keeps submission, the order of a cycle, and what a failure does.
+ * <p>The parts, each the one owner of its state: {@link Admission} holds where a drained op waits (its cache
+ * position, or the next coordinator round), {@link Outcomes} the pending ops and how they end, {@link SetEnding}
+ * whether the set takes ops and why not, {@link CycleVote} the bit vector, {@link CoordinatorRound} the slow path,
+ * {@link FusionPlanner} fusion; one {@link OpExecutor} per kind of collective runs the responses. This class keeps
+ * submission, the order of a cycle, the join op, and what a failure does.
  */
 final class ProcessSetEngine implements CycleAgent {
     private static final System.Logger LOG = LazyLogger.of(ProcessSetEngine.class);
