@@ -149,9 +149,13 @@ final class ProcessSetEngine implements CycleAgent {
         }
     }
 
-    /** Whether a blocking op of this name may run now as the set's direct op (see {@link DirectOp#mayArm}). */
+    /**
+     * Whether a blocking op of this name may run now as the set's direct op, asked before taking the cycle (from any
+     * thread): only the cache's repeated op may, so a blocking op that is not it, the usual case for large ones, costs
+     * no hand-over of the cycle.
+     */
     boolean mayRunNow(String name) {
-        return direct.mayArm(name);
+        return cache.mayBeRepeated(name);
     }
 
     /**
