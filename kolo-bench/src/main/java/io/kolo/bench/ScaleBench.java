@@ -94,7 +94,8 @@ public final class ScaleBench {
     /** Every rank's variables: loopback store, this machine as the one host, the configured transport. */
     private static List<Map<String, String>> environments(Config config, int n, RendezvousServer store,
                                                           JobSecret secret) {
-        Duration start = config.stepTimeout();
+        // Shorter than the step's limit, so that a rank's own reason for failing reaches the report first.
+        Duration start = Duration.ofSeconds(Math.max(1, config.stepTimeout().toSeconds() * 3 / 4));
         List<Map<String, String>> envs = new ArrayList<>();
         for (int r = 0; r < n; r++) {
             envs.add(WorkerEnvironment.forRank(r, n).local(r, n).cross(0, 1).hostname("localhost")
