@@ -9,6 +9,7 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
 
 import java.awt.Color;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -36,6 +37,10 @@ public final class ScalePlot {
             new Figure("heap MiB per rank", s -> s.heapBytesPerRank() / ScaleReport.MIB),
             new Figure("RSS MiB per rank", s -> s.rssBytesPerRank() / ScaleReport.MIB));
 
+    /** Plot's colours and two more, one per figure. */
+    private static final Color[] COLORS = {Plot.COLORS[0], Plot.COLORS[1], Plot.COLORS[2], Plot.COLORS[3],
+            Plot.COLORS[4], Plot.COLORS[5], Plot.COLORS[6], Plot.COLORS[7], new Color(0x7f7f7f), new Color(0xbcbd22)};
+
     private final ScaleReport report;
 
     public ScalePlot(ScaleReport report) {
@@ -48,15 +53,37 @@ public final class ScalePlot {
             Files.createDirectories(out.getParent());
         }
         boolean svg = out.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".svg");
-        Files.write(out, ChartEncoder.getBytes(chart(), svg ? "svg" : "png"));
+        List<String> shown = new ArrayList<>();
+        XYChart chart = chart(shown);
+        if (!svg) {
+            Files.write(out, ChartEncoder.getBytes(chart, "png"));
+            return;
+        }
+        // As Plot does: the drawing's letters are outlines, so name the chart and its lines in words.
+        String text = new String(ChartEncoder.getBytes(chart, "svg"), StandardCharsets.UTF_8);
+        int root = text.indexOf('>', text.indexOf("<svg")) + 1;
+        String desc = "against ranks " + report.steps().stream().filter(ScaleStep::ok).map(st -> Integer.toString(
+                st.ranks())).toList() + "; lines: " + String.join(", ", shown);
+        Files.writeString(out, text.substring(0, root) + "\n  <title>" + chart.getTitle() + "</title>\n  <desc>"
+                + desc + "</desc>" + text.substring(root));
     }
 
-    XYChart chart() {
+    /** Labels whole powers of two only: the ranks measured. */
+    static String ranksLabel(double log2) {
+        long exponent = Math.round(log2);
+        return Math.abs(log2 - exponent) < 1e-9 && exponent >= 0 && exponent < 31 ? Long.toString(1L << exponent) : "";
+    }
+
+    /** The chart; adds the names of the lines it draws to {@code shown}. */
+    XYChart chart(List<String> shown) {
         XYChart chart = new XYChartBuilder().width(Plot.WIDTH).height(Plot.HEIGHT)
                 .title("kolo bench scale: each figure against the number of ranks (log-log)")
                 .xAxisTitle("ranks (log scale)").yAxisTitle("value in the legend's unit (log scale)").build();
-        chart.getStyler().setXAxisLogarithmic(true);
+        // x is log2(n) on a linear axis, as Plot draws sizes: XChart's log axis ticks powers of ten, where no n lies.
+        chart.getStyler().setXAxisTickLabelsFormattingFunction(ScalePlot::ranksLabel);
         chart.getStyler().setYAxisLogarithmic(true);
+        // The log axis's grid draws every minor decade line: many times the drawing's size for little reading.
+        chart.getStyler().setPlotGridLinesVisible(false);
         chart.getStyler().setChartBackgroundColor(Color.WHITE);
         chart.getStyler().setPlotBackgroundColor(Color.WHITE);
         chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
@@ -68,7 +95,7 @@ public final class ScalePlot {
             for (ScaleStep s : report.steps()) {
                 double v = f.value().applyAsDouble(s);
                 if (s.ok() && v > 0) {
-                    xs.add((double) s.ranks());
+                    xs.add(Math.log(s.ranks()) / Math.log(2));
                     ys.add(v);
                 }
             }
@@ -76,10 +103,11 @@ public final class ScalePlot {
                 continue;
             }
             XYSeries line = chart.addSeries(f.name(), xs, ys);
-            Color c = Plot.COLORS[colour % Plot.COLORS.length];
+            shown.add(f.name());
+            Color c = COLORS[colour % COLORS.length];
             line.setLineColor(c);
             line.setMarkerColor(c);
-            line.setMarker(colour < Plot.COLORS.length ? SeriesMarkers.CIRCLE : SeriesMarkers.DIAMOND);
+            line.setMarker(SeriesMarkers.CIRCLE);
             colour++;
         }
         return chart;
