@@ -106,11 +106,12 @@ public final class ScaleBench {
     }
 
     private static RendezvousServer store(JobSecret secret) {
-        return RendezvousServer.start(InetAddress.getLoopbackAddress(), 0,
-                io.kolo.bootstrap.JobSecret.fromHex(secret.toHex()));
+        return RendezvousServer.start(InetAddress.getLoopbackAddress(), 0, secret);
     }
 
     /** The ranks as threads of this JVM; their resources are this process's growth while all of them are joined. */
+    // The store is closed early, inside its try, when ranks overrun the step: that releases the ranks waiting on it.
+    @SuppressWarnings("try")
     static ScaleStep threads(Config config, int n) throws InterruptedException {
         long t0 = System.nanoTime();
         JobSecret secret = JobSecret.generate();
