@@ -20,7 +20,7 @@ module io.kolo.core {
     exports io.kolo;
     exports io.kolo.elastic;
     exports io.kolo.launch;
-    exports io.kolo.bootstrap to io.kolo.launcher;
+    exports io.kolo.bootstrap to io.kolo.launcher, io.kolo.bench;
     exports io.kolo.transport to io.kolo.launcher;
     exports io.kolo.collective to io.kolo.bench;
 }

@@ -96,8 +96,9 @@ public final class ResultsTables {
             case "autotune" -> autotune(json);
             case "ddp" -> ddp(json);
             case "elastic-chaos" -> json.path("table").asText() + "\n";
+            case "scale" -> scale(json);
             default -> throw new IllegalArgumentException("unknown results table '" + kind
-                    + "' (bench, first-run, autotune, ddp, elastic-chaos)");
+                    + "' (bench, first-run, autotune, ddp, elastic-chaos, scale)");
         };
     }
 
@@ -165,6 +166,41 @@ public final class ResultsTables {
             return "–";
         }
         return v >= 1000 ? String.format(Locale.ROOT, "%.0f", v) : String.format(Locale.ROOT, "%.1f", v);
+    }
+
+    /** {@code kolo bench scale --json}: one row per job size, and why growing stopped. */
+    private static String scale(JsonNode json) {
+        StringBuilder t = new StringBuilder("`" + json.path("command").asText() + "` (transport "
+                + json.path("transport").asText() + ", " + json.path("host_cpus").asInt() + " CPUs"
+                + (json.path("oversubscribed").asBoolean() ? ", oversubscribed: more ranks than CPUs" : "")
+                + "); times are the slowest rank's, the other figures per rank:\n\n| ranks | as | init ms | first op ms"
+                + " | " + Sizes.format(json.path("small_bytes").asLong()) + " allreduce us | "
+                + Sizes.format(json.path("large_bytes").asLong()) + " allreduce us | store requests | store KiB | fds"
+                + " | socket fds | heap MiB | RSS MiB | shm MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        List<String> stopped = new ArrayList<>();
+        for (JsonNode s : json.path("steps")) {
+            if (!s.path("status").asText().equals("ok")) {
+                stopped.add(s.path("ranks").asInt() + " ranks as " + s.path("mode").asText() + ": "
+                        + s.path("status").asText() + ", " + s.path("reason").asText());
+                continue;
+            }
+            t.append("| ").append(s.path("ranks").asInt()).append(" | ").append(s.path("mode").asText());
+            for (String f : List.of("init_ms", "first_op_ms", "small_allreduce_us", "large_allreduce_us",
+                    "store_requests_per_rank")) {
+                t.append(" | ").append(ScaleReport.fmt(s.path(f).asDouble()));
+            }
+            t.append(" | ").append(ScaleReport.fmt(s.path("store_bytes_per_rank").asDouble() / 1024));
+            t.append(" | ").append(ScaleReport.fmt(s.path("fds_per_rank").asDouble()));
+            t.append(" | ").append(ScaleReport.fmt(s.path("socket_fds_per_rank").asDouble()));
+            for (String f : List.of("heap_bytes_per_rank", "rss_bytes_per_rank", "shm_bytes_per_rank")) {
+                t.append(" | ").append(ScaleReport.fmt(s.path(f).asDouble() / ScaleReport.MIB));
+            }
+            t.append(" |\n");
+        }
+        for (String s : stopped) {
+            t.append("\nStopped at ").append(s).append('\n');
+        }
+        return t.toString();
     }
 
     /** {@code first-run.sh --json}: the trivial job's phases, rank 0, the latest run. */

@@ -52,6 +52,25 @@ class ResultsTablesTest {
     }
 
     @Test
+    void aScaleTableHasARowPerFinishedSizeAndSaysWhereGrowingStopped() throws IOException {
+        String table = ResultsTables.table("scale", new com.fasterxml.jackson.databind.json.JsonMapper().readTree("""
+                {"command": "./kolo bench scale --max-ranks 8", "transport": "tcp", "host_cpus": 2,
+                 "oversubscribed": true, "small_bytes": 8, "large_bytes": 1048576, "steps": [
+                  {"ranks": 4, "mode": "processes", "status": "ok", "reason": "", "init_ms": 785, "first_op_ms": 237,
+                   "small_allreduce_us": 4380, "large_allreduce_us": 44425, "store_requests_per_rank": 4,
+                   "store_bytes_per_rank": 2048, "fds_per_rank": 11, "socket_fds_per_rank": 5,
+                   "heap_bytes_per_rank": 1048576, "rss_bytes_per_rank": 20971520, "shm_bytes_per_rank": 0},
+                  {"ranks": 8, "mode": "threads", "status": "failed", "reason": "ran out of file descriptors"}]}
+                """));
+        assertTrue(table.startsWith("`./kolo bench scale --max-ranks 8` (transport tcp, 2 CPUs, oversubscribed"), table);
+        assertTrue(table.contains("| 8B allreduce us | 1MiB allreduce us |"), table);
+        assertTrue(table.contains("| 4 | processes | 785 | 237 | 4380 | 44425 | 4.0 | 2.0 | 11.0 | 5.0 | 1.0 | 20.0 | 0.0 |"),
+                table);
+        assertFalse(table.contains("| 8 |"), "a failed size has no row: " + table);
+        assertTrue(table.contains("Stopped at 8 ranks as threads: failed, ran out of file descriptors"), table);
+    }
+
+    @Test
     void anUnknownTableOrAMissingFileIsNamed(@TempDir Path root) {
         Path page = root.resolve("README.md");
         assertTrue(assertThrows(IllegalArgumentException.class, () -> ResultsTables.table("nope",

@@ -118,6 +118,9 @@ public final class TcpTransport implements Transport {
                 return new TcpTransport(rank, size, timeout, channels);
             } catch (IOException e) {
                 closeAll(channels);
+                if (DescriptorLimit.exhausted(e)) {
+                    throw new KoloException(DescriptorLimit.explain(rank, size), e);
+                }
                 throw new KoloException("rank " + rank + " could not set up its data-plane selector: "
                         + e.getMessage(), e);
             }
