@@ -11,6 +11,8 @@
  * Kolo.allreduce(grads, ReduceOp.AVERAGE);       // every rank now holds the average
  * }</pre>
  */
+// The launcher and the benchmarks, the targets of its qualified exports, are built after it.
+@SuppressWarnings("module")
 module io.kolo.core {
     requires java.logging;
     requires static jdk.incubator.vector;
@@ -18,7 +20,7 @@ module io.kolo.core {
     exports io.kolo;
     exports io.kolo.elastic;
     exports io.kolo.launch;
-    exports io.kolo.bootstrap to io.kolo.launcher;
+    exports io.kolo.bootstrap to io.kolo.launcher, io.kolo.bench;
     exports io.kolo.transport to io.kolo.launcher;
     exports io.kolo.collective to io.kolo.bench;
 }

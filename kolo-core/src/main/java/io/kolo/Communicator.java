@@ -1,5 +1,6 @@
 package io.kolo;
 
+import io.kolo.collective.Hosts;
 import io.kolo.engine.Engine;
 import io.kolo.engine.EngineSettings;
 import io.kolo.transport.Transport;
@@ -8,13 +9,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * One rank's membership in a job: its {@link Topology} and the collectives. Most programs use the static
- * {@link Kolo} facade, which holds one communicator per process; tests and Spark's local mode create several
+ * One rank's membership in a job: its {@link Topology}, the collectives of every rank (inherited from
+ * {@link Collectives}), those of a {@link ProcessSet} ({@link #on(ProcessSet)}), and leaving the job. Most programs use
+ * the static {@link Kolo} facade, which holds one communicator per process; tests and Spark's local mode create several
  * ranks in one JVM with {@link #local(int)}.
- *
- * <p>Every collective has a blocking form and an {@code Async} form returning a {@link Handle}. Ops are
- * matched across ranks by name; an op without a name gets one generated from a per-kind counter, so unnamed
- * ops must be submitted in the same order on every rank. Results are bit-identical on every rank.
  *
  * <pre>{@code
  * List<Communicator> ranks = Communicator.local(4);          // 4 ranks as threads of this JVM
@@ -23,7 +21,7 @@ import java.util.Map;
  * comm.allreduce(x, ReduceOp.SUM);                          // x == {6, 4} on every rank
  * }</pre>
  */
-public final class Communicator extends GlobalSetCollectives implements AutoCloseable {
+public final class Communicator extends Collectives implements AutoCloseable {
     private final Topology topology;
     private final Engine engine;
     private final Transport transport;
@@ -33,8 +31,8 @@ public final class Communicator extends GlobalSetCollectives implements AutoClos
     private final ProcessSets sets;
     private final SetCollectives all;
 
-    /** @param everyRank every rank's topology, in rank order (process sets are built from it) */
-    Communicator(Topology topology, List<Topology> everyRank, Engine engine, Transport transport,
+    /** @param hosts every rank's host (process sets are built from it) */
+    Communicator(Topology topology, Hosts hosts, Engine engine, Transport transport,
                  FailureDiagnosis diagnosis, AutoCloseable... owned) {
         this.topology = topology;
         this.engine = engine;
@@ -42,7 +40,7 @@ public final class Communicator extends GlobalSetCollectives implements AutoClos
         this.diagnosis = diagnosis;
         this.owned = owned;
         EngineSettings settings = engine.settings();
-        this.sets = new ProcessSets(engine, transport, everyRank, settings.algorithms(), settings.smallMessageBytes(),
+        this.sets = new ProcessSets(engine, transport, hosts, settings.algorithms(), settings.smallMessageBytes(),
                 settings.dynamicProcessSets(), this, () -> closed);
         this.all = sets.globalOps();
     }
@@ -110,30 +108,40 @@ public final class Communicator extends GlobalSetCollectives implements AutoClos
         return Jobs.localHosts(hosts, perHost, EngineSettings.fromEnvironment(settings));
     }
 
+    /** Where this rank runs: its rank, local rank and cross rank. */
     public Topology topology() {
         return topology;
     }
 
+    /** This rank, 0..size()-1. */
     public int rank() {
         return topology.rank();
     }
 
+    /** How many ranks the job has. */
     public int size() {
         return topology.size();
     }
 
+    /** This rank's rank among the ranks of its host. */
     public int localRank() {
         return topology.localRank();
     }
 
+    /** How many ranks run on this rank's host. */
     public int localSize() {
         return topology.localSize();
     }
 
+    /**
+     * How many ranks with this rank's local rank have a smaller rank (Horovod's cross rank): the rank of this rank's
+     * host among the hosts that run its local rank, not a host number once hosts run different numbers of ranks.
+     */
     public int crossRank() {
         return topology.crossRank();
     }
 
+    /** How many hosts run a rank of this local rank. */
     public int crossSize() {
         return topology.crossSize();
     }
@@ -145,19 +153,39 @@ public final class Communicator extends GlobalSetCollectives implements AutoClos
 
     // ---- process sets
 
-    @Override
-    SetCollectives on(ProcessSet set) {
-        return sets.of(set);
+    /**
+     * The collectives of {@code set}, as Horovod's {@code process_set=} argument: the same ops among the set's ranks
+     * only. Only members call it; results in rank order come in the set's rank order, and a broadcast's root is a job
+     * rank. For the global set this is the communicator itself.
+     *
+     * <pre>{@code
+     * ProcessSet trainers = ProcessSet.of(0, 1, 2);
+     * comm.on(trainers).allreduce(gradients, ReduceOp.AVERAGE);   // ranks 0-2 only
+     * }</pre>
+     *
+     * @throws IllegalArgumentException when this rank is not a member, or the set is not registered with this
+     *                                  communicator or was removed
+     */
+    public Collectives on(ProcessSet set) {
+        if (set == sets.global()) {
+            return this;
+        }
+        return sets.on(set);
     }
 
     @Override
-    Compression defaultCompression() {
-        return engine.settings().compression();
-    }
-
-    @Override
-    SetCollectives global() {
+    SetCollectives ops() {
         return all;
+    }
+
+    @Override
+    int setRank(int root) {
+        return root;
+    }
+
+    @Override
+    int jobRank(int setRank) {
+        return setRank;
     }
 
     /** The set of every rank (id 0). */
@@ -177,7 +205,7 @@ public final class Communicator extends GlobalSetCollectives implements AutoClos
      *
      * <pre>{@code
      * ProcessSet firstHalf = comm.addProcessSet(0, 1);
-     * if (firstHalf.included()) comm.allreduce(x, ReduceOp.SUM, firstHalf);
+     * if (firstHalf.included()) comm.on(firstHalf).allreduce(x, ReduceOp.SUM);
      * }</pre>
      *
      * @throws KoloException         on every rank when the ranks asked for different sets, or the set is empty, lists

@@ -4,11 +4,14 @@ import io.kolo.bootstrap.AdvertisedAddress;
 import io.kolo.bootstrap.CpuBinding;
 import io.kolo.bootstrap.InMemoryStore;
 import io.kolo.bootstrap.JobEnvironment;
+import io.kolo.bootstrap.JobPlacement;
 import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.bootstrap.Placement;
 import io.kolo.bootstrap.Rendezvous;
 import io.kolo.collective.CollectiveOps;
 import io.kolo.collective.Collectives;
 import io.kolo.collective.Hierarchy;
+import io.kolo.collective.Hosts;
 import io.kolo.engine.Engine;
 import io.kolo.engine.EngineSettings;
 import io.kolo.transport.LocalTransport;
@@ -41,8 +44,7 @@ final class Jobs {
         KoloLogging.apply(io.kolo.bootstrap.KoloSettings.LOG_LEVEL.from(env));
         JobEnvironment job = JobEnvironment.from(env);
         EngineSettings settings = EngineSettings.fromEnvironment(env);
-        Topology topology = new Topology(job.rank(), job.size(), job.localRank(), job.localSize(), job.crossRank(),
-                job.crossSize());
+        Topology topology = job.topology();
         java.util.List<Integer> cpus = CpuBinding.apply(env, job.localRank(), job.localSize());
         if (io.kolo.bootstrap.KoloSettings.REPORT_BINDINGS.from(env).equals("on")) {
             // What mpirun --report-bindings prints, one line per rank, on the rank's stderr.
@@ -55,7 +57,7 @@ final class Jobs {
         if (job.size() == 1) {
             InMemoryStore store = new InMemoryStore();
             Transport t = LocalTransport.group(1, settings.timeout()).getFirst();
-            Communicator c = assemble(topology, t, store, settings, store);
+            Communicator c = assemble(topology, null, t, store, settings, store);
             JoinLog.joined(env, topology, t, settings, started);
             return c;
         }
@@ -64,6 +66,8 @@ final class Jobs {
         try {
             // Before the data plane: a rank whose mesh is complete finds every other rank's host published.
             RankHosts.publish(rendezvous.dataPlaneStore(), job.rank(), hostName(env));
+            // Under mpirun or srun only the ranks together know every host: the exact cross ranks come from them.
+            topology = JobPlacement.of(job, rendezvous.dataPlaneStore());
             transport = Transports.connect(job, AdvertisedAddress.choose(job, rendezvous.address().getAddress()),
                     rendezvous.dataPlaneStore(), rendezvous.secret());
         } catch (RuntimeException e) {
@@ -83,18 +87,24 @@ final class Jobs {
         AutoCloseable storeAndLastWords = LastWords.listen(job.rank(), rendezvous.store(), rendezvous,
                 !rendezvous.servesStore());
         // The watch first: it writes to the store, which closes with the last words.
-        Communicator c = assemble(topology, transport, null, rendezvous.store(), storeInRankZero, hosts, watch,
-                settings, watch, storeAndLastWords);
+        Communicator c = assemble(topology, placedOn(env), transport, null, rendezvous.store(), storeInRankZero,
+                hosts, watch, settings, watch, storeAndLastWords);
         JoinLog.joined(env, topology, transport, settings, started);
         return c;
     }
 
-    private static String hostName(Map<String, String> env) {
+    /**
+     * The name of the host this rank was placed on, as its topology was computed from (see {@link Placement}): the
+     * launcher's ({@code KOLO_HOSTNAME}), else the machine's own, as under {@code mpirun} ({@link JobPlacement}).
+     */
+    private static String placedOn(Map<String, String> env) {
         String assigned = io.kolo.bootstrap.KoloSettings.HOSTNAME.from(env);
-        if (assigned != null) {
-            return assigned;
-        }
-        return io.kolo.bootstrap.HostName.local().orElse("this host");
+        return assigned != null ? assigned : io.kolo.bootstrap.HostName.local().orElse(null);
+    }
+
+    private static String hostName(Map<String, String> env) {
+        String placed = placedOn(env);
+        return placed != null ? placed : "this host";
     }
 
     static List<Communicator> localHosts(int hosts, int perHost, EngineSettings engineSettings) {
@@ -107,33 +117,35 @@ final class Jobs {
         }
         List<Communicator> comms = new ArrayList<>(size);
         for (int r = 0; r < size; r++) {
-            comms.add(assemble(everyRank.get(r), transports.get(r), everyRank, store, false,
+            comms.add(assemble(everyRank.get(r), null, transports.get(r), Hosts.of(everyRank), store, false,
                     new RankHosts(store, null), null, engineSettings));
         }
         return List.copyOf(comms);
     }
 
-    /** Every rank's topology is exchanged over {@code transport} first: all ranks must call this together. */
-    private static Communicator assemble(Topology topology, Transport transport, KeyValueStore store,
+    /** Every rank's topology and host are exchanged over {@code transport} first: all ranks must call this together. */
+    private static Communicator assemble(Topology topology, String hostName, Transport transport, KeyValueStore store,
                                          EngineSettings settings, AutoCloseable... owned) {
-        return assemble(topology, transport, null, store, false, new RankHosts(store, null), null, settings, owned);
+        return assemble(topology, hostName, transport, null, store, false, new RankHosts(store, null), null, settings,
+                owned);
     }
 
     /**
-     * @param everyRank       every rank's topology, or null to exchange them over the transport
+     * @param hostName        the host this rank was placed on, or null when it knows none
+     * @param hosts           every rank's host, or null to exchange them over the transport
      * @param storeInRankZero rank 0 serves {@code store}: it goes when rank 0 goes ({@link FailureDiagnosis})
-     * @param hosts           where the ranks run, for the messages of {@link FailureDiagnosis}
+     * @param rankHosts       where the ranks run, for the messages of {@link FailureDiagnosis}
      * @param watch           which ranks wait on which (null: not watched), for the same messages
      */
-    private static Communicator assemble(Topology topology, Transport transport, List<Topology> everyRank,
-                                         KeyValueStore store, boolean storeInRankZero, RankHosts hosts,
+    private static Communicator assemble(Topology topology, String hostName, Transport transport, Hosts hosts,
+                                         KeyValueStore store, boolean storeInRankZero, RankHosts rankHosts,
                                          StallWatch watch, EngineSettings settings, AutoCloseable... owned) {
         Collectives flat = new Collectives(transport, settings.smallMessageBytes());
         CollectiveOps ops;
-        List<Topology> all;
+        Hosts all;
         try {
-            all = everyRank != null ? everyRank
-                    : topology.size() == 1 ? List.of(topology) : Hierarchy.agree(flat, topology, settings.algorithms());
+            all = hosts != null ? hosts : topology.size() == 1 ? Hosts.of(List.of(topology))
+                    : Hierarchy.agree(flat, topology, hostName, settings.algorithms());
             ops = Hierarchy.select(flat, transport, all, settings.algorithms(), settings.autotune() != null);
         } catch (RuntimeException e) {
             flat.close();
@@ -147,8 +159,8 @@ final class Jobs {
             }
             throw e;
         }
-        FailureDiagnosis diagnosis = new FailureDiagnosis(topology.rank(), store, transport, storeInRankZero, hosts,
-                watch);
+        FailureDiagnosis diagnosis = new FailureDiagnosis(topology.rank(), store, transport, storeInRankZero,
+                rankHosts, watch);
         Engine engine = new Engine(ops, settings, diagnosis);
         AutoCloseable[] closing = new AutoCloseable[owned.length + 1];
         closing[0] = ops;

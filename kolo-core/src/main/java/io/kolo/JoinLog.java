@@ -26,7 +26,7 @@ final class JoinLog {
         }
         LOG.log(System.Logger.Level.DEBUG, "rank " + t.rank() + " of " + t.size() + " joined in "
                 + (System.nanoTime() - startNanos) / 1_000_000 + " ms: local rank " + t.localRank() + " of "
-                + t.localSize() + ", host " + t.crossRank() + " of " + t.crossSize() + "; " + transport
+                + t.localSize() + ", cross rank " + t.crossRank() + " of " + t.crossSize() + "; " + transport
                 + "; fusion threshold " + s.fusionThresholdBytes() + " bytes, cycle time " + s.cycleTime().toNanos()
                 / 1e6 + " ms, response cache " + (s.cacheCapacity() > 0 ? s.cacheCapacity() + " entries" : "off")
                 + ", compression " + s.compression() + ", timeout " + Durations.describe(s.timeout()));

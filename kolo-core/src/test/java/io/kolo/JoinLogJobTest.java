@@ -21,7 +21,7 @@ class JoinLogJobTest {
             String line = e.output().lines().filter(l -> l.contains("rank " + e.rank() + " of 2 joined in "))
                     .findFirst().orElseThrow(() -> new AssertionError(e.output()));
             assertTrue(line.matches(".*rank " + e.rank() + " of 2 joined in \\d+ ms: local rank " + e.rank()
-                    + " of 2, host 0 of 1; TcpTransport\\[rank " + e.rank() + " of 2]; fusion threshold 1048576"
+                    + " of 2, cross rank 0 of 1; TcpTransport\\[rank " + e.rank() + " of 2]; fusion threshold 1048576"
                     + " bytes, cycle time [0-9.]+ ms, response cache \\d+ entries, compression NONE, timeout .*"), line);
         }
         for (ProcessRanks.Exit e : ProcessRanks.run(2, Main.class, List.of(), Map.of(), 60)) {

@@ -149,7 +149,7 @@ public final class Report {
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
     /** Pretty-printed: two-space indent, {@code "name": value}, arrays one element per line, empty ones as {@code []}. */
-    private static final DefaultPrettyPrinter PRETTY;
+    static final DefaultPrettyPrinter PRETTY;
 
     static {
         DefaultIndenter indent = new DefaultIndenter("  ", "\n");
@@ -213,7 +213,7 @@ public final class Report {
     }
 
     /** Whole numbers as integers, others to six significant digits, NaN and infinities as null. */
-    private static void number(ObjectNode o, String name, double v) {
+    static void number(ObjectNode o, String name, double v) {
         if (Double.isNaN(v) || Double.isInfinite(v)) {
             o.putNull(name);
         } else if (v == Math.rint(v) && Math.abs(v) < 1e15) {

@@ -2,6 +2,7 @@ package io.kolo.bootstrap;
 
 import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
+import io.kolo.launch.JobSecret;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -18,6 +19,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The job's rendezvous store served over TCP, run by the launcher (or by rank 0 when there is none). Every
@@ -38,6 +40,10 @@ public final class RendezvousServer implements KeyValueStore {
     private final Set<Socket> connections = ConcurrentHashMap.newKeySet();
     private final InetSocketAddress address;
     private final ConnectionGate gate;
+    /** What the job's ranks asked of the store, for {@code kolo bench scale}: how start-up load grows with the job. */
+    private final LongAdder requests = new LongAdder();
+    private final LongAdder bytesReceived = new LongAdder();
+    private final LongAdder bytesSent = new LongAdder();
     private volatile boolean closed;
     private volatile Thread acceptor;
     // Enough for the acceptor, signalled out of accept(), to let go of the listening socket.
@@ -121,15 +127,18 @@ public final class RendezvousServer implements KeyValueStore {
             }
             // A GET legitimately waits as long as its caller asked, so requests have no read timeout.
             socket.setSoTimeout(0);
-            DataInputStream in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+            DataInputStream in = new DataInputStream(new BufferedInputStream(new CountedInput(socket.getInputStream())));
             DataOutputStream out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
             while (!closed) {
                 int op = in.read();
                 if (op < 0) {
                     return;
                 }
+                int sentBefore = out.size();
                 handle((byte) op, in, out);
                 out.flush();
+                requests.increment();
+                bytesSent.add(out.size() - sentBefore);
             }
         } catch (EOFException | SocketException e) {
             // The client went away (a rank finished or died); that is its business, not ours.
@@ -141,6 +150,16 @@ public final class RendezvousServer implements KeyValueStore {
         } finally {
             connections.remove(socket);
         }
+    }
+
+    /** Requests served since start (every PUT, PUT_IF_ABSENT, TRY_GET and GET, after the handshakes). */
+    public long requests() {
+        return requests.sum();
+    }
+
+    /** Request and reply bytes since start, handshakes left out. */
+    public long requestBytes() {
+        return bytesReceived.sum() + bytesSent.sum();
     }
 
     /** Connections in their handshake now (for tests of the limits strangers meet). */
@@ -235,6 +254,31 @@ public final class RendezvousServer implements KeyValueStore {
             closeQuietly(s);
         }
         values.close();
+    }
+
+    /** Counts what a connection's requests read off the socket, once its handshake is done. */
+    private final class CountedInput extends java.io.FilterInputStream {
+        CountedInput(java.io.InputStream in) {
+            super(in);
+        }
+
+        @Override
+        public int read() throws IOException {
+            int b = super.read();
+            if (b >= 0) {
+                bytesReceived.increment();
+            }
+            return b;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            int n = super.read(b, off, len);
+            if (n > 0) {
+                bytesReceived.add(n);
+            }
+            return n;
+        }
     }
 
     private static void closeQuietly(AutoCloseable c) {

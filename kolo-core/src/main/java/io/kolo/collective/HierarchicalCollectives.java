@@ -36,8 +36,8 @@ final class HierarchicalCollectives implements CollectiveOps {
     private final int size;
     private final int localRank;
     private final int localSize;
-    private final int crossRank;
-    private final int crossSize;
+    private final int host;
+    private final int hosts;
     /** Changed only between collectives, by the engine's thread (the autotuner), at the same cycle on every rank. */
     private boolean allreduce;
     private boolean allgather;
@@ -61,24 +61,24 @@ final class HierarchicalCollectives implements CollectiveOps {
         this.allgather = allgather;
     }
 
-    HierarchicalCollectives(Collectives flat, Transport transport, int localSize, int crossSize, boolean allreduce,
+    HierarchicalCollectives(Collectives flat, Transport transport, int localSize, int hosts, boolean allreduce,
                             boolean allgather) {
         this.flat = Objects.requireNonNull(flat, "flat");
         this.rank = flat.rank();
         this.size = flat.size();
-        if ((long) localSize * crossSize != size || localSize < 1 || crossSize < 1) {
-            throw new IllegalArgumentException(crossSize + " hosts x " + localSize + " ranks do not make " + size);
+        if ((long) localSize * hosts != size || localSize < 1 || hosts < 1) {
+            throw new IllegalArgumentException(hosts + " hosts x " + localSize + " ranks do not make " + size);
         }
         this.localSize = localSize;
-        this.crossSize = crossSize;
+        this.hosts = hosts;
         this.localRank = rank % localSize;
-        this.crossRank = rank / localSize;
+        this.host = rank / localSize;
         int[] hostMates = new int[localSize];
         for (int l = 0; l < localSize; l++) {
-            hostMates[l] = crossRank * localSize + l;
+            hostMates[l] = host * localSize + l;
         }
-        int[] sameLocalRank = new int[crossSize];
-        for (int h = 0; h < crossSize; h++) {
+        int[] sameLocalRank = new int[hosts];
+        for (int h = 0; h < hosts; h++) {
             sameLocalRank[h] = h * localSize + localRank;
         }
         long small = flat.autoThreshold ? Collectives.AUTO : flat.smallMessageBytes();
@@ -91,8 +91,8 @@ final class HierarchicalCollectives implements CollectiveOps {
         this.localCounts = new long[localSize];
         this.localBytes = new long[localSize];
         this.localOffsets = new long[localSize];
-        this.crossOffsets = new long[crossSize];
-        this.crossBytes = new long[crossSize];
+        this.crossOffsets = new long[hosts];
+        this.crossBytes = new long[hosts];
         this.globalOffsets = new long[size];
     }
 
@@ -184,14 +184,14 @@ final class HierarchicalCollectives implements CollectiveOps {
             throw new IllegalArgumentException("buf holds " + buf.byteSize() + " bytes, the call needs " + total);
         }
         // Across hosts: the blocks of the ranks with my local rank, wherever they sit in the buffer.
-        for (int h = 0; h < crossSize; h++) {
+        for (int h = 0; h < hosts; h++) {
             int r = h * localSize + localRank;
             crossOffsets[h] = globalOffsets[r];
             crossBytes[h] = blockBytes[r];
         }
         cross.allgatherAt(buf, crossOffsets, crossBytes);
         // Inside the host: every host's blocks, host by host; local rank l now holds block l of each host.
-        for (int h = 0; h < crossSize; h++) {
+        for (int h = 0; h < hosts; h++) {
             for (int l = 0; l < localSize; l++) {
                 int r = h * localSize + l;
                 localOffsets[l] = globalOffsets[r];
@@ -244,7 +244,7 @@ final class HierarchicalCollectives implements CollectiveOps {
 
     @Override
     public String toString() {
-        return "HierarchicalCollectives[rank " + rank + " of " + size + " = host " + crossRank + " of " + crossSize
+        return "HierarchicalCollectives[rank " + rank + " of " + size + " = host " + host + " of " + hosts
                 + ", local " + localRank + " of " + localSize + (allreduce ? ", allreduce" : "")
                 + (allgather ? ", allgather" : "") + "]";
     }

@@ -17,9 +17,10 @@ final class CoordinatorRound {
     private final FusionPlanner fusion;
     /** Rank 0 only. */
     private final MessageTable table;
-    private final List<Request> mine = new ArrayList<>();
     private volatile Map<String, String> waitingFor = Map.of();
     private volatile long rounds;
+    /** Cycle thread only: see {@link #takeEnding}. */
+    private String ending;
 
     /**
      * @param members the set's ranks in the job, by set rank (for messages)
@@ -38,28 +39,35 @@ final class CoordinatorRound {
     }
 
     /**
-     * Sends this rank's {@code toSend} (and clears it); returns the responses every rank executes. Rank 0's
-     * {@code tuning} (or null) reaches every rank's {@code tuned}.
+     * Sends this rank's {@code requests} ({@link Admission#takeRequests}); returns the responses every rank executes.
+     * Rank 0's {@code tuning} (or null) reaches every rank's {@code tuned}.
      */
-    List<Response> run(List<Op> toSend, int rank, Autotuner.Tuning tuning, java.util.function.Consumer<Autotuner.Tuning> tuned) {
+    List<Response> run(List<Request> requests, Autotuner.Tuning tuning,
+                       java.util.function.Consumer<Autotuner.Tuning> tuned) {
         rounds++;
-        mine.clear();
-        for (Op op : toSend) {
-            mine.add(op.request(rank));
-        }
-        toSend.clear();
-        byte[][] all = ops.gather(ControlMessages.encodeRequests(mine), 0);
+        byte[][] all = ops.gather(ControlMessages.encodeRequests(requests), 0);
         byte[] answer = null;
         if (table != null) {
             List<Response> out = new ArrayList<>();
             for (byte[] b : all) {
                 table.add(ControlMessages.decodeRequests(b), out);
             }
-            table.inspectStalls(settings.stallCheckTime().toNanos(), settings.stallShutdownTime().toNanos(), out);
+            String stalled = table.inspectStalls(settings.stallCheckTime().toNanos(),
+                    settings.stallShutdownTime().toNanos());
             fusion.fuse(table.takeReady(), out);
-            answer = ControlMessages.encode(out, table.takeWaitingFor(), tuning);
+            answer = ControlMessages.encode(out, table.takeWaitingFor(), tuning, stalled);
         }
-        return ControlMessages.decode(ops.broadcast(answer, 0), w -> waitingFor = w, tuned);
+        return ControlMessages.decode(ops.broadcast(answer, 0), w -> waitingFor = w, tuned, e -> ending = e);
+    }
+
+    /**
+     * Why the set must end, when the last round said so (the stall shutdown: every rank of the set hears it in the
+     * same round), else null; cleared by the call.
+     */
+    String takeEnding() {
+        String e = ending;
+        ending = null;
+        return e;
     }
 
     /** What rank 0 last said the op named {@code name} waits for, or null. */

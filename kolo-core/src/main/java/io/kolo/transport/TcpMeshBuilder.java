@@ -1,14 +1,14 @@
 package io.kolo.transport;
 
-import io.kolo.bootstrap.LazyLogger;
-import io.kolo.bootstrap.StartWait;
-import io.kolo.bootstrap.StoreKeys;
 import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 import io.kolo.bootstrap.ConnectionGate;
 import io.kolo.bootstrap.Handshake;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.bootstrap.LazyLogger;
+import io.kolo.bootstrap.StartWait;
+import io.kolo.bootstrap.StoreKeys;
+import io.kolo.launch.JobSecret;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -40,6 +40,8 @@ final class TcpMeshBuilder implements AutoCloseable {
      * form (an elastic launcher replaced it after a peer died: {@link KeyValueStore#checkStillForming}).
      */
     private static final long CHECK_MILLIS = 500;
+    /** Loads and initialises it now: once descriptors have run out, loading a class fails as well. */
+    private static final boolean DESCRIPTORS_EXPLAINED = !DescriptorLimit.exhausted(null);
     /**
      * One connect attempt at most, so that attempts to reach a peer whose host went silent (no refusal) still ask the
      * store now and then; long enough for any real network's round trip.
@@ -58,6 +60,8 @@ final class TcpMeshBuilder implements AutoCloseable {
     private final ConnectionGate gate;
     private final SocketChannel[] channels;
     private volatile boolean finished;
+    /** Set when accepting ran out of file descriptors: the ranks still to connect never will, so start fails now. */
+    private volatile boolean acceptOutOfDescriptors;
     private ServerSocketChannel server;
 
     TcpMeshBuilder(int rank, int size, InetAddress bindAddress, KeyValueStore store, JobSecret secret,
@@ -96,6 +100,9 @@ final class TcpMeshBuilder implements AutoCloseable {
             ok = true;
             return channels;
         } catch (IOException e) {
+            if (DescriptorLimit.exhausted(e)) {
+                throw new KoloException(DescriptorLimit.explain(rank, size), e);
+            }
             throw new KoloException("rank " + rank + " could not open its data-plane port on "
                     + bindAddress.getHostAddress() + ": " + e.getMessage(), e);
         } catch (InterruptedException e) {
@@ -221,6 +228,10 @@ final class TcpMeshBuilder implements AutoCloseable {
                         + " failed the data-plane handshake: {3}", rank, address, peer, e.getMessage());
                 last = e;
             } catch (IOException e) {
+                if (DescriptorLimit.exhausted(e)) {
+                    closeQuietly(ch);
+                    throw new KoloException(DescriptorLimit.explain(rank, size), e);
+                }
                 last = e;
             }
             closeQuietly(ch);
@@ -234,6 +245,9 @@ final class TcpMeshBuilder implements AutoCloseable {
                 TimeUnit.NANOSECONDS)) {
             if (remaining().isZero()) {
                 break;
+            }
+            if (acceptOutOfDescriptors) {
+                throw new KoloException(DescriptorLimit.explain(rank, size));
             }
             store.checkStillForming();
         }
@@ -260,6 +274,9 @@ final class TcpMeshBuilder implements AutoCloseable {
             } catch (IOException | RuntimeException e) {
                 if (finished) {
                     return;
+                }
+                if (DescriptorLimit.exhausted(e)) {
+                    acceptOutOfDescriptors = true;
                 }
                 try {
                     gate.acceptFailed(e);

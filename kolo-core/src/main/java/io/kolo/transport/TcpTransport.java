@@ -3,9 +3,9 @@ package io.kolo.transport;
 import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 import io.kolo.bootstrap.Handshake;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.LazyLogger;
+import io.kolo.launch.JobSecret;
 
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -121,6 +121,9 @@ public final class TcpTransport implements Transport {
                 return new TcpTransport(rank, size, timeout, channels);
             } catch (IOException e) {
                 closeAll(channels);
+                if (DescriptorLimit.exhausted(e)) {
+                    throw new KoloException(DescriptorLimit.explain(rank, size), e);
+                }
                 throw new KoloException("rank " + rank + " could not set up its data-plane selector: "
                         + e.getMessage(), e);
             }

@@ -3,6 +3,7 @@ package io.kolo.collective;
 import io.kolo.DataType;
 import io.kolo.KoloException;
 import io.kolo.Topology;
+import io.kolo.bootstrap.Placement;
 import io.kolo.transport.LocalTransport;
 import io.kolo.transport.Transport;
 import org.junit.jupiter.api.Test;
@@ -17,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.stream.Stream;
 
@@ -212,22 +214,24 @@ class HierarchicalCollectivesTest {
         return out;
     }
 
+    /** Ranks placed on the hosts named, rank by rank, as {@code kolo run} and embedders place them. */
+    static Hosts on(String... names) {
+        return Hosts.of(Placement.of(List.of(names)), List.of(names));
+    }
+
     @Test
     void hierarchicalOnlyForHomogeneousPackedHosts() {
-        assertTrue(Hierarchy.obstacle(packed(2, 2)).isEmpty());
-        assertTrue(Hierarchy.obstacle(packed(3, 4)).isEmpty());
-        assertTrue(Hierarchy.obstacle(packed(1, 4)).orElseThrow().contains("several hosts"));
-        assertTrue(Hierarchy.obstacle(packed(4, 1)).orElseThrow().contains("several hosts"));
-        // 3 ranks on host 0, 1 on host 1: local sizes differ.
-        List<Topology> ragged = List.of(new Topology(0, 4, 0, 3, 0, 2), new Topology(1, 4, 1, 3, 0, 2),
-                new Topology(2, 4, 2, 3, 0, 2), new Topology(3, 4, 0, 1, 1, 2));
-        assertTrue(Hierarchy.obstacle(ragged).orElseThrow().contains("different numbers"), Hierarchy.obstacle(ragged).get());
+        assertTrue(Hierarchy.obstacle(Hosts.of(packed(2, 2))).isEmpty());
+        assertTrue(Hierarchy.obstacle(Hosts.of(packed(3, 4))).isEmpty());
+        assertTrue(Hierarchy.obstacle(on("a", "a", "b", "b")).isEmpty());
+        assertTrue(Hierarchy.obstacle(Hosts.of(packed(1, 4))).orElseThrow().contains("several hosts"));
+        assertTrue(Hierarchy.obstacle(Hosts.of(packed(4, 1))).orElseThrow().contains("several hosts"));
+        // 3 ranks on host a, 1 on host b.
+        Optional<String> ragged = Hierarchy.obstacle(on("a", "a", "a", "b"));
+        assertTrue(ragged.orElseThrow().contains("different numbers"), ragged.get());
         // Round-robin placement: rank r on host r % 2.
-        List<Topology> roundRobin = new ArrayList<>();
-        for (int r = 0; r < 4; r++) {
-            roundRobin.add(new Topology(r, 4, r / 2, 2, r % 2, 2));
-        }
-        assertTrue(Hierarchy.obstacle(roundRobin).orElseThrow().contains("not packed"));
+        Optional<String> roundRobin = Hierarchy.obstacle(on("a", "b", "a", "b"));
+        assertTrue(roundRobin.orElseThrow().contains("not packed"), roundRobin.get());
     }
 
     @Test
@@ -237,17 +241,19 @@ class HierarchicalCollectivesTest {
         AlgorithmSettings on = new AlgorithmSettings(AlgorithmSettings.Mode.ON, AlgorithmSettings.Mode.ON);
         List<Transport> four = LocalTransport.group(4, Duration.ofSeconds(5));
         try (Collectives flat = new Collectives(four.get(2))) {
-            assertSame(flat, Hierarchy.select(flat, four.get(2), packed(2, 2), off));
+            assertSame(flat, Hierarchy.select(flat, four.get(2), Hosts.of(packed(2, 2)), off));
         }
-        try (CollectiveOps ops = Hierarchy.select(new Collectives(four.get(2)), four.get(2), packed(2, 2), auto)) {
+        try (CollectiveOps ops = Hierarchy.select(new Collectives(four.get(2)), four.get(2), Hosts.of(packed(2, 2)),
+                auto)) {
             assertInstanceOf(HierarchicalCollectives.class, ops);
             assertTrue(ops.toString().contains("host 1 of 2, local 0 of 2, allreduce]"), ops.toString());
         }
-        try (CollectiveOps ops = Hierarchy.select(new Collectives(four.get(2)), four.get(2), packed(2, 2), on)) {
+        try (CollectiveOps ops = Hierarchy.select(new Collectives(four.get(2)), four.get(2), Hosts.of(packed(2, 2)),
+                on)) {
             assertTrue(ops.toString().contains("allreduce, allgather]"), ops.toString());
         }
         try (Collectives flat = new Collectives(four.get(2))) {
-            assertSame(flat, Hierarchy.select(flat, four.get(2), packed(1, 4), on));
+            assertSame(flat, Hierarchy.select(flat, four.get(2), Hosts.of(packed(1, 4)), on));
         }
         four.forEach(Transport::close);
     }
@@ -286,17 +292,17 @@ class HierarchicalCollectivesTest {
                     ? new AlgorithmSettings(AlgorithmSettings.Mode.OFF, AlgorithmSettings.Mode.OFF)
                     : AlgorithmSettings.defaults();
             Topology me = packed(2, 2).get(c.rank());
-            KoloException e = assertThrows(KoloException.class, () -> Hierarchy.agree(c, me, mine));
+            KoloException e = assertThrows(KoloException.class, () -> Hierarchy.agree(c, me, "h" + c.rank() / 2, mine));
             return e.getMessage();
         });
         for (String m : errors) {
             assertEquals(errors.getFirst(), m);
             assertTrue(m.contains("rank 3 runs with") && m.contains("KOLO_HIERARCHICAL_ALLREDUCE"), m);
         }
-        List<List<Topology>> agreed = Ranks.runOps(4, t -> new Collectives(t),
-                c -> Hierarchy.agree(c, packed(2, 2).get(c.rank()), AlgorithmSettings.defaults()));
-        for (List<Topology> a : agreed) {
-            assertEquals(packed(2, 2), a);
+        List<Hosts> agreed = Ranks.runOps(4, t -> new Collectives(t),
+                c -> Hierarchy.agree(c, packed(2, 2).get(c.rank()), "h" + c.rank() / 2, AlgorithmSettings.defaults()));
+        for (Hosts a : agreed) {
+            assertEquals("Hosts[0, 0, 1, 1]", a.toString());
         }
     }
 

@@ -1,14 +1,18 @@
 package io.kolo.launch;
 
+import io.kolo.ProcessSet;
 import io.kolo.ReduceOp;
+import io.kolo.bootstrap.CapturedLog;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetAddress;
+import java.text.MessageFormat;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.logging.Level;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -41,7 +45,8 @@ class EmbeddedJobTest {
                 return new double[]{x[0], x[x.length - 1], comm.rank(), comm.size(), comm.localRank(),
                         comm.localSize(), comm.crossRank(), comm.crossSize()};
             });
-            double[][] expected = {{6, 6, 0, 3, 0, 2, 0, 2}, {6, 6, 1, 3, 0, 1, 1, 2}, {6, 6, 2, 3, 1, 2, 0, 2}};
+            // Horovod's cross coordinates: rank 2 is the only rank with local rank 1.
+            double[][] expected = {{6, 6, 0, 3, 0, 2, 0, 2}, {6, 6, 1, 3, 0, 1, 1, 2}, {6, 6, 2, 3, 1, 2, 0, 1}};
             for (int r = 0; r < 3; r++) {
                 if (results.get(r) instanceof Throwable t) {
                     throw new AssertionError("rank " + r + " failed: " + t, t);
@@ -49,6 +54,62 @@ class EmbeddedJobTest {
                 assertArrayEquals(expected[r], (double[]) results.get(r), "rank " + r);
             }
         }
+    }
+
+    /**
+     * Hosts a:1, b:2, c:2, where Horovod's cross rank is no host number (rank 2 has cross rank 0, as rank 0 has): the
+     * ranks tell each other their hosts at start, so the set of b's and c's ranks, two hosts of two, reduces
+     * hierarchically and exactly; only the whole job, on uneven hosts, is refused the hierarchy (with the one warning
+     * a setting asked for and not granted gives).
+     */
+    @Test
+    void aProcessSetOnUnevenHostsReducesExactlyWithTheHierarchyOn() throws Exception {
+        JobSecret secret = JobSecret.generate();
+        List<String> hosts = List.of("node-a", "node-b", "node-b", "node-c", "node-c");
+        try (RendezvousService store = RendezvousService.start(LOOPBACK, 0, secret)) {
+            List<Map<String, String>> envs = new ArrayList<>();
+            for (int r = 0; r < hosts.size(); r++) {
+                envs.add(WorkerEnvironment.forRank(r, hosts).rendezvous(store.address()).secret(secret)
+                        .settings(Map.of("KOLO_HIERARCHICAL_ALLREDUCE", "1", "KOLO_HIERARCHICAL_ALLGATHER", "1",
+                                "KOLO_DYNAMIC_PROCESS_SETS", "1"))
+                        .startTimeout(Duration.ofSeconds(30)).timeout(Duration.ofSeconds(60)).build());
+            }
+            List<Object> results;
+            List<String> refusals;
+            try (CapturedLog log = CapturedLog.of("io.kolo.collective.Hierarchy")) {
+                results = LaunchedRanks.run(envs, 120, comm -> {
+                    ProcessSet bc = comm.addProcessSet(1, 2, 3, 4);
+                    double[] x = new double[100_000];   // above the small-message threshold: the hierarchical path
+                    for (int i = 0; i < x.length; i++) {
+                        x[i] = comm.rank() * 1000.0 + i;
+                    }
+                    if (comm.rank() >= 1) {
+                        comm.on(bc).allreduce(x, ReduceOp.SUM);
+                    }
+                    double[] all = new double[100_000];
+                    Arrays.fill(all, comm.rank() + 1);
+                    comm.allreduce(all, ReduceOp.SUM);
+                    return new double[] {x[0], x[x.length - 1], all[0], all[all.length - 1]};
+                });
+                refusals = log.records().stream().filter(r -> r.getLevel() == Level.WARNING)
+                        .map(r -> MessageFormat.format(r.getMessage(), r.getParameters())).toList();
+            }
+            assertEquals(List.of("hierarchical collectives not used: hosts run different numbers of ranks (1 on host 0,"
+                    + " 2 on host 1)"), refusals);
+            double last = x0(1) + x0(2) + x0(3) + x0(4) + 4 * 99_999.0;
+            for (int r = 0; r < hosts.size(); r++) {
+                if (results.get(r) instanceof Throwable t) {
+                    throw new AssertionError("rank " + r + " failed: " + t, t);
+                }
+                double[] expected = r == 0 ? new double[] {0, 99_999, 15, 15}
+                        : new double[] {x0(1) + x0(2) + x0(3) + x0(4), last, 15, 15};
+                assertArrayEquals(expected, (double[]) results.get(r), "rank " + r);
+            }
+        }
+    }
+
+    private static double x0(int rank) {
+        return rank * 1000.0;
     }
 
     @Test

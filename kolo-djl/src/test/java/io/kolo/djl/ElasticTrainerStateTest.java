@@ -11,6 +11,7 @@ import ai.djl.nn.SequentialBlock;
 import ai.djl.nn.core.Linear;
 import ai.djl.training.DefaultTrainingConfig;
 import ai.djl.training.GradientCollector;
+import ai.djl.training.TrainingConfig;
 import ai.djl.training.dataset.ArrayDataset;
 import ai.djl.training.dataset.Batch;
 import ai.djl.training.loss.Loss;
@@ -28,6 +29,7 @@ import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Random;
+import java.util.function.IntFunction;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -37,13 +39,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@link ElasticTrainerState} in one process with real PyTorch: what a commit keeps and a restore gives back
- * (parameters, position, the sampler's place in the epoch, no leftover gradients), and the trainer made per job. The
- * broadcast of {@link ElasticTrainerState#sync()} across ranks is exercised by kolo-examples' elastic MNIST test.
+ * (parameters, optimizer state, position, the sampler's place in the epoch, no leftover gradients), that a run with a
+ * reset at a commit ends where the run without one does, and the trainer made per job. The broadcast of {@link
+ * ElasticTrainerState#sync()} across ranks is exercised by {@link OptimizerStateTest} and kolo-examples' elastic MNIST
+ * tests.
  */
 @Timeout(120)
 class ElasticTrainerStateTest {
     private static final int SAMPLES = 50;
     private static final int BATCH = 4;
+    private static final int STEPS = 12;
+    private static final int RESET_AT = 5;
 
     @BeforeAll
     static void engine() {
@@ -100,7 +106,7 @@ class ElasticTrainerStateTest {
             ElasticTrainerState state = new ElasticTrainerState(model, sampler, size -> {
                 sizes.add(size);
                 return new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
-                        .optOptimizer(Optimizer.adam().optLearningRateTracker(
+                        .optOptimizer(KoloOptimizers.adam().optLearningRateTracker(
                                 new ScaledLearningRate(Tracker.fixed(0.05f), size, 0)).build())
                         .optDevices(new Device[]{Device.cpu()});
             }, new Shape(1, 5));
@@ -151,6 +157,100 @@ class ElasticTrainerStateTest {
             state.epochDone();
             state.commit();
             assertEquals(List.of(1, 0, 0L), List.of(state.epoch(), state.batch(), state.consumed()));
+        }
+    }
+
+    /** How a run goes on after its reset, for {@link #train}. */
+    private enum Reset { NONE, RESTORED, FRESH_OPTIMIZER }
+
+    @Test
+    void aResetAtACommitTrainsOnAsTheRunWithoutOneDid() throws Exception {
+        Kolo.init();
+        List<byte[]> initial;
+        try (Model model = Model.newInstance("initial")) {
+            model.setBlock(mlp());
+            model.getBlock().initialize(model.getNDManager(), model.getDataType(), new Shape(1, 5));
+            initial = ModelParameters.copy(model.getBlock());
+        }
+        List<float[]> uninterrupted = train(initial, Reset.NONE);
+        List<float[]> restored = train(initial, Reset.RESTORED);
+        List<float[]> fresh = train(initial, Reset.FRESH_OPTIMIZER);
+        double freshDiff = 0;
+        for (int i = 0; i < uninterrupted.size(); i++) {
+            assertArrayEquals(uninterrupted.get(i), restored.get(i), "parameter " + i + " after the reset");
+            for (int j = 0; j < uninterrupted.get(i).length; j++) {
+                freshDiff = Math.max(freshDiff, Math.abs(uninterrupted.get(i)[j] - fresh.get(i)[j]));
+            }
+        }
+        // What every reset did before the optimizer state was committed: Adam starts its moments again.
+        assertTrue(freshDiff > 1e-3, "a fresh optimizer after the reset trains differently: " + freshDiff);
+    }
+
+    /**
+     * Trains {@code STEPS} steps from {@code initial}; with a reset, commits after {@code RESET_AT} steps, trains two
+     * more and fails mid-step, then goes back as {@link io.kolo.elastic.Elastic#run} does (restore, sync, a new
+     * trainer for the next job) and trains to {@code STEPS}.
+     */
+    private static List<float[]> train(List<byte[]> initial, Reset reset) throws Exception {
+        try (Model model = Model.newInstance("elastic-reset-" + reset)) {
+            model.setBlock(mlp());
+            model.getBlock().initialize(model.getNDManager(), model.getDataType(), new Shape(1, 5));
+            ModelParameters.write(model.getBlock(), initial);
+            DistributedSampler sampler = new DistributedSampler(0, 1, BATCH, true, 9, DistributedSampler.Tail.PAD);
+            ArrayDataset train = data(model, sampler);
+            IntFunction<TrainingConfig> config = size -> new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
+                    .optOptimizer(KoloOptimizers.adam().optLearningRateTracker(
+                            new ScaledLearningRate(Tracker.fixed(0.02f), size, 4)).build())
+                    .optDevices(new Device[]{Device.cpu()});
+            ElasticTrainerState state = new ElasticTrainerState(model, sampler, config);
+            state.sync();
+            DistributedTrainer trainer = state.newTrainer();
+            try {
+                Iterator<Batch> batches = trainer.iterateDataset(train).iterator();
+                while (state.batch() < STEPS) {
+                    backward(trainer, batches.next());
+                    trainer.step();
+                    state.batchDone();
+                    if (state.batch() == RESET_AT && reset != Reset.NONE) {
+                        state.commit();
+                        for (int i = 0; i < 2; i++) {
+                            backward(trainer, batches.next());
+                            trainer.step();
+                            state.batchDone();
+                        }
+                        backward(trainer, batches.next());
+                        trainer.close();
+                        state.restore();
+                        state.sync();
+                        trainer = reset == Reset.RESTORED ? state.newTrainer()
+                                : new DistributedTrainer(model, config.apply(1), Kolo.communicator(),
+                                DistributedOptions.defaults());
+                        reset = Reset.NONE;
+                        batches = trainer.iterateDataset(train).iterator();
+                    }
+                }
+            } finally {
+                trainer.close();
+            }
+            return parameters(model);
+        }
+    }
+
+    @Test
+    void djlsOwnOptimizerIsRefusedInOneLineNamingTheReplacement() {
+        Kolo.init();
+        try (Model model = Model.newInstance("elastic-djl-adam")) {
+            model.setBlock(mlp());
+            DistributedSampler sampler = new DistributedSampler(0, 1, BATCH, true, 9, DistributedSampler.Tail.PAD);
+            ElasticTrainerState state = new ElasticTrainerState(model, sampler,
+                    size -> new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
+                            .optOptimizer(Optimizer.adam().build()).optDevices(new Device[]{Device.cpu()}),
+                    new Shape(1, 5));
+            state.sync();
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, state::newTrainer);
+            assertEquals("ElasticTrainerState cannot commit the state of the training config's optimizer (Adam): "
+                    + "DJL's optimizers keep it private, so a reset would lose it; build it with "
+                    + "KoloOptimizers.adam(), which makes the same update with state a commit keeps", e.getMessage());
         }
     }
 

@@ -2,6 +2,7 @@ package io.kolo.examples;
 
 import ai.djl.Device;
 import ai.djl.Model;
+import ai.djl.engine.Engine;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.training.DefaultTrainingConfig;
@@ -9,13 +10,13 @@ import ai.djl.training.TrainingConfig;
 import ai.djl.training.dataset.ArrayDataset;
 import ai.djl.training.dataset.Batch;
 import ai.djl.training.loss.Loss;
-import ai.djl.training.optimizer.Optimizer;
 import ai.djl.training.tracker.Tracker;
 import io.kolo.Kolo;
 import io.kolo.djl.DistributedSampler;
 import io.kolo.djl.DistributedTrainer;
 import io.kolo.djl.ElasticTrainerState;
 import io.kolo.djl.KoloDjl;
+import io.kolo.djl.KoloOptimizers;
 import io.kolo.djl.ScaledLearningRate;
 import io.kolo.elastic.Elastic;
 
@@ -38,6 +39,9 @@ final class ElasticMnist {
         Shape sample = cnn ? new Shape(1, 28, 28) : new Shape(784);
         log("mnist: " + modelName + ", elastic, starting on " + Kolo.size() + " rank(s), batch " + batchSize
                 + " per rank, commit every " + commitEvery + " batches, " + mnist.description());
+        // The same initial parameters in every run of the same --seed (sync() gives every rank rank 0's), so a run
+        // with a reset can be compared with one without.
+        Engine.getInstance().setRandomSeed((int) seed);
         try (Model model = Model.newInstance("mnist-" + modelName)) {
             model.setBlock(cnn ? MnistExample.cnn() : MnistExample.mlp());
             NDManager manager = model.getNDManager();
@@ -47,10 +51,10 @@ final class ElasticMnist {
                     .optLabels(manager.create(mnist.trainLabels()))
                     .setSampling(sampler)
                     .build();
-            // Made for each job: the rate scaled to that job's size, and a fresh optimizer on every rank (DJL's
-            // optimizer state cannot be committed, so no rank may keep its own).
+            // Made for each job: the rate scaled to that job's size; the state puts the committed Adam moments and
+            // update counts into the new optimizer.
             IntFunction<TrainingConfig> config = size -> new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
-                    .optOptimizer(Optimizer.adam()
+                    .optOptimizer(KoloOptimizers.adam()
                             .optLearningRateTracker(new ScaledLearningRate(Tracker.fixed(lr), size, warmup))
                             .build())
                     .optDevices(new Device[]{KoloDjl.device()});
@@ -102,7 +106,8 @@ final class ElasticMnist {
                 accuracy = MnistExample.testAccuracy(trainer, manager, mnist, sample);
             }
             trainer.checkParametersInSync();
-            log("parameters identical on all " + Kolo.size() + " ranks");
+            log(String.format(Locale.ROOT, "parameters identical on all %d ranks (checksum %016x)", Kolo.size(),
+                    trainer.parameterChecksum()));
             return accuracy;
         }
     }

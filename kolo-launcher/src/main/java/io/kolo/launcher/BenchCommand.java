@@ -29,6 +29,7 @@ import java.util.Map;
 import java.util.Set;
 
 @Command(name = "bench", addMethodSubcommands = false, sortOptions = false, separator = " ",
+        subcommands = ScaleCommand.class,
         description = "Measure a collective's latency and bus bandwidth per message size on N ranks (on this"
                 + " machine, or on hosts over ssh as kolo run starts them), optionally against Open MPI and Gloo.",
         customSynopsis = {
@@ -37,14 +38,17 @@ import java.util.Set;
                 "           [--network-interface IF] [--sizes 8B..256MiB] [--dtype f32|f64|bf16|f16|i32|i64]",
                 "           [--iters N] [--warmup N] [--transport auto|shm|tcp]",
                 "           [--bind-to core|none] [--compare] [--slices N]",
-                "           [--json FILE] [--plot FILE.svg|FILE.png] [-x VAR=VALUE]..."},
+                "           [--json FILE] [--plot FILE.svg|FILE.png] [-x VAR=VALUE]...",
+                "kolo bench scale [--max-ranks N] [--mode auto|processes|threads] ... (see kolo bench scale --help)"},
         footer = {"", "Bus bandwidth = algorithm bandwidth (bytes / time) x 2(N-1)/N for allreduce,",
                 "(N-1)/N for allgather, reducescatter and alltoall, 1 for broadcast (as",
                 "nccl-tests). Times are per operation, the slowest rank's, over the measured",
                 "iterations. See docs/performance.md."})
 final class BenchCommand implements Subcommand {
-    @Parameters(index = "0", paramLabel = "COLLECTIVE",
-            description = "allreduce, allgather, broadcast, alltoall or reducescatter.")
+    // Optional to picocli only so that "kolo bench scale" parses; config() requires it.
+    @Parameters(index = "0", arity = "0..1", paramLabel = "COLLECTIVE",
+            description = "allreduce, allgather, broadcast, alltoall or reducescatter (or scale: see kolo bench"
+                    + " scale --help).")
     String collective;
 
     @Option(names = "-np", paramLabel = "N", description = "Number of ranks (default: 2, with -H or --hostfile every slot).")
@@ -177,6 +181,9 @@ final class BenchCommand implements Subcommand {
     /** Validates everything before any rank starts, so bad input fails at once with one line. */
     BenchSuite.Config config(Map<String, String> env) {
         try {
+            if (collective == null) {
+                throw new UsageException("Missing required parameter: 'COLLECTIVE' (see 'kolo bench --help')");
+            }
             Collective c = Collective.parse(collective);
             if (np != null && np < 1) {
                 throw new UsageException("-np must be at least 1, got " + np);

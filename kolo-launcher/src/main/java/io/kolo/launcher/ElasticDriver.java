@@ -2,9 +2,9 @@ package io.kolo.launcher;
 
 import io.kolo.bootstrap.AdvertisedAddress;
 import io.kolo.bootstrap.ElasticGeneration;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.RendezvousServer;
+import io.kolo.launch.JobSecret;
 import io.kolo.transport.ShmSegments;
 import io.kolo.transport.Transports;
 
@@ -84,7 +84,7 @@ final class ElasticDriver {
         ShmSegments.removeStale();
         // No worker starts before this process adopts orphans (RunCommand made it a subreaper where it could).
         Subreaper.settle();
-        try (RendezvousServer serving = server) {
+        try (RendezvousServer _ = server) {
             try {
                 Integer failed = nextGeneration("start", plan.np());
                 return failed != null ? failed : watch();
@@ -183,6 +183,7 @@ final class ElasticDriver {
             // failure says nothing of the kind (on fixed hosts that is the crashed rank to start again).
             message("kolo: all " + size + " ranks of job " + generation + " failed: " + String.join("; ", causes)
                     + "; stopping the job");
+            KoloClassPath.hintFor(plan.command(), null).ifPresent(this::message);
             return code;
         }
         // One failure per host and event: a host whose workers die together failed once (it is said once too).
@@ -195,6 +196,7 @@ final class ElasticDriver {
         if (plan.resetLimit() != null && resets >= plan.resetLimit()) {
             message("kolo: " + String.join("; ", why) + "; reset limit " + plan.resetLimit()
                     + " reached (--reset-limit), stopping the job");
+            KoloClassPath.hintFor(plan.command(), null).ifPresent(this::message);
             return code;
         }
         Integer failed = nextGeneration(String.join("; ", why), plan.maxNp());
@@ -355,9 +357,8 @@ final class ElasticDriver {
         return Hosts.totalSlots(usableHosts());
     }
 
-    private static ElasticGeneration.Assignment assignment(Topology.Slot s) {
-        return new ElasticGeneration.Assignment(s.rank(), s.size(), s.localRank(), s.localSize(), s.crossRank(),
-                s.crossSize(), s.host());
+    private static ElasticGeneration.Assignment assignment(RankMap.Slot s) {
+        return new ElasticGeneration.Assignment(s.topology(), s.host());
     }
 
     private static String describe(List<ElasticSlots.Place> places) {

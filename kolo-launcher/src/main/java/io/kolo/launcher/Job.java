@@ -136,6 +136,8 @@ final class Job {
                 List<Process> others = running();
                 message("kolo: " + failure.cause() + (others.isEmpty() ? ""
                         : "; terminating the other " + others.size() + (others.size() == 1 ? " rank" : " ranks")));
+                RankLaunch failed = launches.get(index);
+                KoloClassPath.hintFor(failed.program(), failed.workingDirectory()).ifPresent(this::message);
                 // Kolo ranks notice a dead peer within moments and exit naming it; give them that moment so
                 // their explanation reaches the user, then stop whatever is still running.
                 awaitExit(others, FAIL_FAST_WINDOW);

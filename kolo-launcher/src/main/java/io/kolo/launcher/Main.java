@@ -93,7 +93,11 @@ public final class Main {
             if (!parsed.hasSubcommand()) {
                 return usage(err, "missing command; try 'kolo --help'");
             }
-            Subcommand command = parsed.subcommand().commandSpec().commandLine().getCommand();
+            CommandLine.ParseResult chosen = parsed.subcommand();
+            while (chosen.hasSubcommand()) {   // kolo bench scale
+                chosen = chosen.subcommand();
+            }
+            Subcommand command = chosen.commandSpec().commandLine().getCommand();
             return command.call(out, err, installShutdownHook);
         } catch (CommandLine.ParameterException e) {
             String first = e.getMessage() == null ? "bad arguments" : e.getMessage().lines().findFirst().orElse("");

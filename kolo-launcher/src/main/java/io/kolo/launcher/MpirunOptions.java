@@ -71,15 +71,15 @@ final class MpirunOptions {
     List<String> gmca = new ArrayList<>();
 
     /** How ranks are spread over hosts. */
-    Topology.Mapping mapping() {
+    RankMap.Mapping mapping() {
         if (mapBy == null) {
-            return Topology.Mapping.SLOT;
+            return RankMap.Mapping.SLOT;
         }
         // Open MPI's modifiers after a colon (":PE=2", ":OVERSUBSCRIBE") are its own; the policy is the first word.
         String[] parts = mapBy.split(":", 2);
-        Topology.Mapping mapping = switch (parts[0].toLowerCase(java.util.Locale.ROOT)) {
-            case "slot", "core" -> Topology.Mapping.SLOT;
-            case "node" -> Topology.Mapping.NODE;
+        RankMap.Mapping mapping = switch (parts[0].toLowerCase(java.util.Locale.ROOT)) {
+            case "slot", "core" -> RankMap.Mapping.SLOT;
+            case "node" -> RankMap.Mapping.NODE;
             default -> throw new UsageException("--map-by " + mapBy + ": kolo run places ranks by slot (or core, the"
                     + " same here) or by node; use one of those");
         };
@@ -116,11 +116,11 @@ final class MpirunOptions {
         }
         for (int i = 0; i + 1 < mca.size(); i += 2) {
             lines.add("kolo: -mca " + mca.get(i) + " " + mca.get(i + 1) + " ignored: it tunes Open MPI's own"
-                    + " transports; Kolo's settings are KOLO_* variables (see README)");
+                    + " transports; Kolo's settings are KOLO_* variables (see docs/settings.md)");
         }
         for (int i = 0; i + 1 < gmca.size(); i += 2) {
             lines.add("kolo: --gmca " + gmca.get(i) + " " + gmca.get(i + 1) + " ignored: it tunes Open MPI's own"
-                    + " transports; Kolo's settings are KOLO_* variables (see README)");
+                    + " transports; Kolo's settings are KOLO_* variables (see docs/settings.md)");
         }
         return lines;
     }

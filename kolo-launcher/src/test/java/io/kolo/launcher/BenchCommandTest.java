@@ -44,6 +44,28 @@ class BenchCommandTest {
     }
 
     @Test
+    void benchScaleRunsJobsAsThreadsAndWritesItsTableAndJson(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("scale.json");
+        assertEquals(0, kolo("bench", "scale", "--max-ranks", "2", "--mode", "threads", "--json", json.toString()),
+                err());
+        assertTrue(out.toString(StandardCharsets.UTF_8).contains("2 threads"), out.toString(StandardCharsets.UTF_8));
+        JsonNode steps = new ObjectMapper().readTree(json.toFile()).path("steps");
+        assertEquals(1, steps.size(), steps.toString());
+        assertEquals("ok", steps.get(0).path("status").asText(), steps.toString());
+        assertEquals("./kolo bench scale --max-ranks 2 --mode threads",
+                new ObjectMapper().readTree(json.toFile()).path("command").asText());
+    }
+
+    @Test
+    void benchScaleBadInputIsOneLine() {
+        assertUsage("--mode everywhere: use processes, threads or auto", "bench", "scale", "--mode", "everywhere");
+        assertUsage("--max-ranks must be at least 2, got 1", "bench", "scale", "--max-ranks", "1");
+        assertUsage("--step-timeout must be at least 1 second", "bench", "scale", "--step-timeout", "0");
+        assertUsage("--transport rdma: use tcp, shm or auto", "bench", "scale", "--transport", "rdma");
+        assertUsage("use a file name ending in .svg or .png", "bench", "scale", "--plot", "x.pdf");
+    }
+
+    @Test
     void badInputIsOneLineNamingTheProblem() {
         assertUsage("unknown collective 'allreduse'", "bench", "allreduse");
         assertUsage("COLLECTIVE", "bench");
