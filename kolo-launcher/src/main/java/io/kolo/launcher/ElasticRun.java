@@ -9,7 +9,7 @@ final class ElasticRun {
 
     static int execute(ElasticPlan plan, PrintStream out, PrintStream err, boolean installShutdownHook)
             throws InterruptedException {
-        ElasticDriver driver = new ElasticDriver(plan, out, err);
+        Supervisor driver = new Supervisor(new ElasticDriver(plan, err), out, err, null, Supervisor.DEFAULT_GRACE);
         Thread hook = installShutdownHook ? new Thread(driver::stop, "kolo-shutdown") : null;
         if (hook != null) {
             Runtime.getRuntime().addShutdownHook(hook);

@@ -123,7 +123,7 @@ final class NodeRun {
             node0 = plan.endpoint().await(startTimeout);
         } catch (RendezvousEndpoint.Unresolved e) {
             err.println(e.getMessage());
-            return Job.START_FAILED;
+            return Supervisor.START_FAILED;
         }
         InetSocketAddress at = new InetSocketAddress(node0, plan.endpoint().port());
         KeyValueStore store;
@@ -137,13 +137,13 @@ final class NodeRun {
             err.println("kolo: " + (plan.nodeRank() == 0 ? "node 0 cannot serve the rendezvous on "
                     : "node " + plan.nodeRank() + " cannot join the rendezvous on node 0 at ") + plan.endpoint() + ": "
                     + e.getMessage());
-            return Job.START_FAILED;
+            return Supervisor.START_FAILED;
         }
         // Segments of earlier jobs that were killed before their ranks could unlink them.
         ShmSegments.removeStale();
         try (store) {
-            NodeFailures failures = new NodeFailures(store, plan.nodeRank(), plan.hostName(), err);
-            Job job = new Job(launches(plan, at, err), failures, out, err, plan.outputDir(), Job.DEFAULT_GRACE);
+            NodeFailures failures = new NodeFailures(store, err);
+            Job job = new Job(launches(plan, at, err), failures, out, err, plan.outputDir(), Supervisor.DEFAULT_GRACE);
             NodeWatch watch = new NodeWatch(plan, store, failures, job, err);
             watch.start();
             if (installShutdownHook) {
@@ -212,8 +212,9 @@ final class NodeRun {
             if (plan.verbose()) {
                 err.println(RankEnvironment.describe(slot.rank(), plan.command(), kolo, plan.exports()));
             }
-            launches.add(RankLaunch.local(slot.rank(), plan.command(), env,
-                    java.nio.file.Path.of("").toAbsolutePath().toString()));
+            launches.add(new RankLaunch(slot.rank(), plan.command(), env,
+                    java.nio.file.Path.of("").toAbsolutePath().toString(),
+                    new NodeStart(plan.nodeRank(), plan.hostName())));
         }
         return launches;
     }
