@@ -24,10 +24,7 @@ final class JobStart {
     /** Starts the job and waits for it; the launcher's exit code. */
     static int execute(RunCommand.Plan plan, PrintStream out, PrintStream err, boolean installShutdownHook)
             throws InterruptedException {
-        plan.warnings().forEach(err::println);
-        if (plan.verbose()) {
-            plan.display().ignored().forEach(err::println);
-        }
+        plan.announce(err);
         if (plan.display().map()) {
             err.println(displayMap(plan.slots()));
         }

@@ -34,7 +34,14 @@ final class NodeRun {
     /** A validated per-node launch. */
     record Plan(int nnodes, int nodeRank, int perNode, RendezvousEndpoint endpoint, List<String> command,
                 Map<String, String> exports, List<String> warnings, Path outputDir, int startTimeoutSeconds,
-                boolean verbose, String networkInterface, JobSecret secret, String hostName) {
+                boolean verbose, String networkInterface, JobSecret secret, String hostName,
+                RunCommand.Display display) implements JobPlan {
+
+        /** Every node's ranks run in its launcher's working directory. */
+        @Override
+        public String workingDirectory() {
+            return Path.of("").toAbsolutePath().toString();
+        }
 
         boolean isLocal(int rank) {
             return rank / perNode == nodeRank;
@@ -43,7 +50,7 @@ final class NodeRun {
         /** Checks the node options; {@code np} is -np when given. */
         static Plan of(NodeOptions node, Integer np, Map<String, String> env, List<String> command,
                        Map<String, String> exports, List<String> warnings, Path outputDir, int startTimeoutSeconds,
-                       boolean verbose, String networkInterface) {
+                       boolean verbose, String networkInterface, RunCommand.Display display) {
             if (node.nnodes == null) {
                 throw new UsageException("--node-rank, --rendezvous and --np-per-node go with --nnodes N (the number"
                         + " of nodes, each running its own kolo run)");
@@ -63,7 +70,7 @@ final class NodeRun {
             }
             RendezvousEndpoint endpoint = RendezvousEndpoint.parse(node.rendezvous);
             return new Plan(node.nnodes, rank, perNode, endpoint, command, exports, warnings, outputDir,
-                    startTimeoutSeconds, verbose, networkInterface, secret(env, node.nnodes), hostName(env));
+                    startTimeoutSeconds, verbose, networkInterface, secret(env, node.nnodes), hostName(env), display);
         }
 
         private static int perNode(NodeOptions node, Integer np) {
@@ -115,7 +122,7 @@ final class NodeRun {
     /** Meets the other nodes, runs this node's ranks and waits for them; the launcher's exit code. */
     static int execute(Plan plan, PrintStream out, PrintStream err, boolean installShutdownHook)
             throws InterruptedException {
-        plan.warnings().forEach(err::println);
+        plan.announce(err);
         Duration startTimeout = Duration.ofSeconds(plan.startTimeoutSeconds());
         long started = System.nanoTime();
         InetAddress node0;
@@ -143,7 +150,8 @@ final class NodeRun {
         ShmSegments.removeStale();
         try (store) {
             NodeFailures failures = new NodeFailures(store, err);
-            Job job = new Job(launches(plan, at, err), failures, out, err, plan.outputDir(), Supervisor.DEFAULT_GRACE);
+            Job job = new Job(launches(plan, at, err), failures, out, err, plan.outputDir(), Supervisor.DEFAULT_GRACE)
+                    .timestampOutput(plan.display().timestamps());
             NodeWatch watch = new NodeWatch(plan, store, failures, job, err);
             watch.start();
             if (installShutdownHook) {
@@ -212,8 +220,7 @@ final class NodeRun {
             if (plan.verbose()) {
                 err.println(RankEnvironment.describe(slot.rank(), plan.command(), kolo, plan.exports()));
             }
-            launches.add(new RankLaunch(slot.rank(), plan.command(), env,
-                    java.nio.file.Path.of("").toAbsolutePath().toString(),
+            launches.add(new RankLaunch(slot.rank(), plan.command(), env, plan.workingDirectory(),
                     new NodeStart(plan.nodeRank(), plan.hostName())));
         }
         return launches;

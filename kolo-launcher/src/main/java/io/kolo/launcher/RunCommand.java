@@ -149,7 +149,7 @@ final class RunCommand implements Subcommand {
     record Plan(int np, List<Topology.Slot> slots, List<String> command, Map<String, String> exports,
                 List<String> warnings, Path outputDir, int startTimeoutSeconds, boolean verbose,
                 List<String> remoteHosts, Ssh ssh, String networkInterface, String workingDirectory,
-                Display display) {
+                Display display) implements JobPlan {
         Plan {
             remoteHosts = List.copyOf(remoteHosts);
         }
@@ -207,7 +207,8 @@ final class RunCommand implements Subcommand {
         List<String> warnings = new ArrayList<>();
         Map<String, String> exported = exports(launcherEnv, warnings);
         return NodeRun.Plan.of(node, np, launcherEnv, childCommand(launcherEnv), exported, warnings,
-                outputDirectory(), startTimeoutSeconds, verbose, interfaceName(launcherEnv));
+                outputDirectory(), startTimeoutSeconds, verbose, interfaceName(launcherEnv),
+                new Display(mpi.displayMap, mpi.timestampOutput, ignored()));
     }
 
     Plan plan(Map<String, String> launcherEnv, Predicate<String> isLocal) {

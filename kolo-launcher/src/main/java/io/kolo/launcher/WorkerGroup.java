@@ -8,6 +8,7 @@ import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -79,6 +80,7 @@ final class WorkerGroup {
     // Everything the workers have started, seen by polling: once a worker exits its children are re-parented and can
     // no longer be found from it, yet they may still hold its output pipes or the GPU.
     private final Set<ProcessHandle> descendants = ConcurrentHashMap.newKeySet();
+    private final Set<Path> opened = ConcurrentHashMap.newKeySet();
     private volatile boolean stopping;
     private Thread tracker;
 
@@ -109,8 +111,8 @@ final class WorkerGroup {
             Path dir = outputDir.resolve("rank." + launch.rank());
             try {
                 Files.createDirectories(dir);
-                outFile = Files.newOutputStream(dir.resolve("stdout"));
-                errFile = Files.newOutputStream(dir.resolve("stderr"));
+                outFile = open(dir.resolve("stdout"));
+                errFile = open(dir.resolve("stderr"));
             } catch (java.nio.file.FileSystemException e) {
                 throw new IOException("cannot write its output under " + dir + ": " + IoReason.of(e), e);
             }
@@ -143,6 +145,15 @@ final class WorkerGroup {
         if (tracker == null) {
             tracker = Thread.ofPlatform().daemon().name("kolo-descendants").start(this::trackDescendants);
         }
+    }
+
+    /**
+     * A worker's output file: emptied by the first worker of the job with its rank, added to by later ones (an elastic
+     * job's worker started for a rank another had before).
+     */
+    private OutputStream open(Path file) throws IOException {
+        return opened.add(file) ? Files.newOutputStream(file)
+                : Files.newOutputStream(file, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
     }
 
     /**
