@@ -166,7 +166,7 @@ final class RunCommand implements Subcommand {
     @Override
     public int call(PrintStream out, PrintStream err, boolean installShutdownHook) throws InterruptedException {
         if (installShutdownHook) {
-            // Orphans of the ranks come to this launcher, which stops them with the job (Job, ElasticDriver). Only where
+            // Orphans of the ranks come to this launcher, which stops them with the job (WorkerGroup). Only where
             // the launcher knows every child it starts while they run (the ranks; an elastic run's workers and discovery
             // scripts too): any other child counts as an orphan. Not in a JVM that runs kolo in-process (tests).
             Subreaper.becomeSoon();

@@ -130,7 +130,6 @@ final class WorkerGroup {
             pumps.addAll(own);
             workers.put(id, new Running(id, launch, p, own));
         }
-        how.handOver(p, launch.env());
         // A thread of its own rather than onExit(), whose callbacks need a free thread of the common pool.
         Thread.ofPlatform().daemon().name("kolo-wait-" + id).start(() -> {
             while (true) {
@@ -142,6 +141,8 @@ final class WorkerGroup {
                 }
             }
         });
+        // After its waiter: a worker that dies before it has read its stdin is reported as any other.
+        how.handOver(p, launch.env());
         if (tracker == null) {
             tracker = Thread.ofPlatform().daemon().name("kolo-descendants").start(this::trackDescendants);
         }
