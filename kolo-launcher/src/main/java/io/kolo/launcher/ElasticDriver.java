@@ -301,8 +301,16 @@ final class ElasticDriver implements RestartPolicy {
             try {
                 String host = p.slot().host();
                 WorkerStart how = plan.isLocal().test(host) ? new LocalStart(host) : new SshStart(plan.ssh(), host);
-                workers.start(p.worker(), new RankLaunch(p.slot().rank(), plan.command(),
-                        workerEnvironment.of(p.worker(), p.slot(), generation), plan.workingDirectory(), how));
+                Map<String, String> env = workerEnvironment.of(p.worker(), p.slot(), generation);
+                if (plan.verbose()) {
+                    Map<String, String> kolo = new LinkedHashMap<>(env);
+                    kolo.keySet().removeAll(plan.exports().keySet());
+                    int rank = p.slot().rank();
+                    message(RankEnvironment.describe(rank, plan.command(), kolo, plan.exports())
+                            + (how.remote() ? "\nkolo: rank " + rank + " runs on " + host + " over ssh" : ""));
+                }
+                workers.start(p.worker(), new RankLaunch(p.slot().rank(), plan.command(), env,
+                        plan.workingDirectory(), how));
             } catch (IOException e) {
                 if (supervisor.stopped()) {
                     return supervisor.stoppedCode();  // refused because the launcher is stopping: nothing to report

@@ -16,9 +16,6 @@ import java.util.List;
  * restart.
  */
 final class Job implements RestartPolicy {
-    static final int START_FAILED = Supervisor.START_FAILED;
-    static final int OUTPUT_CLOSED = Supervisor.OUTPUT_CLOSED;
-    static final Duration DEFAULT_GRACE = Supervisor.DEFAULT_GRACE;
     /** How long the other ranks may take to fail on their own after one rank died, before they are terminated. */
     static final Duration FAIL_FAST_WINDOW = Duration.ofSeconds(5);
 
@@ -85,7 +82,7 @@ final class Job implements RestartPolicy {
                 }
                 s.message("kolo: cannot start rank " + launch.rank() + " (" + String.join(" ", launch.program())
                         + "): " + e.getMessage());
-                return START_FAILED;
+                return Supervisor.START_FAILED;
             }
         }
         return null;

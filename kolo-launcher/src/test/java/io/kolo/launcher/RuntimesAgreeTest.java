@@ -16,11 +16,13 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * What a static job did and an elastic job or a node of an {@code --nnodes} job did not, now that all three run under
- * one supervisor: the plan's warnings, --output-dir, --timestamp-output, and stopping when the output is closed.
+ * one supervisor and start workers through one {@link WorkerStart}: the plan's warnings, --verbose, --output-dir,
+ * --timestamp-output, stopping when the output is closed, and an ssh failure only where ssh started the worker.
  */
 @Timeout(60)
 class RuntimesAgreeTest {
@@ -52,6 +54,28 @@ class RuntimesAgreeTest {
         assertEquals(0, r.code(), r.err());
         assertTrue(r.err().contains("kolo: -x KOLO_TEST_NEVER_SET_ANYWHERE: not set in the launcher's environment;"
                 + " not forwarded"), r.err());
+    }
+
+    /** Before: an elastic run printed no worker's command line and variables under --verbose. */
+    @Test
+    void anElasticRunSaysEachWorkersCommandAndVariablesUnderVerbose() {
+        LauncherProcessTest.Result r = LauncherProcessTest.kolo("run", "-np", "1", "--min-np", "1", "--verbose", "--",
+                "true");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("kolo: rank 0: true\nkolo: rank 0 env: "), r.err());
+        assertTrue(r.err().contains(" KOLO_RANK=0"), r.err());
+        assertFalse(r.err().contains("KOLO_SECRET"), r.err());
+    }
+
+    /** Before: an elastic worker on the launcher's own host that exited with 255 "lost its ssh connection". */
+    @Test
+    void anElasticWorkerOnThisHostExitingWith255IsNotAnSshFailure() {
+        LauncherProcessTest.Result r = LauncherProcessTest.kolo("run", "-np", "2", "--min-np", "2", "-H",
+                "localhost:2", "--reset-limit", "0", "--", "sh", "-c",
+                "if [ $KOLO_RANK = 1 ]; then exit 255; fi; sleep 30");
+        assertEquals(255, r.code(), r.err());
+        assertTrue(r.err().contains("kolo: rank 1 on host localhost exited with code 255"), r.err());
+        assertFalse(r.err().contains("ssh"), r.err());
     }
 
     /** Before: a node of an --nnodes job printed no timestamps with --timestamp-output, silently. */
