@@ -14,7 +14,8 @@ import java.util.Map;
  *
  * <p>Every collective has a blocking form and an {@code Async} form returning a {@link Handle}. Ops are
  * matched across ranks by name; an op without a name gets one generated from a per-kind counter, so unnamed
- * ops must be submitted in the same order on every rank. Results are bit-identical on every rank.
+ * ops must be submitted in the same order on every rank (where the ranks' unnamed ops of one place differ in kind,
+ * they fail on every rank at once, naming each rank's). Results are bit-identical on every rank.
  *
  * <pre>{@code
  * List<Communicator> ranks = Communicator.local(4);          // 4 ranks as threads of this JVM

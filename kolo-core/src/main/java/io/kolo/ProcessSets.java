@@ -6,6 +6,8 @@ import io.kolo.collective.Hierarchy;
 import io.kolo.engine.Engine;
 import io.kolo.engine.Op;
 import io.kolo.engine.OpKind;
+import io.kolo.ProcessSetRefusal.Call;
+import io.kolo.ProcessSetRefusal.Reason;
 import io.kolo.transport.Transport;
 
 import java.util.ArrayList;
@@ -126,42 +128,42 @@ final class ProcessSets {
 
     /** A static set, registered as the job starts (see {@link #add}), whether or not dynamic sets are allowed. */
     ProcessSet addStatic(ProcessSet set) {
-        return register(set, "Kolo.init(ProcessSet...)");
+        return register(set, null, Call.INIT);
     }
 
-    /** Registers {@code set} in step with every rank (a collective of the global set); returns it, now registered. */
+    /**
+     * Registers {@code set} in step with every rank (a collective of the global set); returns it, now registered. A
+     * call this rank refuses still takes part in the exchange, so that every rank fails with it instead of waiting.
+     */
     ProcessSet add(ProcessSet set) {
-        if (!dynamic) {
-            throw new IllegalStateException("process sets can be added after Kolo.init only when the job sets"
-                    + " KOLO_DYNAMIC_PROCESS_SETS=1 on every rank; or pass them to Kolo.init(ProcessSet...)");
-        }
-        return register(set, "addProcessSet");
+        return register(set, dynamic ? null : Reason.NOT_DYNAMIC, Call.ADD);
     }
 
     /** @param call what the user called, for messages: static sets come from Kolo.init, not addProcessSet */
-    private synchronized ProcessSet register(ProcessSet set, String call) {
-        if (set.owner() != null) {
-            throw new IllegalArgumentException(set + " is already registered" + (set.owner() == owner ? ""
-                    : " with another communicator (several ranks in one JVM each need their own ProcessSet)"));
-        }
-        long[] mine = encode(set.requested());
-        return exchange(mine, answers -> decide(set, answers, call));
+    private synchronized ProcessSet register(ProcessSet set, Reason refused, Call call) {
+        Reason why = refused != null ? refused : set.owner() != null ? Reason.ALREADY_REGISTERED : null;
+        long[] mine = why != null ? ProcessSetRefusal.encode(call, why, set.id(), requestLength()) : encode(set.requested());
+        return exchange(mine, answers -> decide(set, answers, call.label));
     }
 
-    /** Removes {@code set} in step with every rank (a collective of the global set). */
+    /** Removes {@code set} in step with every rank (a collective of the global set); refused as {@link #add} is. */
     synchronized void remove(ProcessSet set) {
-        if (!dynamic) {
-            throw new IllegalStateException("process sets can be removed only when the job sets"
-                    + " KOLO_DYNAMIC_PROCESS_SETS=1 on every rank");
+        Reason why = !dynamic ? Reason.NOT_DYNAMIC : set == global || set.id() == 0 ? Reason.GLOBAL : unusable(set);
+        long[] mine;
+        if (why != null) {
+            mine = ProcessSetRefusal.encode(Call.REMOVE, why, set.id(), requestLength());
+        } else {
+            mine = new long[requestLength()];
+            mine[0] = REMOVE;
+            mine[1] = set.id();
         }
-        if (set == global || set.id() == 0) {
-            throw new IllegalArgumentException("the global process set (every rank) cannot be removed");
-        }
-        checkOwned(set, "remove it");
-        long[] mine = new long[requestLength()];
-        mine[0] = REMOVE;
-        mine[1] = set.id();
         exchange(mine, answers -> unregister(set, answers));
+    }
+
+    /** Why this rank cannot remove {@code set}, as {@link #checkOwned} says it; null when it can. */
+    private Reason unusable(ProcessSet set) {
+        return set.owner() == null && set.hasEnded() ? Reason.ENDED : set.owner() != owner ? Reason.NOT_REGISTERED
+                : set.isRemoved() ? Reason.REMOVED : null;
     }
 
     @FunctionalInterface
@@ -190,6 +192,11 @@ final class ProcessSets {
                             long[][] answers = new long[size][];
                             for (int r = 0; r < size; r++) {
                                 answers[r] = Arrays.copyOfRange(flat, r * mine.length, (r + 1) * mine.length);
+                            }
+                            RuntimeException refused = ProcessSetRefusal.of(answers, rank);
+                            if (refused != null) {
+                                handle.fail(refused);
+                                return;
                             }
                             sameCalls(answers);
                             handle.complete(decision.decide(answers));

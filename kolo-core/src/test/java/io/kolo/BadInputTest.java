@@ -134,6 +134,83 @@ class BadInputTest {
     }
 
     /**
+     * Unnamed ops of different kinds in one place: each unnamed op's name counts its own kind, so rank 1's broadcast
+     * never met ranks 0 and 2's allreduce and every rank waited out KOLO_TIMEOUT_SECONDS. Now every rank fails at once
+     * naming each rank's op, and the job goes on.
+     */
+    @Test
+    void unnamedOpsOfDifferentKindsInOnePlaceFailEveryRankNamingEach() {
+        var outcomes = Ranks.<Object>outcomes(3, Map.of("KOLO_TIMEOUT_SECONDS", "20"), comm -> {
+            float[] x = {1};
+            comm.allreduce(x, ReduceOp.SUM);
+            try {
+                if (comm.rank() == 1) {
+                    comm.broadcast(new float[4], 0);
+                } else {
+                    comm.allreduce(new float[4], ReduceOp.SUM);
+                }
+                return "no error";
+            } finally {
+                float[] y = {1};
+                comm.allreduce("after", Tensor.of(y), ReduceOp.SUM);
+                assertEquals(3f, y[0]);
+            }
+        });
+        assertEveryRankFails(outcomes, "the ranks submitted different collectives as their unnamed op #2: "
+                + "rank 0 allreduce 'allreduce.noname.2' FLOAT32[4] SUM, rank 1 broadcast 'broadcast.noname.1' FLOAT32[4]"
+                + " root=0, rank 2 allreduce 'allreduce.noname.2' FLOAT32[4] SUM; unnamed ops are matched by their order"
+                + " on each rank: call the same collectives in the same order on every rank, or give them names");
+    }
+
+    /**
+     * A rank with an extra step before a barrier: its allreduce and the other's barrier, both unnamed, held the same
+     * place and never met, and both ranks waited out KOLO_TIMEOUT_SECONDS. Now both fail at once, naming each.
+     */
+    @Test
+    void anExtraStepBeforeABarrierFailsBothRanksAtOnce() {
+        var outcomes = Ranks.<Object>outcomes(2, Map.of("KOLO_TIMEOUT_SECONDS", "20"), comm -> {
+            int steps = comm.rank() == 0 ? 2 : 1;
+            for (int step = 0; step < steps; step++) {
+                comm.allreduce(new float[2], ReduceOp.SUM);
+            }
+            comm.barrier();
+            return "no error";
+        });
+        assertEveryRankFails(outcomes, "the ranks submitted different collectives as their unnamed op #2: rank 0"
+                + " allreduce 'allreduce.noname.2' FLOAT32[2] SUM, rank 1 barrier 'barrier.noname.1'; unnamed ops");
+    }
+
+    /** The order check leaves alone what is legal: named ops in any order, and unnamed ops of mixed kinds in one order. */
+    @Test
+    void namedOpsInAnyOrderAndUnnamedOpsInOneOrderStillRun() {
+        List<Object> sums = Ranks.run(3, comm -> {
+            List<Handle<Tensor>> handles = new java.util.ArrayList<>();
+            for (int round = 0; round < 20; round++) {
+                // Named: each rank its own order of kinds.
+                for (int k = 0; k < 3; k++) {
+                    int which = (k + comm.rank() + round) % 3;
+                    String name = "n" + round + "." + which;
+                    handles.add(which == 1 ? comm.broadcastAsync(name, Tensor.of(new float[]{1, 1}), 0)
+                            : comm.allreduceAsync(name, Tensor.of(new float[]{1, 1}), ReduceOp.SUM));
+                }
+                // Unnamed: kinds mixed, in one order on every rank.
+                handles.add(comm.allreduceAsync(null, Tensor.of(new float[]{1, 1}), ReduceOp.SUM));
+                handles.add(comm.broadcastAsync(null, Tensor.of(new float[]{1, 1}), round % 3));
+                handles.add(comm.allgatherAsync(null, Tensor.of(new float[]{1, 1})));
+            }
+            double sum = 0;
+            for (Handle<Tensor> h : handles) {
+                for (float v : h.await().floats()) {
+                    sum += v;
+                }
+            }
+            return sum;
+        });
+        // Per round: named 2 allreduces (3+3 each) and a broadcast (1+1); unnamed 6 + 2 + 6 ones.
+        assertEquals(List.of(20 * 28.0, 20 * 28.0, 20 * 28.0), sums);
+    }
+
+    /**
      * Ranks grouping different numbers of tensors under one name: every rank fails naming each rank's group size, and
      * the job goes on. Before, with rank 0's group the smaller, rank 0 completed and rank 1 waited out its timeout;
      * with rank 0's the larger, both did.
@@ -217,6 +294,57 @@ class BadInputTest {
         Throwable e = outcomes.get(0).error();
         assertNotNull(e);
         assertTrue(e.getMessage().contains("'forgotten'") && e.getMessage().contains("not by ranks [1]"), e.getMessage());
+    }
+
+    /**
+     * The stall shutdown failed the op on the rank that waited for it, and told the rank that never submitted it
+     * nothing: its next collective waited for a job that had given up. Now the job ends on every rank with one message.
+     */
+    @Test
+    void aStallShutdownEndsTheRankThatNeverSubmittedWithTheSameMessage() {
+        var outcomes = Ranks.<Object>outcomes(2, Map.of("KOLO_STALL_CHECK_TIME_SECONDS", "1",
+                "KOLO_STALL_SHUTDOWN_TIME_SECONDS", "2", "KOLO_TIMEOUT_SECONDS", "20"), comm -> {
+            if (comm.rank() == 0) {
+                comm.allreduceAsync("forgotten", Tensor.of(new float[1]), ReduceOp.SUM).await();
+                return "rank 0's op completed";
+            }
+            // Rank 1 is busy elsewhere, past the shutdown time, and then calls a collective of its own.
+            Thread.sleep(5000);
+            comm.allreduceAsync("next", Tensor.of(new float[1]), ReduceOp.SUM).await();
+            return "rank 1's op completed";
+        });
+        Throwable first = outcomes.get(0).error();
+        assertNotNull(first, "rank 0 should have failed");
+        assertInstanceOf(KoloException.class, first);
+        String stalled = first.getMessage().substring(Math.max(0, first.getMessage().indexOf("stalled: ")));
+        assertTrue(stalled.startsWith("stalled: allreduce 'forgotten' was submitted by ranks [0] but not by ranks [1]"),
+                first.getMessage());
+        Throwable second = outcomes.get(1).error();
+        assertNotNull(second, "rank 1 should have failed");
+        assertInstanceOf(KoloException.class, second);
+        assertTrue(second.getMessage().contains(stalled), second.getMessage() + " should say " + stalled);
+    }
+
+    /**
+     * Two ranks each waiting for an op the other never submitted (names that differ): each failed with a message of its
+     * own op only. Now both end with one message, which names the ops that had stalled when rank 0 looked.
+     */
+    @Test
+    void aStallShutdownEndsRanksWaitingForDifferentOpsWithOneMessage() {
+        var outcomes = Ranks.<Object>outcomes(2, Map.of("KOLO_STALL_CHECK_TIME_SECONDS", "1",
+                "KOLO_STALL_SHUTDOWN_TIME_SECONDS", "2", "KOLO_TIMEOUT_SECONDS", "20"), comm ->
+                comm.allreduceAsync(comm.rank() == 0 ? "loss" : "los", Tensor.of(new float[1]), ReduceOp.SUM).await());
+        List<String> said = new java.util.ArrayList<>();
+        for (var o : outcomes) {
+            assertInstanceOf(KoloException.class, o.error());
+            said.add(o.error().getMessage().substring(o.error().getMessage().indexOf("stalled: ")));
+        }
+        assertEquals(said.get(0), said.get(1));
+        // Both ops, or the older alone when the other was not yet past the shutdown time as rank 0 looked.
+        assertTrue(said.get(0).matches("stalled: allreduce 'los{1,2}' was submitted by ranks \\[[01]] but not by ranks"
+                + " \\[[01]] for \\d+ s(; allreduce 'los{1,2}' .*)? \\(KOLO_STALL_SHUTDOWN_TIME_SECONDS\\); the missing"
+                + " ranks never called (it|them), or called (it|them) under another name; Kolo stopped on every rank"),
+                said.get(0));
     }
 
     /**

@@ -3,10 +3,12 @@ package io.kolo;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
+import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -16,8 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * type and reduction, sizes straddling every threshold, names reused with new shapes and types, async ops awaited out
  * of order, joins, and requests deliberately mismatched on one rank, each result checked against a reference computed
  * element by element, with the eager path, the response cache and fusion each switched off in turn. The normal suite runs
- * a bounded share; {@code -Dkolo.fuzz.minutes=30} runs {@link #longRun} for that long over fresh seeds, and
- * {@code -Dkolo.fuzz.seed=S} starts from seed S. A failure names its seed, batch, rank and op.
+ * a bounded share from a fixed seed; {@code -Dkolo.fuzz.minutes=30} runs {@link #longRun} for that long from a random
+ * seed it prints, and {@code -Dkolo.fuzz.seed=S} starts from seed S. A failure names its seed, batch, rank and op.
  */
 class EngineFuzzTest {
     private static final long SEED = Long.getLong("kolo.fuzz.seed", 20261123L);
@@ -83,7 +85,8 @@ class EngineFuzzTest {
     @EnabledIfSystemProperty(named = "kolo.fuzz.minutes", matches = "\\d+")
     void longRun() throws Exception {
         long end = System.currentTimeMillis() + 60_000L * Long.getLong("kolo.fuzz.minutes");
-        long seed = SEED;
+        long seed = longRunSeed(System.getProperty("kolo.fuzz.seed"), new SecureRandom());
+        System.out.println("engine fuzz: starting from seed " + seed + " (re-run: -Dkolo.fuzz.seed=" + seed + ")");
         List<String> configs = new ArrayList<>(CONFIGS.keySet());
         for (int round = 0; System.currentTimeMillis() < end; round++) {
             String name = configs.get(round % configs.size());
@@ -93,6 +96,20 @@ class EngineFuzzTest {
             threads(seed++, 2, 2, settings, 200, false);
             processes(seed++, 2 + round % 2, withTransport(settings, round % 2 == 0 ? "shm" : "tcp"), 300, true);
         }
+    }
+
+    /** The long run's first seed: the one given, else a fresh one, so that every long run explores new programs. */
+    static long longRunSeed(String given, Random random) {
+        return given == null || given.isBlank() ? random.nextLong() : Long.parseLong(given.strip());
+    }
+
+    @Test
+    void longRunStartsFromAFreshSeedUnlessOneIsGiven() {
+        Random random = new Random(1);
+        long first = longRunSeed(null, random);
+        long second = longRunSeed(null, random);
+        assertTrue(first != second && first != SEED && second != SEED, first + ", " + second);
+        assertEquals(42L, longRunSeed("42", random));
     }
 
     private static Map<String, String> withTransport(Map<String, String> settings, String transport) {

@@ -162,7 +162,7 @@ class InPlaceReductionTest {
                     ReduceOp.SUM).await();
             return null;
         });
-        List<Map<String, Object>> events = (List<Map<String, Object>>) Json.parse(Files.readString(file));
+        List<Map<String, Object>> events = (List<Map<String, Object>>) Json.parse(file);
         Map<Object, Object> rows = events.stream().filter(e -> "process_name".equals(e.get("name")))
                 .collect(Collectors.toMap(e -> e.get("pid"), e -> ((Map<?, ?>) e.get("args")).get("name")));
         Set<Object> copied = events.stream().filter(e -> "MEMCPY_IN_FUSION_BUFFER".equals(e.get("name")))

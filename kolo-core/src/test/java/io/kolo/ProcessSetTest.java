@@ -270,6 +270,61 @@ class ProcessSetTest {
     }
 
     /**
+     * Rank 1 alone lacks KOLO_DYNAMIC_PROCESS_SETS=1: it refused addProcessSet on its own, and ranks 0 and 2 waited for
+     * its part of the registration until KOLO_TIMEOUT_SECONDS. Now the refusal reaches every rank, which all fail at once
+     * with one message naming rank 1 and why, and the job goes on.
+     */
+    @Test
+    void aCallOneRankRefusesFailsOnEveryRankNamingItAndWhy() throws Exception {
+        int port = Ranks.freePort();
+        String secret = io.kolo.bootstrap.JobSecret.generate().toHex();
+        List<Object> said = Ranks.fromEnvironment(3, r -> {
+            Map<String, String> env = new java.util.HashMap<>(Map.of("KOLO_RANK", Integer.toString(r), "KOLO_SIZE", "3",
+                    "KOLO_RENDEZVOUS_ADDR", "127.0.0.1", "KOLO_RENDEZVOUS_PORT", Integer.toString(port),
+                    "KOLO_SECRET", secret, "KOLO_TIMEOUT_SECONDS", "20"));
+            if (r != 1) {
+                env.put("KOLO_DYNAMIC_PROCESS_SETS", "1");
+            }
+            return env;
+        }, comm -> {
+            RuntimeException e = assertThrows(RuntimeException.class, () -> comm.addProcessSet(0, 1));
+            float[] x = {1};
+            comm.allreduce(x, ReduceOp.SUM);
+            assertEquals(3f, x[0]);
+            return e.getClass().getSimpleName() + ": " + e.getMessage();
+        });
+        String message = "addProcessSet was refused on rank 1: KOLO_DYNAMIC_PROCESS_SETS=1 is not set there: process"
+                + " sets can be added or removed after Kolo.init only when the job sets it on every rank (or pass them to"
+                + " Kolo.init(ProcessSet...)); no rank's process sets changed";
+        assertEquals(List.of("KoloException: " + message, "IllegalStateException: " + message, "KoloException: " + message),
+                said);
+    }
+
+    /**
+     * Rank 2 removing a set its communicator never registered while the others remove set 1: rank 2 refused it alone
+     * and the others waited until KOLO_TIMEOUT_SECONDS. Now every rank fails naming rank 2 and why; set 1 stays.
+     */
+    @Test
+    void aRemovalOneRankRefusesFailsOnEveryRank() {
+        List<String> said = Ranks.run(3, Map.of("KOLO_DYNAMIC_PROCESS_SETS", "1", "KOLO_TIMEOUT_SECONDS", "20"),
+                comm -> {
+                    ProcessSet a = comm.addProcessSet(0, 1);
+                    RuntimeException e = assertThrows(RuntimeException.class,
+                            () -> comm.removeProcessSet(comm.rank() == 2 ? ProcessSet.of(0, 1) : a));
+                    assertTrue(a.isRegistered());
+                    if (a.included()) {
+                        assertEquals(2, comm.allreduce(new int[]{1}, ReduceOp.SUM, a)[0]);
+                    }
+                    return e.getClass().getSimpleName() + ": " + e.getMessage();
+                });
+        String message = "removeProcessSet was refused on rank 2: the set is not registered with that rank's"
+                + " communicator (pass it to Kolo.init or Communicator.addProcessSet on every rank first); no rank's"
+                + " process sets changed";
+        assertEquals(List.of("KoloException: " + message, "KoloException: " + message,
+                "IllegalArgumentException: " + message), said);
+    }
+
+    /**
      * Ranks 1 and 2 of set [1, 2] broadcasting from roots 1 and 2: the message said they submitted "root=0" and
      * "root=1", the roots' ranks inside the set, though a set's broadcast takes job ranks and its errors name job ranks.
      */
@@ -347,6 +402,43 @@ class ProcessSetTest {
         assertNotNull(m);
         assertTrue(m.contains("in process set 1") && m.contains("submitted by ranks [1] but not by ranks [2]"), m);
         assertNull(out.get(2));
+    }
+
+    /**
+     * The stall shutdown in a set fails the waiting member's op and ends the set on the member that never submitted it
+     * too, with the same message; the rest of the job goes on. Before, rank 2's later op in the set waited for a rank
+     * that had given up.
+     */
+    @Test
+    void aStallShutdownInASetEndsItOnEveryMemberWithOneMessage() {
+        // Held outside Kolo until rank 2 is done: a global op waiting as long would stall too.
+        CountDownLatch rank2Done = new CountDownLatch(1);
+        List<String> out = Ranks.run(3, Map.of("KOLO_DYNAMIC_PROCESS_SETS", "1", "KOLO_TIMEOUT_SECONDS", "20",
+                "KOLO_STALL_SHUTDOWN_TIME_SECONDS", "2", "KOLO_STALL_CHECK_TIME_SECONDS", "1"), comm -> {
+            ProcessSet set = comm.addProcessSet(1, 2);
+            String said = null;
+            if (comm.rank() == 1) {
+                said = assertThrows(KoloException.class, () -> comm.allreduce(new float[1], ReduceOp.SUM, set))
+                        .getMessage();
+            } else if (comm.rank() == 2) {
+                Thread.sleep(4000);
+                said = assertThrows(KoloException.class, () -> comm.allreduceAsync("late", Tensor.of(new float[1]),
+                        ReduceOp.SUM, set).await()).getMessage();
+                rank2Done.countDown();
+            }
+            assertTrue(rank2Done.await(30, TimeUnit.SECONDS));
+            float[] x = {1};
+            comm.allreduce(x, ReduceOp.SUM);
+            assertEquals(3f, x[0]);
+            return said;
+        });
+        String stalled = "stalled: allreduce 'allreduce.noname.1' in process set 1 was submitted by ranks [1] but not by"
+                + " ranks [2]";
+        String m = out.get(1);
+        assertTrue(m.contains(stalled), m);
+        String why = m.substring(m.indexOf("stalled: "));
+        assertTrue(why.endsWith("process set 1 ended on each of its ranks"), why);
+        assertTrue(out.get(2).endsWith(why), out.get(2) + " should end with " + why);
     }
 
     @Test

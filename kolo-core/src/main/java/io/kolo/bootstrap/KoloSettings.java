@@ -150,8 +150,8 @@ public final class KoloSettings {
             "a number of response-cache entries from 0 (no cache) to 1048576");
     /**
      * Latency-bound sizes only: every cycle, idle ones too, carries a payload this large once an op this small has been
-     * repeated. At np=2 riding was faster at every size up to 8 KiB (docs/performance.md, "Broadcast and allgather
-     * with the vote", has the command); measure with {@code kolo bench allreduce -x KOLO_EAGER_ALLREDUCE_BYTES=...}
+     * repeated. At np=2 riding was faster at every size up to 8 KiB (docs/performance.md, "Measured constants",
+     * has the command); measure with {@code kolo bench allreduce -x KOLO_EAGER_ALLREDUCE_BYTES=...}
      * before changing it. At most 1 MiB: larger
      * allreduces gain nothing from riding with the negotiation, whose buffer is sized for it up front. Broadcasts and
      * allgathers ride too, counted by the bytes of their whole result, up to 256 bytes (EagerPayload.ORED_MAX_BYTES).
@@ -248,7 +248,7 @@ public final class KoloSettings {
         return kolo;
     }
 
-    /** Every setting, in the order of README's table. */
+    /** Every setting, in the order of docs/settings.md's table. */
     public static List<Setting<?>> all() {
         return List.copyOf(ALL.values());
     }

@@ -53,8 +53,10 @@ final class ControlMessages {
     /**
      * @param waitingFor null when unchanged since the last answer
      * @param tuning     the autotuner's next choice, or null
+     * @param ending     why the set ends on every rank after these responses (the stall shutdown), or null
      */
-    static byte[] encode(List<Response> responses, Map<String, String> waitingFor, Autotuner.Tuning tuning) {
+    static byte[] encode(List<Response> responses, Map<String, String> waitingFor, Autotuner.Tuning tuning,
+                         String ending) {
         try {
             ByteArrayOutputStream bytes = new ByteArrayOutputStream();
             DataOutputStream out = new DataOutputStream(bytes);
@@ -78,6 +80,7 @@ final class ControlMessages {
                 out.writeBoolean(tuning.hierarchicalAllreduce());
                 out.writeBoolean(tuning.hierarchicalAllgather());
             }
+            out.writeUTF(ending == null ? "" : ending);
             out.flush();
             return bytes.toByteArray();
         } catch (IOException e) {
@@ -86,11 +89,11 @@ final class ControlMessages {
     }
 
     /**
-     * The responses; hands a new waiting-for map, when the answer carries one, to {@code waitingFor}, and the
-     * autotuner's choice to {@code tuning}.
+     * The responses; hands a new waiting-for map, when the answer carries one, to {@code waitingFor}, the
+     * autotuner's choice to {@code tuning}, and why the set ends, when it does, to {@code ending}.
      */
     static List<Response> decode(byte[] data, Consumer<Map<String, String>> waitingFor,
-                                 Consumer<Autotuner.Tuning> tuning) {
+                                 Consumer<Autotuner.Tuning> tuning, Consumer<String> ending) {
         try {
             DataInputStream in = new DataInputStream(new ByteArrayInputStream(data));
             int n = in.readInt();
@@ -109,6 +112,10 @@ final class ControlMessages {
             if (in.readBoolean()) {
                 tuning.accept(new Autotuner.Tuning(in.readLong(), in.readLong(), in.readBoolean(), in.readBoolean(),
                         in.readBoolean()));
+            }
+            String end = in.readUTF();
+            if (!end.isEmpty()) {
+                ending.accept(end);
             }
             return responses;
         } catch (IOException e) {

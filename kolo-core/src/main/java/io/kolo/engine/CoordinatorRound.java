@@ -20,6 +20,8 @@ final class CoordinatorRound {
     private final List<Request> mine = new ArrayList<>();
     private volatile Map<String, String> waitingFor = Map.of();
     private volatile long rounds;
+    /** Cycle thread only: see {@link #takeEnding}. */
+    private String ending;
 
     /**
      * @param members the set's ranks in the job, by set rank (for messages)
@@ -55,11 +57,22 @@ final class CoordinatorRound {
             for (byte[] b : all) {
                 table.add(ControlMessages.decodeRequests(b), out);
             }
-            table.inspectStalls(settings.stallCheckTime().toNanos(), settings.stallShutdownTime().toNanos(), out);
+            String stalled = table.inspectStalls(settings.stallCheckTime().toNanos(),
+                    settings.stallShutdownTime().toNanos());
             fusion.fuse(table.takeReady(), out);
-            answer = ControlMessages.encode(out, table.takeWaitingFor(), tuning);
+            answer = ControlMessages.encode(out, table.takeWaitingFor(), tuning, stalled);
         }
-        return ControlMessages.decode(ops.broadcast(answer, 0), w -> waitingFor = w, tuned);
+        return ControlMessages.decode(ops.broadcast(answer, 0), w -> waitingFor = w, tuned, e -> ending = e);
+    }
+
+    /**
+     * Why the set must end, when the last round said so (the stall shutdown: every rank of the set hears it in the
+     * same round), else null; cleared by the call.
+     */
+    String takeEnding() {
+        String e = ending;
+        ending = null;
+        return e;
     }
 
     /** What rank 0 last said the op named {@code name} waits for, or null. */

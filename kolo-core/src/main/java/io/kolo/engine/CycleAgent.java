@@ -9,7 +9,8 @@ interface CycleAgent {
      * Runs one cycle (the runner's lock is held); true when the engine is finished: an agreed shutdown, or a failure.
      *
      * @param nowNanos the runner's {@link System#nanoTime()} of a moment ago, the cycle's start (clock reads are a
-     *                 measurable share of a small op's work: docs/performance.md, "Small messages")
+     *                 measurable share of a small op's work in {@code kolo bench allreduce -np 2 --sizes 8B..4KiB};
+     *                 docs/performance.md, "Measured constants")
      */
     boolean cycle(long nowNanos);
 

@@ -17,8 +17,8 @@ final class EagerPayload {
      * The most bytes of a broadcast's or allgather's result that ride with the vote, whatever
      * {@code KOLO_EAGER_ALLREDUCE_BYTES} allows: the whole result travels from and to every rank, where the collective
      * after the vote moves less, and the vote of every later cycle carries the payload until another op takes its
-     * place, which slowed the next larger sizes (measured at np=2; docs/performance.md, "Broadcast and allgather with
-     * the vote", has the command).
+     * place, which slowed the next larger sizes ({@code kolo bench broadcast -np 2 --sizes 64B,256B,512B,1KiB,4KiB} and the
+     * same for allgather, rebuilt with 1 KiB, 512 B and 256 B; docs/performance.md, "Measured constants").
      */
     static final long ORED_MAX_BYTES = 256;
 

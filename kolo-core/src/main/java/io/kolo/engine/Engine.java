@@ -61,7 +61,7 @@ public final class Engine implements AutoCloseable {
         for (int r = 0; r < size; r++) {
             everyone[r] = r;
         }
-        this.global = new ProcessSetEngine(0, everyone, ops, settings, explainer, runner);
+        this.global = new ProcessSetEngine(0, everyone, ops, settings, explainer, runner, null);
         byId.put(0, global);
         cycling.add(global);
         runner.start();
@@ -108,7 +108,8 @@ public final class Engine implements AutoCloseable {
      */
     public void addProcessSet(int id, int[] members, CollectiveOps ops) {
         requireCycleThread();
-        ProcessSetEngine set = new ProcessSetEngine(id, members.clone(), ops, settings, explainer, runner);
+        ProcessSetEngine set = new ProcessSetEngine(id, members.clone(), ops, settings, explainer, runner,
+                why -> removeProcessSet(id, why));
         // Submissions are accepted at once (the caller may submit before this cycle ends: they wait in the set's
         // queue); the set's cycles start with the next one.
         byId.put(id, set);

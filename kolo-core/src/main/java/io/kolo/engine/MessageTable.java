@@ -41,8 +41,11 @@ final class MessageTable {
     private final int[] members;
     /** After an op's name in messages: which process set it belongs to ("" for the global set). */
     private final String where;
+    /** The process set's id (0: every rank). */
+    private final int set;
     private final Agreement agreement;
     private final StallWarnings warnings;
+    private final UnnamedOrder unnamedOrder;
 
     MessageTable(int size) {
         this(identity(size), 0);
@@ -53,8 +56,10 @@ final class MessageTable {
         this.joined = new boolean[size];
         this.members = members.clone();
         this.where = set == 0 ? "" : " in process set " + set;
+        this.set = set;
         this.agreement = new Agreement(this.members, where);
         this.warnings = new StallWarnings(where);
+        this.unnamedOrder = new UnnamedOrder(this.members, where);
     }
 
     private static int[] identity(int size) {
@@ -133,6 +138,7 @@ final class MessageTable {
         if (failedGroups != null) {
             failGroups(failedGroups, ready);
         }
+        failOutOfOrder(ready);
         if (joinedCount == size) {
             ready.add(Response.join(joinOrder.getLast()));
             Arrays.fill(joined, false);
@@ -155,6 +161,21 @@ final class MessageTable {
                 it.remove();
                 out.add(Response.error(any.kind(), List.of(any.name()), why));
             }
+        }
+    }
+
+    /**
+     * What is left waits for ranks that have not submitted it. When that proves the ranks submitted their unnamed ops
+     * in different orders, nothing will ever answer those ops: they fail now, on every rank.
+     */
+    private void failOutOfOrder(List<Response> out) {
+        if (entries.isEmpty()) {
+            return;
+        }
+        Response error = unnamedOrder.check(entries.values().stream().map(e -> e.byRank).toList(), joined);
+        if (error != null) {
+            entries.keySet().removeAll(error.names());
+            out.add(error);
         }
     }
 
@@ -249,21 +270,22 @@ final class MessageTable {
     }
 
     /**
-     * The stall inspector: warns about ops that some ranks submitted long ago and others never did, and past
-     * {@code shutdownAfter} (if non-zero) fails them on every rank.
+     * The stall inspector: warns about ops that some ranks submitted long ago and others never did. Past
+     * {@code shutdownAfter} (if non-zero) it returns why the set must end: the coordinator sends that to every rank of
+     * the set, which all end with it, the ranks that never submitted the op as well as those waiting for it. Null
+     * while nothing has stalled that long.
      */
-    void inspectStalls(long checkNanos, long shutdownNanos, List<Response> errors) {
+    String inspectStalls(long checkNanos, long shutdownNanos) {
         long now = System.nanoTime();
         // Often enough that the warning and the shutdown come within a second of the configured time.
         long period = Math.min(INSPECT_NANOS, Math.min(checkNanos, shutdownNanos > 0 ? shutdownNanos : Long.MAX_VALUE) / 4);
         if (now - lastStallCheck < period) {
-            return;
+            return null;
         }
         lastStallCheck = now;
         Map<String, String> waiting = new LinkedHashMap<>();
-        Iterator<Entry> it = entries.values().iterator();
-        while (it.hasNext()) {
-            Entry e = it.next();
+        List<String> stalled = new ArrayList<>();
+        for (Entry e : entries.values()) {
             List<Integer> missing = missing(e);
             if (missing.isEmpty()) {
                 // The last rank's request came in this round: the op is ready, not stalled (takeReady runs it next).
@@ -278,11 +300,8 @@ final class MessageTable {
                         + (submitted.size() == 1 ? " " : "s ") + join(submitted) + " had)");
             }
             if (shutdownNanos > 0 && age >= shutdownNanos) {
-                it.remove();
-                errors.add(Response.error(first.kind(), List.of(first.name()), "stalled: " + first.kind().label()
-                        + " '" + first.name() + "'" + where + " was submitted by ranks " + submitted(e) + " but not by ranks "
-                        + missing + " for " + age / 1_000_000_000L
-                        + " s (KOLO_STALL_SHUTDOWN_TIME_SECONDS); the missing ranks never called it, or called it under another name"));
+                stalled.add(first.kind().label() + " '" + first.name() + "'" + where + " was submitted by ranks "
+                        + submitted(e) + " but not by ranks " + missing + " for " + age / 1_000_000_000L + " s");
             } else if (age >= checkNanos && !e.warned) {
                 e.warned = true;
                 warnings.add(first.kind().label(), first.name(), submitted(e), missing, age / 1_000_000_000L);
@@ -293,6 +312,17 @@ final class MessageTable {
             waitingFor = waiting;
             toldWaiting = !waiting.isEmpty();
         }
+        if (stalled.isEmpty()) {
+            return null;
+        }
+        entries.clear();
+        String them = stalled.size() == 1 ? "it" : "them";
+        // Named as the warnings name them: a model's hundreds of gradients would make one unreadable message.
+        String ops = String.join("; ", stalled.subList(0, Math.min(stalled.size(), StallWarnings.NAMED)))
+                + (stalled.size() > StallWarnings.NAMED ? "; and " + (stalled.size() - StallWarnings.NAMED) + " more ops" : "");
+        return "stalled: " + ops + " (KOLO_STALL_SHUTDOWN_TIME_SECONDS); the missing ranks never"
+                + " called " + them + ", or called " + them + " under another name; "
+                + (set == 0 ? "Kolo stopped on every rank" : "process set " + set + " ended on each of its ranks");
     }
 
     /**

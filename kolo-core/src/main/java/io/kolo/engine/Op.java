@@ -63,6 +63,8 @@ public final class Op {
     InFlightNames.Slot slot;
     /** The engine made the name up ({@code allreduce.noname.7}): it never comes again. */
     boolean generatedName;
+    /** This op's place among the rank's unnamed ops in its set (1, 2, ...), 0 when named (see {@link Request}). */
+    long unnamed;
 
     private Request request;
     private long[] resultShape;
@@ -175,7 +177,7 @@ public final class Op {
         Request r = request;
         if (r == null || r.rank() != rank) {
             r = new Request(rank, name, kind, type, reduceOp, shape, prescale, postscale, root, splits, group,
-                    groupSize);
+                    groupSize, unnamed);
             request = r;
         }
         return r;

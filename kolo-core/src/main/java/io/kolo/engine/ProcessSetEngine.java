@@ -50,6 +50,8 @@ final class ProcessSetEngine implements CycleAgent {
     private volatile boolean shutdownRequested;
     private volatile boolean terminated;
     private final SetEnding ending;
+    /** Removes this set from the engine, on every member at the same point (null for the global set). */
+    private final java.util.function.Consumer<String> remove;
 
     // State below is touched only by the thread running the cycle.
     private final PendingOps pending = new PendingOps();
@@ -86,9 +88,10 @@ final class ProcessSetEngine implements CycleAgent {
      * @param id      the set's id (0: every rank of the job)
      * @param members the set's ranks in the job, in set-rank order (for messages that name ranks)
      * @param ops     the collectives over the set's ranks, renumbered 0..k-1
+     * @param remove  what ends a set but the global one when its ranks agree it must (called with why)
      */
     ProcessSetEngine(int id, int[] members, CollectiveOps ops, EngineSettings settings, FailureExplainer explainer,
-                     CycleRunner runner) {
+                     CycleRunner runner, java.util.function.Consumer<String> remove) {
         this.id = id;
         this.ops = ops;
         this.rank = ops.rank();
@@ -96,6 +99,7 @@ final class ProcessSetEngine implements CycleAgent {
         this.settings = settings;
         this.explainer = explainer;
         this.ending = new SetEnding(explainer);
+        this.remove = remove;
         this.runner = runner;
         this.cache = new ResponseCache(settings.cacheCapacity(), settings.eagerAllreduceBytes());
         InFlightNames inFlight = new InFlightNames(Math.max(KEPT_NAMES, settings.cacheCapacity()));
@@ -321,7 +325,25 @@ final class ProcessSetEngine implements CycleAgent {
         }
         admission.revalidate();
         tuning.endOfCycle();
-        return anyShutdown;
+        String stalled = coordinator.takeEnding();
+        return stalled != null ? endEverywhere(stalled) : anyShutdown;
+    }
+
+    /**
+     * Every rank of the set heard in this cycle's round that the set ends (the stall shutdown): its ops and later
+     * submissions fail with {@code why}, on the ranks that never submitted the stalled op too. The global set's end
+     * ends the engine (true); another set is removed.
+     */
+    private boolean endEverywhere(String why) {
+        KoloException e = new KoloException(why);
+        if (id == 0) {
+            fatal = e;
+        } else {
+            ending.removed(why);
+            remove.accept(why);
+        }
+        failAll(e);
+        return id == 0;
     }
 
     private void drainQueue(long now) {

@@ -8,9 +8,15 @@ import java.io.DataOutput;
 import java.io.IOException;
 import java.util.Arrays;
 
-/** One rank's submission of one named op, as sent to the coordinator. */
+/**
+ * One rank's submission of one named op, as sent to the coordinator.
+ *
+ * @param unnamed the op's place among this rank's unnamed ops in its process set (1, 2, ...), 0 for a named op: the
+ *                coordinator checks that the ranks' unnamed ops of one place are of one kind ({@link UnnamedOrder})
+ */
 record Request(int rank, String name, OpKind kind, DataType type, ReduceOp op, long[] shape,
-               double prescale, double postscale, int root, long[] splits, String group, int groupSize) {
+               double prescale, double postscale, int root, long[] splits, String group, int groupSize,
+               long unnamed) {
 
     void write(DataOutput out) throws IOException {
         out.writeInt(rank);
@@ -25,6 +31,7 @@ record Request(int rank, String name, OpKind kind, DataType type, ReduceOp op, l
         writeLongs(out, splits);
         out.writeUTF(group == null ? "" : group);
         out.writeInt(groupSize);
+        out.writeLong(unnamed);
     }
 
     static Request read(DataInput in) throws IOException {
@@ -40,11 +47,11 @@ record Request(int rank, String name, OpKind kind, DataType type, ReduceOp op, l
         long[] splits = readLongs(in);
         String group = in.readUTF();
         int groupSize = in.readInt();
+        long unnamed = in.readLong();
         return new Request(rank, name, kind, type, op, shape, pre, post, root, splits,
-                group.isEmpty() ? null : group, groupSize);
+                group.isEmpty() ? null : group, groupSize, unnamed);
     }
 
-    /** What this rank submitted, for mismatch messages: "FLOAT32[4, 3] SUM". */
     /** What was submitted, for a mismatch message; {@code members} maps a broadcast's root back to the job's rank. */
     String describe(int[] members) {
         StringBuilder sb = new StringBuilder();

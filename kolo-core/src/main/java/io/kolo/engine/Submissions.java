@@ -1,9 +1,5 @@
 package io.kolo.engine;
 
-import java.util.EnumMap;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
-
 /**
  * What a submitted op gets on the caller's thread before it is queued: a generated name when it has none, a check that
  * the engine's thread can read its memory, and its name's in-flight slot. Its {@link Request} is made only if it goes
@@ -12,20 +8,28 @@ import java.util.concurrent.atomic.AtomicLong;
 final class Submissions {
     private final int rank;
     private final InFlightNames inFlight;
-    private final Map<OpKind, AtomicLong> unnamed = new EnumMap<>(OpKind.class);
+    /** Unnamed ops so far, by kind; guarded by this. */
+    private final long[] unnamedOfKind = new long[OpKind.values().length];
+    /** Unnamed ops so far, every kind but join; guarded by this. */
+    private long unnamed;
 
     Submissions(int rank, InFlightNames inFlight) {
         this.rank = rank;
         this.inFlight = inFlight;
-        for (OpKind k : OpKind.values()) {
-            unnamed.put(k, new AtomicLong());
-        }
     }
 
-    /** Unnamed ops get {@code allreduce.noname.7}: it matches across ranks only if every rank submits in the same order. */
+    /**
+     * Unnamed ops get {@code allreduce.noname.7}: it matches across ranks only if every rank submits in the same order.
+     * They also get their place in this rank's order of unnamed ops, by which the coordinator tells ranks that
+     * submitted different kinds in one place ({@link UnnamedOrder}). A join is left out: a rank that joined skips the
+     * ops the others run meanwhile, and its place would only say so.
+     */
     void name(Op op) {
         if (op.name == null) {
-            op.name = op.kind.label() + ".noname." + unnamed.get(op.kind).incrementAndGet();
+            synchronized (this) {
+                op.name = op.kind.label() + ".noname." + ++unnamedOfKind[op.kind.ordinal()];
+                op.unnamed = op.kind == OpKind.JOIN ? 0 : ++unnamed;
+            }
             op.generatedName = true;
         }
     }

@@ -232,7 +232,7 @@ public final class WorkerEnvironment {
         }
 
         /**
-         * Other Kolo settings for this rank ({@code KOLO_*}: engine, transports, ...; see the README's table), e.g.
+         * Other Kolo settings for this rank ({@code KOLO_*}: engine, transports, ...; see docs/settings.md), e.g.
          * from {@link #settingsFrom}. {@link #startTimeout} and {@link #timeout} win over the same settings here.
          *
          * @throws IllegalArgumentException naming a placement variable ({@link #placementVariables()}): the builder

@@ -141,7 +141,7 @@ final class ShmFile {
      * Maps the file and views it as plain native memory of the same arena. A mapped segment is a class of its own, so
      * the rings' copies would meet three or more segment classes (mapped, the buffers' native, arrays) in the JDK's
      * shared accessor code, where C2 then calls through virtual-dispatch stubs instead of inlining, a measurable share
-     * of a small message's time (docs/performance.md, "Small messages"). Without native access for Kolo (viewing
+     * of a small message's time in {@code kolo bench allreduce -np 2 --sizes 8B..4KiB}. Without native access for Kolo (viewing
      * memory anew is a restricted method) the mapped segment serves as it is.
      */
     private static MemorySegment map(FileChannel ch, long bytes, Arena arena) throws IOException {

@@ -29,12 +29,12 @@ class KoloSettingsTest {
         return names;
     }
 
-    /** Every row of README's variable table names a setting the code reads, and every setting has a row. */
+    /** Every row of docs/settings.md's variable table names a setting the code reads, and every setting has a row. */
     @Test
     void readmeTableAndSettingsNameTheSameVariables() throws IOException {
-        String readme = Files.readString(ROOT.resolve("README.md"));
+        String readme = Files.readString(ROOT.resolve("docs/settings.md"));
         int table = readme.indexOf("## `KOLO_*` variables");
-        assertTrue(table >= 0, "README has no KOLO_* variables section");
+        assertTrue(table >= 0, "docs/settings.md has no KOLO_* variables section");
         TreeSet<String> documented = new TreeSet<>();
         for (String line : readme.substring(table).lines().skip(1).takeWhile(l -> !l.startsWith("## ")).toList()) {
             if (line.startsWith("| `KOLO_")) {
@@ -44,7 +44,7 @@ class KoloSettingsTest {
                 }
             }
         }
-        assertEquals(names(), documented, "README's KOLO_* table and KoloSettings differ");
+        assertEquals(names(), documented, "docs/settings.md's KOLO_* table and KoloSettings differ");
     }
 
     /** No main code of kolo-core reads a KOLO_* variable by name except through KoloSettings. */
@@ -147,8 +147,8 @@ class KoloSettingsTest {
         assertEquals(Map.of("KOLO_FUSION_THRESHOLD", "64"), KoloSettings.fromHorovod(Map.of("HOROVOD_FUSION_THRESHOLD",
                 "64", "HOROVOD_CACHE_CAPACITY", "3", "KOLO_CACHE_CAPACITY", "4", "HOROVOD_UNKNOWN", "x")));
 
-        // README's table of Horovod's variables is exactly the aliases.
-        String readme = Files.readString(ROOT.resolve("README.md"));
+        // docs/settings.md's table of Horovod's variables is exactly the aliases.
+        String readme = Files.readString(ROOT.resolve("docs/settings.md"));
         TreeSet<String> documented = new TreeSet<>();
         Matcher row = Pattern.compile("(?m)^\\| `(HOROVOD_[A-Z_]+)` \\| `(KOLO_[A-Z_]+)`").matcher(readme);
         while (row.find()) {
@@ -157,6 +157,6 @@ class KoloSettingsTest {
         TreeSet<String> aliases = new TreeSet<>();
         KoloSettings.all().stream().filter(x -> x.horovodName() != null)
                 .forEach(x -> aliases.add(x.horovodName() + "=" + x.name()));
-        assertEquals(aliases, documented, "README's table of Horovod's variables and KoloSettings differ");
+        assertEquals(aliases, documented, "docs/settings.md's table of Horovod's variables and KoloSettings differ");
     }
 }

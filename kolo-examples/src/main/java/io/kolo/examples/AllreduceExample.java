@@ -4,6 +4,9 @@ import io.kolo.Kolo;
 import io.kolo.ReduceOp;
 import io.kolo.Tensor;
 
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
 import java.util.Arrays;
 import java.util.Locale;
 
@@ -23,29 +26,34 @@ public final class AllreduceExample {
     private AllreduceExample() {
     }
 
+    @Command(name = "allreduce")
+    static final class Options {
+        @Option(names = "--elements", converter = ExampleArgs.Positive.class)
+        int elements = 1 << 20;
+        @Option(names = "--iterations", converter = ExampleArgs.Positive.class)
+        int iterations = 60;
+        @Option(names = "--startup")
+        boolean startup;
+        @Option(names = {"-h", "--help"}, usageHelp = true)
+        boolean help;
+    }
+
     public static void main(String[] args) {
         long mainAt = System.currentTimeMillis();
-        int elements = 1 << 20;
-        int iterations = 60;
-        boolean startup = false;
+        Options options = new Options();
         try {
-            for (int i = 0; i < args.length; i++) {
-                switch (args[i]) {
-                    case "--elements" -> elements = Args.positive(args, ++i);
-                    case "--iterations" -> iterations = Args.positive(args, ++i);
-                    case "--startup" -> startup = true;
-                    case "-h", "--help" -> {
-                        System.out.println(USAGE);
-                        return;
-                    }
-                    default -> throw new IllegalArgumentException("unknown argument '" + args[i] + "'");
-                }
+            if (ExampleArgs.parse(options, args)) {
+                System.out.println(USAGE);
+                return;
             }
         } catch (IllegalArgumentException e) {
             System.err.println("allreduce: " + e.getMessage() + " (" + USAGE + ")");
             System.exit(2);
             return;
         }
+        int elements = options.elements;
+        int iterations = options.iterations;
+        boolean startup = options.startup;
         Kolo.init();
         long initDone = System.currentTimeMillis();
         long firstOpDone = 0;

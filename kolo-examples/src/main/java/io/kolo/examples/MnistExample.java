@@ -29,6 +29,9 @@ import io.kolo.djl.RankZero;
 import io.kolo.djl.ScaledLearningRate;
 import io.kolo.elastic.WorkerRemovedException;
 
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
 import java.nio.FloatBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,61 +64,75 @@ public final class MnistExample {
     private MnistExample() {
     }
 
-    public static void main(String[] args) throws Exception {
-        Path data = null;
-        String modelName = "cnn";
+    @Command(name = "mnist")
+    static final class Options {
+        @Option(names = "--data")
+        Path data;
+        @Option(names = "--model")
+        String model = "cnn";
+        @Option(names = "--epochs", converter = ExampleArgs.Positive.class)
         int epochs = 3;
+        @Option(names = "--batch-size", converter = ExampleArgs.Positive.class)
         int batchSize = 32;
+        @Option(names = "--lr", converter = ExampleArgs.PositiveNumber.class)
         float lr = 0.001f;
+        @Option(names = "--warmup-steps", converter = ExampleArgs.NonNegative.class)
         int warmup = 100;
-        Integer threads = null;
+        @Option(names = "--threads", converter = ExampleArgs.Positive.class)
+        Integer threads;
+        @Option(names = "--seed", converter = ExampleArgs.Whole.class)
         long seed = 42;
-        Path checkpoint = null;
-        boolean elastic = false;
-        Integer commitEvery = null;
-        boolean logSteps = false;
+        @Option(names = "--checkpoint")
+        Path checkpoint;
+        @Option(names = "--elastic")
+        boolean elastic;
+        @Option(names = "--commit-every", converter = ExampleArgs.Positive.class)
+        Integer commitEvery;
+        @Option(names = "--log-steps")
+        boolean logSteps;
+        @Option(names = {"-h", "--help"}, usageHelp = true)
+        boolean help;
+    }
+
+    public static void main(String[] args) throws Exception {
+        Options o = new Options();
         try {
-            for (int i = 0; i < args.length; i++) {
-                switch (args[i]) {
-                    case "--data" -> data = Path.of(Args.value(args, ++i));
-                    case "--model" -> modelName = Args.value(args, ++i);
-                    case "--epochs" -> epochs = Args.positive(args, ++i);
-                    case "--batch-size" -> batchSize = Args.positive(args, ++i);
-                    case "--lr" -> lr = Args.positiveNumber(args, ++i);
-                    case "--warmup-steps" -> warmup = Args.atLeast(args, ++i, 0);
-                    case "--threads" -> threads = Args.positive(args, ++i);
-                    case "--seed" -> seed = Args.whole(args, ++i);
-                    case "--checkpoint" -> checkpoint = Path.of(Args.value(args, ++i));
-                    case "--elastic" -> elastic = true;
-                    case "--commit-every" -> commitEvery = Args.positive(args, ++i);
-                    case "--log-steps" -> logSteps = true;
-                    case "-h", "--help" -> {
-                        System.out.println(USAGE);
-                        return;
-                    }
-                    default -> throw new IllegalArgumentException("unknown argument '" + args[i] + "'");
-                }
+            if (ExampleArgs.parse(o, args)) {
+                System.out.println(USAGE);
+                return;
             }
-            if (!modelName.equals("cnn") && !modelName.equals("mlp")) {
-                throw new IllegalArgumentException("--model must be cnn or mlp, not '" + modelName + "'");
+            if (!o.model.equals("cnn") && !o.model.equals("mlp")) {
+                throw new IllegalArgumentException("--model must be cnn or mlp, not '" + o.model + "'");
             }
-            if (elastic && data == null) {
+            if (o.elastic && o.data == null) {
                 // Fetching waits for every rank at a barrier, which a worker started after a reset would never meet.
                 throw new IllegalArgumentException("--elastic needs --data DIR");
             }
-            if (!elastic && commitEvery != null) {
+            if (!o.elastic && o.commitEvery != null) {
                 throw new IllegalArgumentException("--commit-every is for --elastic");
             }
-            if (!elastic && logSteps) {
+            if (!o.elastic && o.logSteps) {
                 throw new IllegalArgumentException("--log-steps is for --elastic");
             }
-            if (elastic && checkpoint != null) {
+            if (o.elastic && o.checkpoint != null) {
                 throw new IllegalArgumentException("--elastic keeps its state in memory: drop --checkpoint");
             }
         } catch (IllegalArgumentException e) {
             System.err.println("mnist: " + e.getMessage() + " (" + USAGE + ")");
             System.exit(2);
         }
+        Path data = o.data;
+        String modelName = o.model;
+        int epochs = o.epochs;
+        int batchSize = o.batchSize;
+        float lr = o.lr;
+        int warmup = o.warmup;
+        Integer threads = o.threads;
+        long seed = o.seed;
+        Path checkpoint = o.checkpoint;
+        boolean elastic = o.elastic;
+        Integer commitEvery = o.commitEvery;
+        boolean logSteps = o.logSteps;
 
         // The four changes, 1 and 2: join the job, one rank's share of the machine for PyTorch.
         Kolo.init();

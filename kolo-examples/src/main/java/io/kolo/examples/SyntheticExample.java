@@ -21,6 +21,9 @@ import io.kolo.djl.DistributedOptions;
 import io.kolo.djl.DistributedTrainer;
 import io.kolo.djl.KoloDjl;
 
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -282,46 +285,58 @@ public final class SyntheticExample {
         return Math.sqrt(sum / v.length);
     }
 
-    private static Settings parse(String[] args) {
+    @Command(name = "synthetic")
+    static final class Options {
+        @Option(names = "--model")
         String model = "resnet18";
+        @Option(names = "--batch-size", converter = ExampleArgs.Positive.class)
         int batch = 32;
+        @Option(names = "--image-size", converter = ExampleArgs.Positive.class)
         int imageSize = 32;
+        @Option(names = "--num-warmup-batches", converter = ExampleArgs.NonNegative.class)
         int warmup = 5;
+        @Option(names = "--num-batches-per-iter", converter = ExampleArgs.Positive.class)
         int perIter = 5;
+        @Option(names = "--num-iters", converter = ExampleArgs.Positive.class)
         int iters = 5;
-        Integer threads = null;
-        Compression compression = Compression.NONE;
-        boolean baseline = false;
-        boolean ceiling = false;
-        boolean compare = false;
-        java.nio.file.Path json = null;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--model" -> model = Args.value(args, ++i);
-                case "--batch-size" -> batch = Args.positive(args, ++i);
-                case "--image-size" -> imageSize = Args.positive(args, ++i);
-                case "--num-warmup-batches" -> warmup = Args.atLeast(args, ++i, 0);
-                case "--num-batches-per-iter" -> perIter = Args.positive(args, ++i);
-                case "--num-iters" -> iters = Args.positive(args, ++i);
-                case "--threads" -> threads = Args.positive(args, ++i);
-                case "--compression" -> {
-                    String c = Args.value(args, ++i);
-                    try {
-                        compression = Compression.valueOf(c.toUpperCase(Locale.ROOT));
-                    } catch (IllegalArgumentException e) {
-                        throw new IllegalArgumentException("--compression must be none, fp16 or bf16, not '" + c + "'");
-                    }
-                }
-                case "--baseline" -> baseline = true;
-                case "--ceiling" -> ceiling = true;
-                case "--compare" -> compare = true;
-                case "--json" -> json = java.nio.file.Path.of(Args.value(args, ++i));
-                case "-h", "--help" -> {
-                    return null;
-                }
-                default -> throw new IllegalArgumentException("unknown argument '" + args[i] + "'");
-            }
+        @Option(names = "--threads", converter = ExampleArgs.Positive.class)
+        Integer threads;
+        @Option(names = "--compression")
+        String compression = "none";
+        @Option(names = "--baseline")
+        boolean baseline;
+        @Option(names = "--ceiling")
+        boolean ceiling;
+        @Option(names = "--compare")
+        boolean compare;
+        @Option(names = "--json")
+        java.nio.file.Path json;
+        @Option(names = {"-h", "--help"}, usageHelp = true)
+        boolean help;
+    }
+
+    private static Settings parse(String[] args) {
+        Options o = new Options();
+        if (ExampleArgs.parse(o, args)) {
+            return null;
         }
+        String model = o.model;
+        Compression compression;
+        try {
+            compression = Compression.valueOf(o.compression.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--compression must be none, fp16 or bf16, not '" + o.compression + "'");
+        }
+        int batch = o.batch;
+        int imageSize = o.imageSize;
+        int warmup = o.warmup;
+        int perIter = o.perIter;
+        int iters = o.iters;
+        Integer threads = o.threads;
+        boolean baseline = o.baseline;
+        boolean ceiling = o.ceiling;
+        boolean compare = o.compare;
+        java.nio.file.Path json = o.json;
         if (!java.util.List.of("mlp", "mlp-deep", "resnet18", "resnet34").contains(model)) {
             throw new IllegalArgumentException("--model must be mlp, mlp-deep, resnet18 or resnet34, not '" + model + "'");
         }

@@ -1,6 +1,11 @@
 package io.kolo.examples;
 
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
 import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -14,6 +19,7 @@ import java.util.Locale;
  */
 record SyntheticResults(String model, int batchSize, int ranks, int threads, long parameters, List<String> shapes,
                         KoloFigures kolo, DdpFigures ddp) {
+    private static final JsonMapper JSON = new JsonMapper();
 
     /**
      * Kolo+DJL's figures; {@code baseline} and {@code ceilingPerRank} are 0 when not measured, {@code iterations}
@@ -145,48 +151,37 @@ record SyntheticResults(String model, int batchSize, int ranks, int threads, lon
     }
 
     void writeJson(Path file) throws IOException {
-        StringBuilder j = new StringBuilder("{\n");
-        j.append(String.format(Locale.ROOT, "  \"model\": \"%s\", \"batch_size\": %d, \"ranks\": %d, \"threads\": %d,"
-                + " \"parameters\": %d,%n", model, batchSize, ranks, threads, parameters));
-        j.append(String.format(Locale.ROOT, "  \"kolo\": {\"np1_img_sec\": %.3f, \"per_rank_img_sec\": %.3f,"
-                        + " \"total_img_sec\": %.3f, \"total_conf\": %.3f, \"scaling_efficiency\": %.4f,"
-                        + " \"averaging_ms\": %.2f, \"step_ms\": %.2f, \"median_iteration_efficiency\": %.4f},%n",
-                kolo.baseline, kolo.perRank, kolo.total, kolo.totalConf, koloEfficiency(), kolo.averagingMs,
-                kolo.stepMs, median(kolo.iterations)));
-        j.append(String.format(Locale.ROOT, "  \"ceiling\": {\"per_rank_img_sec\": %.3f, \"scaling_efficiency\":"
-                + " %.4f}", kolo.ceilingPerRank, ceilingEfficiency()));
+        ObjectNode j = JSON.createObjectNode();
+        j.put("model", model).put("batch_size", batchSize).put("ranks", ranks).put("threads", threads)
+                .put("parameters", parameters);
+        j.putObject("kolo").put("np1_img_sec", round(kolo.baseline, 3)).put("per_rank_img_sec", round(kolo.perRank, 3))
+                .put("total_img_sec", round(kolo.total, 3)).put("total_conf", round(kolo.totalConf, 3))
+                .put("scaling_efficiency", round(koloEfficiency(), 4)).put("averaging_ms", round(kolo.averagingMs, 2))
+                .put("step_ms", round(kolo.stepMs, 2))
+                .put("median_iteration_efficiency", round(median(kolo.iterations), 4));
+        j.putObject("ceiling").put("per_rank_img_sec", round(kolo.ceilingPerRank, 3))
+                .put("scaling_efficiency", round(ceilingEfficiency(), 4));
         if (ddp != null) {
-            j.append(",\n  \"ddp\": ");
+            ObjectNode d = j.putObject("ddp");
             if (ddpRan()) {
-                j.append(String.format(Locale.ROOT, "{\"torch\": \"%s\", \"parameters\": %d, \"same_architecture\":"
-                                + " %b, \"np1_img_sec\": %.3f, \"total_img_sec\": %.3f, \"total_conf\": %.3f,"
-                                + " \"scaling_efficiency\": %.4f, \"forward_ms\": %.2f, \"backward_ms\": %.2f,"
-                                + " \"np1_backward_ms\": %.2f, \"step_ms\": %.2f, \"median_iteration_efficiency\": %.4f}",
-                        escape(ddp.torchVersion),
-                        ddp.parameters, shapes.equals(ddp.shapes), ddp.np1(), ddp.total(), ddp.totalConf(),
-                        ddpEfficiency(), ddp.phase(DdpPeer.Turn::forwardMs), ddp.phase(DdpPeer.Turn::backwardMs),
-                        ddp.phase(DdpPeer.Turn::np1BackwardMs), ddp.phase(DdpPeer.Turn::stepMs),
-                        median(ddp.iterations(ranks))));
+                d.put("torch", ddp.torchVersion).put("parameters", ddp.parameters)
+                        .put("same_architecture", shapes.equals(ddp.shapes)).put("np1_img_sec", round(ddp.np1(), 3))
+                        .put("total_img_sec", round(ddp.total(), 3)).put("total_conf", round(ddp.totalConf(), 3))
+                        .put("scaling_efficiency", round(ddpEfficiency(), 4))
+                        .put("forward_ms", round(ddp.phase(DdpPeer.Turn::forwardMs), 2))
+                        .put("backward_ms", round(ddp.phase(DdpPeer.Turn::backwardMs), 2))
+                        .put("np1_backward_ms", round(ddp.phase(DdpPeer.Turn::np1BackwardMs), 2))
+                        .put("step_ms", round(ddp.phase(DdpPeer.Turn::stepMs), 2))
+                        .put("median_iteration_efficiency", round(median(ddp.iterations(ranks)), 4));
             } else {
-                j.append("{\"skipped\": \"").append(escape(ddp.skipped != null ? ddp.skipped : "no measured turn"))
-                        .append("\"}");
+                d.put("skipped", ddp.skipped != null ? ddp.skipped : "no measured turn");
             }
         }
-        j.append("\n}\n");
-        Files.writeString(file, j);
+        JSON.writerWithDefaultPrettyPrinter().writeValue(file.toFile(), j);
     }
 
-    private static String escape(String s) {
-        StringBuilder b = new StringBuilder();
-        for (char c : s.toCharArray()) {
-            if (c == '"' || c == '\\') {
-                b.append('\\').append(c);
-            } else if (c < 0x20) {
-                b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-            } else {
-                b.append(c);
-            }
-        }
-        return b.toString();
+    /** {@code v} to {@code places} decimals, as the figures are printed; NaN and infinities as they are. */
+    private static double round(double v, int places) {
+        return Double.isFinite(v) ? BigDecimal.valueOf(v).setScale(places, RoundingMode.HALF_UP).doubleValue() : v;
     }
 }

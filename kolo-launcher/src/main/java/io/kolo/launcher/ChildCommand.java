@@ -76,7 +76,12 @@ final class ChildCommand {
         String classpath = examplesJar + java.io.File.pathSeparator + coreJar;
         Path lib = koloHome.resolve("kolo-examples/target/lib");
         if (Files.isDirectory(lib)) {
-            classpath = examplesJar + java.io.File.pathSeparator + lib.resolve("*") + java.io.File.pathSeparator + coreJar;
+            // The launcher's picocli first: compiled for this JDK, its classes can come from the examples' AOT cache,
+            // where the published jar's Java 5 class files cannot (docs/performance.md, "First run").
+            String picocli = findJar(koloHome.resolve("kolo-launcher/target/lib"), "picocli-")
+                    .map(jar -> jar + java.io.File.pathSeparator).orElse("");
+            classpath = examplesJar + java.io.File.pathSeparator + picocli + lib.resolve("*")
+                    + java.io.File.pathSeparator + coreJar;
         }
         List<String> cmd = new ArrayList<>(List.of(javaExecutable()));
         if (aot) {

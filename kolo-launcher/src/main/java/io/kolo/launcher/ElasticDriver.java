@@ -156,6 +156,7 @@ final class ElasticDriver implements RestartPolicy {
             // failure says nothing of the kind (on fixed hosts that is the crashed rank to start again).
             message("kolo: all " + size + " ranks of job " + generation + " failed: " + String.join("; ", causes)
                     + "; stopping the job");
+            KoloClassPath.hintFor(plan.command(), null).ifPresent(this::message);
             return code;
         }
         // One failure per host and event: a host whose workers die together failed once (it is said once too).
@@ -168,6 +169,7 @@ final class ElasticDriver implements RestartPolicy {
         if (plan.resetLimit() != null && resets >= plan.resetLimit()) {
             message("kolo: " + String.join("; ", why) + "; reset limit " + plan.resetLimit()
                     + " reached (--reset-limit), stopping the job");
+            KoloClassPath.hintFor(plan.command(), null).ifPresent(this::message);
             return code;
         }
         Integer failed = nextGeneration(String.join("; ", why), plan.maxNp());

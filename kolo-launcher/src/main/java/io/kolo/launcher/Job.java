@@ -95,13 +95,13 @@ final class Job implements RestartPolicy {
                 if (exit.code() != 0 && !ending()) {
                     // Record before killing anyone, so ranks that notice the failure first can name the cause.
                     own = failures.record(exit.launch(), exit.code());
-                    failFast(own.cause(), "the other ");
+                    failFast(own.cause(), "the other ", exit.launch());
                 }
             }
             case WorkerGroup.FailedElsewhere e -> {
                 if (!ending()) {
                     elsewhere = e.failure();
-                    failFast(elsewhere.cause(), "this node's ");
+                    failFast(elsewhere.cause(), "this node's ", null);
                 }
             }
         }
@@ -118,13 +118,17 @@ final class Job implements RestartPolicy {
     }
 
     /**
+     * Says why the job ends (with a hint when {@code failed}, this launcher's own rank, lacked Kolo on its class path).
      * Kolo ranks notice a dead peer within moments and exit naming it; give them that moment so their explanation
      * reaches the user, then stop whatever is still running.
      */
-    private void failFast(String cause, String others) throws InterruptedException {
+    private void failFast(String cause, String others, RankLaunch failed) throws InterruptedException {
         int alive = group.running();
         supervisor.message("kolo: " + cause + (alive == 0 ? "" : "; terminating " + others + alive
                 + (alive == 1 ? " rank" : " ranks")));
+        if (failed != null) {
+            KoloClassPath.hintFor(failed.program(), failed.workingDirectory()).ifPresent(supervisor::message);
+        }
         group.awaitExit(FAIL_FAST_WINDOW);
         if (!group.stopAll()) {
             supervisor.message("kolo: some processes did not exit even after SIGKILL");

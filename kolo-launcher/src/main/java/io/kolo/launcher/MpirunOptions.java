@@ -116,11 +116,11 @@ final class MpirunOptions {
         }
         for (int i = 0; i + 1 < mca.size(); i += 2) {
             lines.add("kolo: -mca " + mca.get(i) + " " + mca.get(i + 1) + " ignored: it tunes Open MPI's own"
-                    + " transports; Kolo's settings are KOLO_* variables (see README)");
+                    + " transports; Kolo's settings are KOLO_* variables (see docs/settings.md)");
         }
         for (int i = 0; i + 1 < gmca.size(); i += 2) {
             lines.add("kolo: --gmca " + gmca.get(i) + " " + gmca.get(i + 1) + " ignored: it tunes Open MPI's own"
-                    + " transports; Kolo's settings are KOLO_* variables (see README)");
+                    + " transports; Kolo's settings are KOLO_* variables (see docs/settings.md)");
         }
         return lines;
     }

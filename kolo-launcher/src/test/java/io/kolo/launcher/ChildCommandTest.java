@@ -38,6 +38,17 @@ class ChildCommandTest {
     }
 
     @Test
+    void exampleRanksTakeTheLaunchersPicocliBeforeTheirOwn(@TempDir Path home) throws IOException {
+        Path examples = fakeCheckout(home);
+        Path lib = Files.createDirectories(home.resolve("kolo-examples/target/lib"));
+        Path picocli = Files.createDirectories(home.resolve("kolo-launcher/target/lib")).resolve("picocli-4.7.7.jar");
+        Files.writeString(picocli, "");
+        List<String> cmd = ChildCommand.forExample("allreduce", List.of(), home);
+        assertEquals(examples + ":" + picocli + ":" + lib.resolve("*") + ":"
+                + home.resolve("kolo-core/target/kolo-core-0.1.0-SNAPSHOT.jar"), cmd.get(cmd.indexOf("-cp") + 1));
+    }
+
+    @Test
     void exampleRanksUseTheExamplesAotCacheOnlyWhenThereIsOne(@TempDir Path home) throws IOException {
         fakeCheckout(home);
         assertTrue(ChildCommand.forExample("allreduce", List.of(), home).stream()

@@ -94,6 +94,20 @@ class KoloScriptTest {
                 lines.subList(main + 1, lines.size()));
     }
 
+    /** Scripts that start java themselves ask the kolo script for its JDK; it answers without building anything. */
+    @Test
+    void javaHomePrintsTheJdkItWouldUseAndBuildsNothing(@TempDir Path tmp) throws Exception {
+        Path home = tmp.resolve("checkout");
+        checkout(home);
+        Files.delete(home.resolve("kolo-launcher/target/.kolo-built"));   // a build would be due
+        Path jdk = jdk(tmp.resolve("jdk-25"), "25.0.1");
+        Path old = jdk(tmp.resolve("jdk-17"), "17.0.15");
+        List<String> lines = run(home.resolve("kolo"), tmp, Map.of("JAVA_HOME", old.toString(),
+                "PATH", jdk.resolve("bin") + ":/usr/bin:/bin"), "--java-home");
+        assertEquals(List.of(jdk.toString()), lines);
+        assertTrue(Files.notExists(home.resolve("kolo-launcher/target/.kolo-built")), "it built");
+    }
+
     /**
      * After a build the script trains the AOT caches with a two-rank job and keeps rank 0's examples cache, named in
      * the JVM's tagged output, even where another rank's file sorts first. The made-up JDK plays the training run: it

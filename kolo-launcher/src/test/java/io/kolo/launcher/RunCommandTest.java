@@ -300,9 +300,9 @@ class RunCommandTest {
                 "kolo: --prefix /opt/ompi ignored: it names Open MPI's installation; kolo run starts the command as"
                         + " given on every host",
                 "kolo: -mca pml ob1 ignored: it tunes Open MPI's own transports; Kolo's settings are KOLO_* variables"
-                        + " (see README)",
+                        + " (see docs/settings.md)",
                 "kolo: --gmca btl ^openib ignored: it tunes Open MPI's own transports; Kolo's settings are KOLO_*"
-                        + " variables (see README)"), out.display().ignored());
+                        + " variables (see docs/settings.md)"), out.display().ignored());
         assertUsage("-wdir " + dir.resolve("nowhere") + ": no such directory here", "-np", "1", "-wdir",
                 dir.resolve("nowhere").toString(), "--", "true");
         assertUsage("use either --output-dir or --output-filename", "-np", "1", "--output-dir", "a",
