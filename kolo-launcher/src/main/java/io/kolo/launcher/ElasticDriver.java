@@ -21,9 +21,10 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Runs an elastic job ({@code kolo run --min-np}): starts the workers, and whenever one fails or the hosts change,
- * publishes the next generation (each worker's new rank, in the store it serves for the job's whole life) for the
- * survivors to re-join and starts workers for the new slots. One line per reset says why, the new size and the count.
+ * An elastic job's {@link RestartPolicy} ({@code kolo run --min-np}), run by the {@link Supervisor}: starts the workers,
+ * and whenever one fails or the hosts change, publishes the next generation (each worker's new rank, in the store it
+ * serves for the job's whole life) for the survivors to re-join and starts workers for the new slots. One line per
+ * reset says why, the new size and the count.
  * Ends with 0 when the workers finish, or with the failure's code once the reset limit, the elastic timeout or the
  * blacklist leaves no way on.
  */
