@@ -11,6 +11,8 @@
  * Kolo.allreduce(grads, ReduceOp.AVERAGE);       // every rank now holds the average
  * }</pre>
  */
+// The launcher and the benchmarks, the targets of its qualified exports, are built after it.
+@SuppressWarnings("module")
 module io.kolo.core {
     requires java.logging;
     requires static jdk.incubator.vector;

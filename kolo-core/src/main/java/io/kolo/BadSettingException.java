@@ -6,8 +6,10 @@ package io.kolo;
  */
 public class BadSettingException extends IllegalArgumentException {
     private static final long serialVersionUID = 1L;
+    /** The {@code KOLO_*} variable at fault. */
     private final String variable;
 
+    /** @param variable the {@code KOLO_*} variable at fault */
     public BadSettingException(String variable, String message) {
         super(message);
         this.variable = variable;

@@ -8,14 +8,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * One rank's membership in a job: its {@link Topology} and the collectives. Most programs use the static
- * {@link Kolo} facade, which holds one communicator per process; tests and Spark's local mode create several
+ * One rank's membership in a job: its {@link Topology}, the collectives of every rank (inherited from
+ * {@link Collectives}), those of a {@link ProcessSet} ({@link #on(ProcessSet)}), and leaving the job. Most programs use
+ * the static {@link Kolo} facade, which holds one communicator per process; tests and Spark's local mode create several
  * ranks in one JVM with {@link #local(int)}.
- *
- * <p>Every collective has a blocking form and an {@code Async} form returning a {@link Handle}. Ops are
- * matched across ranks by name; an op without a name gets one generated from a per-kind counter, so unnamed
- * ops must be submitted in the same order on every rank (where the ranks' unnamed ops of one place differ in kind,
- * they fail on every rank at once, naming each rank's). Results are bit-identical on every rank.
  *
  * <pre>{@code
  * List<Communicator> ranks = Communicator.local(4);          // 4 ranks as threads of this JVM
@@ -24,7 +20,7 @@ import java.util.Map;
  * comm.allreduce(x, ReduceOp.SUM);                          // x == {6, 4} on every rank
  * }</pre>
  */
-public final class Communicator extends GlobalSetCollectives implements AutoCloseable {
+public final class Communicator extends Collectives implements AutoCloseable {
     private final Topology topology;
     private final Engine engine;
     private final Transport transport;
@@ -111,30 +107,37 @@ public final class Communicator extends GlobalSetCollectives implements AutoClos
         return Jobs.localHosts(hosts, perHost, EngineSettings.fromEnvironment(settings));
     }
 
+    /** Where this rank runs: its rank, local rank and cross rank. */
     public Topology topology() {
         return topology;
     }
 
+    /** This rank, 0..size()-1. */
     public int rank() {
         return topology.rank();
     }
 
+    /** How many ranks the job has. */
     public int size() {
         return topology.size();
     }
 
+    /** This rank's rank among the ranks of its host. */
     public int localRank() {
         return topology.localRank();
     }
 
+    /** How many ranks run on this rank's host. */
     public int localSize() {
         return topology.localSize();
     }
 
+    /** The rank of this rank's host among the hosts (its rank among the ranks of the same local rank). */
     public int crossRank() {
         return topology.crossRank();
     }
 
+    /** How many hosts run a rank of this local rank. */
     public int crossSize() {
         return topology.crossSize();
     }
@@ -146,19 +149,39 @@ public final class Communicator extends GlobalSetCollectives implements AutoClos
 
     // ---- process sets
 
-    @Override
-    SetCollectives on(ProcessSet set) {
-        return sets.of(set);
+    /**
+     * The collectives of {@code set}, as Horovod's {@code process_set=} argument: the same ops among the set's ranks
+     * only. Only members call it; results in rank order come in the set's rank order, and a broadcast's root is a job
+     * rank. For the global set this is the communicator itself.
+     *
+     * <pre>{@code
+     * ProcessSet trainers = ProcessSet.of(0, 1, 2);
+     * comm.on(trainers).allreduce(gradients, ReduceOp.AVERAGE);   // ranks 0-2 only
+     * }</pre>
+     *
+     * @throws IllegalArgumentException when this rank is not a member, or the set is not registered with this
+     *                                  communicator or was removed
+     */
+    public Collectives on(ProcessSet set) {
+        if (set == sets.global()) {
+            return this;
+        }
+        return sets.on(set);
     }
 
     @Override
-    Compression defaultCompression() {
-        return engine.settings().compression();
-    }
-
-    @Override
-    SetCollectives global() {
+    SetCollectives ops() {
         return all;
+    }
+
+    @Override
+    int setRank(int root) {
+        return root;
+    }
+
+    @Override
+    int jobRank(int setRank) {
+        return setRank;
     }
 
     /** The set of every rank (id 0). */
@@ -178,7 +201,7 @@ public final class Communicator extends GlobalSetCollectives implements AutoClos
      *
      * <pre>{@code
      * ProcessSet firstHalf = comm.addProcessSet(0, 1);
-     * if (firstHalf.included()) comm.allreduce(x, ReduceOp.SUM, firstHalf);
+     * if (firstHalf.included()) comm.on(firstHalf).allreduce(x, ReduceOp.SUM);
      * }</pre>
      *
      * @throws KoloException         on every rank when the ranks asked for different sets, or the set is empty, lists

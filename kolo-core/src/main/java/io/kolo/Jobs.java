@@ -4,6 +4,7 @@ import io.kolo.bootstrap.AdvertisedAddress;
 import io.kolo.bootstrap.CpuBinding;
 import io.kolo.bootstrap.InMemoryStore;
 import io.kolo.bootstrap.JobEnvironment;
+import io.kolo.bootstrap.JobPlacement;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.Rendezvous;
 import io.kolo.collective.CollectiveOps;
@@ -41,8 +42,7 @@ final class Jobs {
         KoloLogging.apply(io.kolo.bootstrap.KoloSettings.LOG_LEVEL.from(env));
         JobEnvironment job = JobEnvironment.from(env);
         EngineSettings settings = EngineSettings.fromEnvironment(env);
-        Topology topology = new Topology(job.rank(), job.size(), job.localRank(), job.localSize(), job.crossRank(),
-                job.crossSize());
+        Topology topology = job.topology();
         java.util.List<Integer> cpus = CpuBinding.apply(env, job.localRank(), job.localSize());
         if (io.kolo.bootstrap.KoloSettings.REPORT_BINDINGS.from(env).equals("on")) {
             // What mpirun --report-bindings prints, one line per rank, on the rank's stderr.
@@ -62,6 +62,8 @@ final class Jobs {
         Rendezvous rendezvous = Rendezvous.join(job);
         Transport transport;
         try {
+            // Under mpirun or srun only the ranks together know every host: the exact cross ranks come from them.
+            topology = JobPlacement.of(job, rendezvous.dataPlaneStore());
             transport = Transports.connect(job, AdvertisedAddress.choose(job, rendezvous.address().getAddress()),
                     rendezvous.dataPlaneStore(), rendezvous.secret());
         } catch (RuntimeException e) {

@@ -17,7 +17,8 @@ import java.util.List;
  * }</pre>
  *
  * Run it with {@code ./kolo run -np 4 -cp app.jar Main}. Everything here delegates to one
- * {@link Communicator}; use {@link #communicator()} for the full API (async ops, tensors, groups).
+ * {@link Communicator}, whose {@link Collectives} (async ops, grouped allreduce, compression, alltoall) are
+ * {@link #communicator()}'s; {@link #on(ProcessSet)} gives those of a process set.
  */
 public final class Kolo {
     private static final String NOT_INITIALISED = "Kolo is not initialised: call Kolo.init() first";
@@ -47,7 +48,7 @@ public final class Kolo {
      * <pre>{@code
      * ProcessSet even = ProcessSet.of(0, 2), odd = ProcessSet.of(1, 3);
      * Kolo.init(even, odd);
-     * Kolo.allreduce(x, ReduceOp.SUM, Kolo.rank() % 2 == 0 ? even : odd);
+     * Kolo.on(Kolo.rank() % 2 == 0 ? even : odd).allreduce(x, ReduceOp.SUM);
      * }</pre>
      */
     public static synchronized void init(ProcessSet... processSets) {
@@ -91,6 +92,7 @@ public final class Kolo {
         }
     }
 
+    /** Whether {@link #init()} was called and {@link #shutdown()} not since. */
     public static boolean isInitialized() {
         return current != null;
     }
@@ -126,46 +128,57 @@ public final class Kolo {
         return c;
     }
 
+    /** This rank, 0..size()-1. */
     public static int rank() {
         return communicator().rank();
     }
 
+    /** How many ranks the job has. */
     public static int size() {
         return communicator().size();
     }
 
+    /** This rank's rank among the ranks of its host. */
     public static int localRank() {
         return communicator().localRank();
     }
 
+    /** How many ranks run on this rank's host. */
     public static int localSize() {
         return communicator().localSize();
     }
 
+    /** The rank of this rank's host among the hosts that run its local rank. */
     public static int crossRank() {
         return communicator().crossRank();
     }
 
+    /** How many hosts run a rank of this local rank. */
     public static int crossSize() {
         return communicator().crossSize();
     }
 
+    /** {@link Collectives#allreduce(float[], ReduceOp)}, among every rank. */
     public static float[] allreduce(float[] data, ReduceOp op) {
         return collective().allreduce(data, op);
     }
 
+    /** {@link Collectives#allreduce(double[], ReduceOp)}, among every rank. */
     public static double[] allreduce(double[] data, ReduceOp op) {
         return collective().allreduce(data, op);
     }
 
+    /** {@link Collectives#allreduce(int[], ReduceOp)}, among every rank. */
     public static int[] allreduce(int[] data, ReduceOp op) {
         return collective().allreduce(data, op);
     }
 
+    /** {@link Collectives#allreduce(long[], ReduceOp)}, among every rank. */
     public static long[] allreduce(long[] data, ReduceOp op) {
         return collective().allreduce(data, op);
     }
 
+    /** {@link Collectives#allreduce(Tensor, ReduceOp)}, among every rank. */
     public static Tensor allreduce(Tensor tensor, ReduceOp op) {
         return collective().allreduce(tensor, op);
     }
@@ -184,15 +197,18 @@ public final class Kolo {
         return data;
     }
 
+    /** In place and named, as {@link #allreduce(String, float[], ReduceOp)}. */
     public static double[] allreduce(String name, double[] data, ReduceOp op) {
         collective().allreduce(name, Tensor.of(data), op);
         return data;
     }
 
+    /** {@link Collectives#allreduce(String, Tensor, ReduceOp)}, among every rank. */
     public static Tensor allreduce(String name, Tensor tensor, ReduceOp op) {
         return collective().allreduce(name, tensor, op);
     }
 
+    /** {@link Collectives#allreduceAsync(String, Tensor, ReduceOp)}, among every rank. */
     public static Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op) {
         return collective().allreduceAsync(name, tensor, op);
     }
@@ -205,22 +221,27 @@ public final class Kolo {
         return collective().allreduce(data, op, compression);
     }
 
+    /** {@link Collectives#allreduce(double[], ReduceOp, Compression)}, among every rank. */
     public static double[] allreduce(double[] data, ReduceOp op, Compression compression) {
         return collective().allreduce(data, op, compression);
     }
 
+    /** {@link Collectives#allreduce(Tensor, ReduceOp, Compression)}, among every rank. */
     public static Tensor allreduce(Tensor tensor, ReduceOp op, Compression compression) {
         return collective().allreduce(tensor, op, compression);
     }
 
+    /** {@link Collectives#allreduceAsync(String, Tensor, ReduceOp, Compression)}, among every rank. */
     public static Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, Compression compression) {
         return collective().allreduceAsync(name, tensor, op, compression);
     }
 
+    /** {@link Collectives#allgather(float[])}, among every rank. */
     public static float[] allgather(float[] data) {
         return collective().allgather(data);
     }
 
+    /** {@link Collectives#allgather(Tensor)}, among every rank. */
     public static Tensor allgather(Tensor tensor) {
         return collective().allgather(tensor);
     }
@@ -240,10 +261,12 @@ public final class Kolo {
         return collective().allgatherInto(name, tensor, output);
     }
 
+    /** {@link Collectives#broadcast(float[], int)}, among every rank. */
     public static float[] broadcast(float[] data, int root) {
         return collective().broadcast(data, root);
     }
 
+    /** {@link Collectives#broadcast(Tensor, int)}, among every rank. */
     public static Tensor broadcast(Tensor tensor, int root) {
         return collective().broadcast(tensor, root);
     }
@@ -253,26 +276,32 @@ public final class Kolo {
         return collective().broadcast(name, tensor, root);
     }
 
+    /** {@link Collectives#alltoall(Tensor, long[])}, among every rank. */
     public static AlltoallResult alltoall(Tensor tensor, long[] splits) {
         return collective().alltoall(tensor, splits);
     }
 
+    /** {@link Collectives#reducescatter(Tensor, ReduceOp)}, among every rank. */
     public static Tensor reducescatter(Tensor tensor, ReduceOp op) {
         return collective().reducescatter(tensor, op);
     }
 
+    /** {@link Collectives#barrier()}, among every rank. */
     public static void barrier() {
         collective().barrier();
     }
 
+    /** {@link Collectives#join()}, among every rank. */
     public static int join() {
         return collective().join();
     }
 
+    /** {@link Collectives#broadcastObject(java.io.Serializable, int)}, among every rank. */
     public static <T extends java.io.Serializable> T broadcastObject(T object, int root) {
         return collective().broadcastObject(object, root);
     }
 
+    /** {@link Collectives#allgatherObject(java.io.Serializable)}, among every rank. */
     public static <T extends java.io.Serializable> List<T> allgatherObject(T object) {
         return collective().allgatherObject(object);
     }
@@ -292,85 +321,17 @@ public final class Kolo {
         return communicator().globalProcessSet();
     }
 
-    // ---- the same on a process set (see ProcessSet): only its members call them; a broadcast's root is a job rank
-
-    public static float[] allreduce(float[] data, ReduceOp op, ProcessSet set) {
-        return collective().allreduce(data, op, set);
-    }
-
-    public static double[] allreduce(double[] data, ReduceOp op, ProcessSet set) {
-        return collective().allreduce(data, op, set);
-    }
-
-    public static int[] allreduce(int[] data, ReduceOp op, ProcessSet set) {
-        return collective().allreduce(data, op, set);
-    }
-
-    public static long[] allreduce(long[] data, ReduceOp op, ProcessSet set) {
-        return collective().allreduce(data, op, set);
-    }
-
-    public static Tensor allreduce(Tensor tensor, ReduceOp op, ProcessSet set) {
-        return collective().allreduce(tensor, op, set);
-    }
-
-    public static Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, ProcessSet set) {
-        return collective().allreduceAsync(name, tensor, op, set);
-    }
-
-    public static float[] allreduce(float[] data, ReduceOp op, Compression compression, ProcessSet set) {
-        return collective().allreduce(data, op, compression, set);
-    }
-
-    public static double[] allreduce(double[] data, ReduceOp op, Compression compression, ProcessSet set) {
-        return collective().allreduce(data, op, compression, set);
-    }
-
-    public static Tensor allreduce(Tensor tensor, ReduceOp op, Compression compression, ProcessSet set) {
-        return collective().allreduce(tensor, op, compression, set);
-    }
-
-    public static Handle<Tensor> allreduceAsync(String name, Tensor tensor, ReduceOp op, Compression compression, ProcessSet set) {
-        return collective().allreduceAsync(name, tensor, op, compression, set);
-    }
-
-    public static float[] allgather(float[] data, ProcessSet set) {
-        return collective().allgather(data, set);
-    }
-
-    public static Tensor allgather(Tensor tensor, ProcessSet set) {
-        return collective().allgather(tensor, set);
-    }
-
-    public static float[] broadcast(float[] data, int root, ProcessSet set) {
-        return collective().broadcast(data, root, set);
-    }
-
-    public static Tensor broadcast(Tensor tensor, int root, ProcessSet set) {
-        return collective().broadcast(tensor, root, set);
-    }
-
-    public static AlltoallResult alltoall(Tensor tensor, long[] splits, ProcessSet set) {
-        return collective().alltoall(tensor, splits, set);
-    }
-
-    public static Tensor reducescatter(Tensor tensor, ReduceOp op, ProcessSet set) {
-        return collective().reducescatter(tensor, op, set);
-    }
-
-    public static void barrier(ProcessSet set) {
-        collective().barrier(set);
-    }
-
-    public static int join(ProcessSet set) {
-        return collective().join(set);
-    }
-
-    public static <T extends java.io.Serializable> T broadcastObject(T object, int root, ProcessSet set) {
-        return collective().broadcastObject(object, root, set);
-    }
-
-    public static <T extends java.io.Serializable> List<T> allgatherObject(T object, ProcessSet set) {
-        return collective().allgatherObject(object, set);
+    /**
+     * The collectives of a process set (Horovod's {@code process_set=} argument); only its members call them, and a
+     * broadcast's root is a job rank. See {@link Communicator#on(ProcessSet)}. In an elastic job {@code on} is refused
+     * outside {@code Elastic.run}, as the facade's collectives are; the {@link Collectives} it returns are the
+     * communicator's, which do not check that again, so take them inside {@code Elastic.run} and use them there.
+     *
+     * <pre>{@code
+     * Kolo.on(trainers).allreduce(gradients, ReduceOp.AVERAGE);   // only the trainers take part
+     * }</pre>
+     */
+    public static Collectives on(ProcessSet set) {
+        return collective().on(set);
     }
 }

@@ -7,10 +7,12 @@ package io.kolo;
 public class KoloException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    /** @param message what failed, and what to do, in one line */
     public KoloException(String message) {
         super(message);
     }
 
+    /** @param message what failed, and what to do, in one line */
     public KoloException(String message, Throwable cause) {
         super(message, cause);
     }

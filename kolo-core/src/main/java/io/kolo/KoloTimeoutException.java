@@ -4,6 +4,7 @@ package io.kolo;
 public class KoloTimeoutException extends KoloException {
     private static final long serialVersionUID = 1L;
 
+    /** @param message what was awaited, and for how long */
     public KoloTimeoutException(String message) {
         super(message);
     }

@@ -5,25 +5,19 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Collectives on Java objects, for small things every rank needs (a configuration, a vocabulary, a count of samples):
- * each object travels Java-serialised, its length first. Not for tensors: they have their own collectives.
- *
- * <pre>{@code
- * Config c = comm.broadcastObject(rank == 0 ? Config.load() : null, 0);   // rank 0's config on every rank
- * List<Integer> counts = comm.allgatherObject(mySamples);                // one count per rank, in rank order
- * }</pre>
+ * {@link Collectives#broadcastObject} and {@link Collectives#allgatherObject} over a set's tensor collectives: each
+ * object travels Java-serialised, its length first.
  */
-public interface ObjectCollectives extends ArrayCollectives {
-    int rank();
+final class ObjectCollectives {
+    private ObjectCollectives() {
+    }
 
-    int size();
-
-    /** {@code root}'s object, serialised and sent to every rank. */
-    default <T extends Serializable> T broadcastObject(T object, int root) {
+    /** @param root the root's rank in the set */
+    static <T extends Serializable> T broadcast(SetCollectives set, T object, int root) {
         long[] length = {0};
         byte[] bytes = null;
         IllegalArgumentException unsent = null;
-        if (rank() == root) {
+        if (set.rank() == root) {
             try {
                 bytes = ObjectCodec.serialize(object);
                 length[0] = bytes.length;
@@ -34,11 +28,11 @@ public interface ObjectCollectives extends ArrayCollectives {
                 length[0] = -1 - bytes.length;
             }
         }
-        broadcast(length, root);
-        if (rank() != root) {
+        set.broadcast(Tensor.of(length), root);
+        if (set.rank() != root) {
             bytes = new byte[Math.toIntExact(length[0] < 0 ? -1 - length[0] : length[0])];
         }
-        broadcast(Tensor.of(bytes, DataType.UINT8), root);
+        set.broadcast(Tensor.of(bytes, DataType.UINT8), root);
         if (unsent != null) {
             throw unsent;
         }
@@ -49,8 +43,7 @@ public interface ObjectCollectives extends ArrayCollectives {
         return ObjectCodec.deserialize(bytes);
     }
 
-    /** Every rank's object, in rank order. */
-    default <T extends Serializable> List<T> allgatherObject(T object) {
+    static <T extends Serializable> List<T> allgather(SetCollectives set, T object) {
         byte[] mine;
         IllegalArgumentException unsent = null;
         try {
@@ -60,7 +53,7 @@ public interface ObjectCollectives extends ArrayCollectives {
             unsent = e;
             mine = new byte[0];
         }
-        long[] lengths = allgather(new long[]{unsent == null ? mine.length : -1});
+        long[] lengths = set.allgather(Tensor.of(new long[]{unsent == null ? mine.length : -1})).longs();
         List<Integer> failed = new ArrayList<>();
         for (int r = 0; r < lengths.length; r++) {
             if (lengths[r] < 0) {
@@ -75,8 +68,8 @@ public interface ObjectCollectives extends ArrayCollectives {
                     + " could not serialise " + (failed.size() == 1 ? "its object" : "their objects")
                     + " (the error on " + (failed.size() == 1 ? "that rank" : "those ranks") + " says why)");
         }
-        byte[] all = allgather(Tensor.of(mine, DataType.UINT8)).bytes();
-        List<T> out = new ArrayList<>(size());
+        byte[] all = set.allgather(Tensor.of(mine, DataType.UINT8)).bytes();
+        List<T> out = new ArrayList<>(set.size());
         int off = 0;
         for (long len : lengths) {
             out.add(ObjectCodec.deserialize(java.util.Arrays.copyOfRange(all, off, off + (int) len)));

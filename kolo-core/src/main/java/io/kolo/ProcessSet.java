@@ -19,14 +19,14 @@ import java.util.List;
  * ProcessSet evaluator = ProcessSet.of(3);
  * Kolo.init(trainers, evaluator);
  * if (trainers.included()) {
- *     Kolo.allreduce(gradients, ReduceOp.AVERAGE, trainers);   // only ranks 0-2 take part
+ *     Kolo.on(trainers).allreduce(gradients, ReduceOp.AVERAGE);   // only ranks 0-2 take part
  * }
  * }</pre>
  *
- * <p>Collectives on a set take the set as their last argument; a rank that is not in the set may not call them. Ranks
- * inside a set are numbered 0..{@code size()-1} in ascending job-rank order ({@link #rank()}); results of allgather and
- * alltoall come in that order. A broadcast's root is given as a job rank (as in Horovod and PyTorch), and must be a
- * member.
+ * <p>{@link Kolo#on(ProcessSet)} and {@link Communicator#on(ProcessSet)} give a set's {@link Collectives}; a rank that
+ * is not in the set may not call them. Ranks inside a set are numbered 0..{@code size()-1} in ascending job-rank order
+ * ({@link #rank()}); results of allgather and alltoall come in that order. A broadcast's root is given as a job rank
+ * (as in Horovod and PyTorch), and must be a member.
  *
  * <p>One object belongs to one rank's communicator once registered (its {@link #rank()} is that rank's); several
  * ranks in one JVM each create their own. When that communicator closes ({@link Kolo#shutdown()}) the set is
@@ -122,6 +122,7 @@ public final class ProcessSet {
         return Arrays.stream(ranks).boxed().toList();
     }
 
+/** How many ranks the set has. */
     public int size() {
         return ranks.length;
     }

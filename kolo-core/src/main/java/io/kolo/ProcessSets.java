@@ -50,6 +50,8 @@ final class ProcessSets {
     private final SetCollectives globalOps;
     private final Map<Integer, ProcessSet> registered = new ConcurrentHashMap<>();
     private final Map<Integer, SetCollectives> collectives = new ConcurrentHashMap<>();
+    /** What {@code Communicator.on(set)} returns for each set this rank belongs to, made once. */
+    private final Map<Integer, Collectives> views = new ConcurrentHashMap<>();
     private long sequence;
     /** The next set's id: changed only on the cycle's thread, the same on every rank. */
     private int nextId = 1;
@@ -97,6 +99,16 @@ final class ProcessSets {
         if (c == null) {
             throw new IllegalArgumentException("rank " + rank + " is not in process set " + set.id() + " (ranks "
                     + set.ranks() + "): only its members may call its collectives");
+        }
+        return c;
+    }
+
+    /** What {@code Communicator.on(set)} returns for a set other than the global one. */
+    Collectives on(ProcessSet set) {
+        of(set);
+        Collectives c = views.get(set.id());
+        if (c == null) {
+            of(set); // removed since: says so
         }
         return c;
     }
@@ -294,6 +306,7 @@ final class ProcessSets {
             CollectiveOps ops = Hierarchy.forSubset(transport, members, everyRank, algorithms, smallMessageBytes);
             engine.addProcessSet(id, members, ops);
             collectives.put(id, new SetCollectives(engine, id, mine, members.length, rank, closed));
+            views.put(id, new ProcessSetCollectives(this, set));
         }
         registered.put(id, set);
         return set;
@@ -313,6 +326,7 @@ final class ProcessSets {
         engine.removeProcessSet(id, "process set " + id + " (ranks " + set.ranks() + ") was removed (removeProcessSet)");
         registered.remove(id);
         collectives.remove(id);
+        views.remove(id);
         set.markRemoved();
         return null;
     }

@@ -7,8 +7,10 @@ package io.kolo;
  */
 public class RankFailedException extends KoloException {
     private static final long serialVersionUID = 1L;
+    /** The job rank that failed first. */
     private final int failedRank;
 
+    /** @param failedRank the job rank that failed first */
     public RankFailedException(int failedRank, String message, Throwable cause) {
         super(message, cause);
         this.failedRank = failedRank;

@@ -15,7 +15,7 @@ import java.util.function.Function;
  * order, as an MPI sub-communicator. Builds each op, tags it with the set and submits it to the engine; the
  * {@link Communicator} holds one for the global set and one per set this rank belongs to.
  */
-final class SetCollectives implements ObjectCollectives {
+final class SetCollectives {
     private final Engine engine;
     private final int set;
     private final int rank;
@@ -44,25 +44,27 @@ final class SetCollectives implements ObjectCollectives {
         this.waitingFor = n -> engine.waitingFor(set, n);
     }
 
-    @Override
-    public int rank() {
+    /** This rank's rank in the set. */
+    int rank() {
         return rank;
     }
 
-    @Override
-    public int size() {
+    int size() {
         return size;
+    }
+
+    /** The compression of allreduces that name none ({@code KOLO_COMPRESSION}). */
+    Compression defaultCompression() {
+        return engine.settings().compression();
     }
 
     // ---- allreduce
 
-    @Override
-    public Tensor allreduce(Tensor tensor, ReduceOp op) {
+    Tensor allreduce(Tensor tensor, ReduceOp op) {
         return allreduceAsync(null, tensor, op).await();
     }
 
-    @Override
-    public Tensor allreduce(Tensor tensor, ReduceOp op, Compression compression) {
+    Tensor allreduce(Tensor tensor, ReduceOp op, Compression compression) {
         return allreduceAsync(null, tensor, op, 1.0, 1.0, compression).await();
     }
 
@@ -126,8 +128,7 @@ final class SetCollectives implements ObjectCollectives {
 
     // ---- allgather
 
-    @Override
-    public Tensor allgather(Tensor tensor) {
+    Tensor allgather(Tensor tensor) {
         return allgatherAsync(null, tensor).await();
     }
 
@@ -139,8 +140,7 @@ final class SetCollectives implements ObjectCollectives {
         return submit(o, x -> out[0]);
     }
 
-    @Override
-    public Tensor allgatherInto(Tensor tensor, Tensor output) {
+    Tensor allgatherInto(Tensor tensor, Tensor output) {
         return allgatherIntoAsync(null, tensor, output).await();
     }
 
@@ -190,8 +190,7 @@ final class SetCollectives implements ObjectCollectives {
     // ---- broadcast
 
     /** @param root the root's rank in this set */
-    @Override
-    public Tensor broadcast(Tensor tensor, int root) {
+    Tensor broadcast(Tensor tensor, int root) {
         return broadcastAsync(null, tensor, root).await();
     }
 

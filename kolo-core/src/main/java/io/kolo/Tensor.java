@@ -76,14 +76,17 @@ public final class Tensor {
         return new Tensor(DataType.FLOAT32, shapeOr(shape, data.length), data, MemorySegment.ofArray(data));
     }
 
+    /** A float64 tensor over {@code data}; without a shape it is 1-d. */
     public static Tensor of(double[] data, long... shape) {
         return new Tensor(DataType.FLOAT64, shapeOr(shape, data.length), data, MemorySegment.ofArray(data));
     }
 
+    /** An int32 tensor over {@code data}; without a shape it is 1-d. */
     public static Tensor of(int[] data, long... shape) {
         return new Tensor(DataType.INT32, shapeOr(shape, data.length), data, MemorySegment.ofArray(data));
     }
 
+    /** An int64 tensor over {@code data}; without a shape it is 1-d. */
     public static Tensor of(long[] data, long... shape) {
         return new Tensor(DataType.INT64, shapeOr(shape, data.length), data, MemorySegment.ofArray(data));
     }
@@ -106,6 +109,7 @@ public final class Tensor {
         return of(data, DataType.INT8, shape);
     }
 
+    /** A tensor of an 8-bit {@code type} (INT8 or UINT8) over {@code data}; without a shape it is 1-d. */
     public static Tensor of(byte[] data, DataType type, long... shape) {
         if (type.byteSize() != 1) {
             throw new IllegalArgumentException("byte[] holds 8-bit values, not " + type);
@@ -170,10 +174,12 @@ public final class Tensor {
         };
     }
 
+    /** The element type. */
     public DataType dataType() {
         return type;
     }
 
+    /** The shape, a copy. */
     public long[] shape() {
         return shape.clone();
     }
@@ -198,26 +204,32 @@ public final class Tensor {
         return segment.isNative();
     }
 
+    /** The {@code float[]} this tensor wraps (no copy); refused for another array or off-heap memory. */
     public float[] floats() {
         return array(float[].class);
     }
 
+    /** The {@code double[]} this tensor wraps (no copy); refused for another array or off-heap memory. */
     public double[] doubles() {
         return array(double[].class);
     }
 
+    /** The {@code int[]} this tensor wraps (no copy); refused for another array or off-heap memory. */
     public int[] ints() {
         return array(int[].class);
     }
 
+    /** The {@code long[]} this tensor wraps (no copy); refused for another array or off-heap memory. */
     public long[] longs() {
         return array(long[].class);
     }
 
+    /** The {@code short[]} this tensor wraps (no copy); refused for another array or off-heap memory. */
     public short[] shorts() {
         return array(short[].class);
     }
 
+    /** The {@code byte[]} this tensor wraps (no copy); refused for another array or off-heap memory. */
     public byte[] bytes() {
         return array(byte[].class);
     }

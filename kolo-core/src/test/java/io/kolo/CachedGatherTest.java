@@ -138,7 +138,7 @@ class CachedGatherTest {
                     int rows = comm.rank() == 1 && step >= 5 ? 4 : comm.rank() + 1;
                     float[] mine = new float[rows];
                     Arrays.fill(mine, comm.rank() * 10 + step);
-                    Tensor got = comm.allgatherAsync("set.rows", Tensor.of(mine, rows), set).await();
+                    Tensor got = comm.on(set).allgatherAsync("set.rows", Tensor.of(mine, rows)).await();
                     sb.append(Arrays.toString(got.floats())).append(' ');
                 }
             }

@@ -215,7 +215,7 @@ class EagerGatherTest {
             if (set.included()) {
                 for (int step = 0; step < 30; step++) {
                     long[] v = {comm.rank() == 2 ? step * 3L : -1};
-                    comm.broadcast("set.b", Tensor.of(v), 2, set);
+                    comm.on(set).broadcast("set.b", Tensor.of(v), 2);
                     sb.append(v[0]).append(' ');
                 }
             }

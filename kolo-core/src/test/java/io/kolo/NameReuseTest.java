@@ -1,6 +1,6 @@
 package io.kolo;
 
-import io.kolo.bootstrap.JobSecret;
+import io.kolo.launch.JobSecret;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 

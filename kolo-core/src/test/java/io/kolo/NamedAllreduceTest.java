@@ -80,7 +80,7 @@ class NamedAllreduceTest {
             for (int i = 0; i < 100; i++) {
                 x[0] = comm.rank() + 1;
                 x[1] = i;
-                comm.allreduce("set.metric", Tensor.of(x), ReduceOp.SUM, mine);
+                comm.on(mine).allreduce("set.metric", Tensor.of(x), ReduceOp.SUM);
                 all[0] = 1;
                 comm.allreduce("all.metric", Tensor.of(all), ReduceOp.SUM);
                 assertEquals(2f * i, x[1], "step " + i);

@@ -1,6 +1,6 @@
 package io.kolo;
 
-import io.kolo.bootstrap.JobSecret;
+import io.kolo.launch.JobSecret;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -82,7 +82,7 @@ class ProcessSetJobTest {
             for (int job = 0; job < 2; job++) {
                 Kolo.init(pair);
                 if (pair.included()) {
-                    sb.append(' ').append(Kolo.allreduce(new int[]{1}, ReduceOp.SUM, pair)[0]);
+                    sb.append(' ').append(Kolo.on(pair).allreduce(new int[]{1}, ReduceOp.SUM)[0]);
                 }
                 Kolo.barrier();
                 Kolo.shutdown();
@@ -115,7 +115,7 @@ class ProcessSetJobTest {
                     int[] x = new int[1];
                     for (int i = 0; i < 200; i++) {
                         x[0] = comm.rank() + 1;
-                        comm.allreduce(x, ReduceOp.SUM, s);
+                        comm.on(s).allreduce(x, ReduceOp.SUM);
                     }
                     sb.append(s == a ? "first " : " last ").append(x[0]);
                 }

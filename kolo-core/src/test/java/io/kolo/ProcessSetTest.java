@@ -16,6 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -39,12 +40,14 @@ class ProcessSetTest {
             assertEquals(2, mine.size());
             assertEquals(List.of(0, 1, 2, 3), comm.globalProcessSet().ranks());
             assertEquals(3, comm.processSets().size());
+            assertSame(comm, comm.on(comm.globalProcessSet()));   // the global set's collectives are the communicator's
+            assertSame(comm.on(mine), comm.on(mine));             // made once per set, not per call
             float[] x = {comm.rank() + 1, 10 * (comm.rank() + 1)};
             for (int i = 0; i < 20; i++) {
                 // Repeated: the set's response cache and its eager path take over after the first.
                 x[0] = comm.rank() + 1;
                 x[1] = 10 * (comm.rank() + 1);
-                comm.allreduce(x, ReduceOp.SUM, mine);
+                comm.on(mine).allreduce(x, ReduceOp.SUM);
             }
             return x;
         });
@@ -61,32 +64,32 @@ class ProcessSetTest {
             ProcessSet set = comm.addProcessSet(4, 1, 3);
             if (!set.included()) {
                 float[] g = {1};
-                comm.allreduce(g, ReduceOp.SUM, comm.globalProcessSet());
+                comm.on(comm.globalProcessSet()).allreduce(g, ReduceOp.SUM);
                 return "out " + g[0];
             }
             int r = comm.rank();
             StringBuilder sb = new StringBuilder();
             double[] avg = {r};
-            comm.allreduce(avg, ReduceOp.AVERAGE, set);
+            comm.on(set).allreduce(avg, ReduceOp.AVERAGE);
             sb.append(Math.abs(avg[0] - 8 / 3.0) < 1e-12 ? "avg ok" : "avg " + avg[0]);
-            sb.append(" gather ").append(Arrays.toString(comm.allgather(new int[]{r}, set)));
+            sb.append(" gather ").append(Arrays.toString(comm.on(set).allgather(new int[]{r})));
             long[] b = {r == 3 ? 33 : -1};
-            comm.broadcast(b, 3, set);                      // root: job rank 3
+            comm.on(set).broadcast(b, 3);                      // root: job rank 3
             sb.append(" bcast ").append(b[0]);
             Tensor rows = Tensor.of(new float[]{r, r, r}, 3);
-            AlltoallResult a2a = comm.alltoall(rows, null, set);
+            AlltoallResult a2a = comm.on(set).alltoall(rows, null);
             sb.append(" a2a ").append(Arrays.toString(a2a.tensor().floats()));
-            Tensor rs = comm.reducescatter(Tensor.of(new float[]{1, 2, 3, 4, 5, 6}, 6), ReduceOp.SUM, set);
+            Tensor rs = comm.on(set).reducescatter(Tensor.of(new float[]{1, 2, 3, 4, 5, 6}, 6), ReduceOp.SUM);
             sb.append(" rs ").append(Arrays.toString(rs.floats()));
-            comm.barrier(set);
-            sb.append(" obj ").append(comm.allgatherObject("r" + r, set));
-            sb.append(" bobj ").append(comm.<String>broadcastObject(r == 4 ? "from4" : null, 4, set));
-            List<Tensor> grouped = comm.groupedAllreduce(List.of(Tensor.of(new int[]{1}, 1), Tensor.of(new int[]{r}, 1)),
-                    ReduceOp.SUM, set);
+            comm.on(set).barrier();
+            sb.append(" obj ").append(comm.on(set).allgatherObject("r" + r));
+            sb.append(" bobj ").append(comm.on(set).<String>broadcastObject(r == 4 ? "from4" : null, 4));
+            List<Tensor> grouped = comm.on(set).groupedAllreduce(List.of(Tensor.of(new int[]{1}, 1), Tensor.of(new int[]{r}, 1)),
+                    ReduceOp.SUM);
             sb.append(" grouped ").append(grouped.get(0).ints()[0]).append(',').append(grouped.get(1).ints()[0]);
-            sb.append(" join ").append(comm.join(set));
+            sb.append(" join ").append(comm.on(set).join());
             float[] g = {1};
-            comm.allreduce(g, ReduceOp.SUM, comm.globalProcessSet());
+            comm.on(comm.globalProcessSet()).allreduce(g, ReduceOp.SUM);
             return sb.append(" global ").append(g[0]).toString();
         });
         assertEquals("out 5.0", out.get(0));
@@ -113,15 +116,15 @@ class ProcessSetTest {
             ProcessSet big = comm.globalProcessSet();
             ProcessSet small = comm.addProcessSet(1, 2);
             if (comm.rank() == 0) {
-                Handle<Tensor> h = comm.allreduceAsync("late", Tensor.of(new float[]{1}, 1), ReduceOp.SUM, big);
+                Handle<Tensor> h = comm.on(big).allreduceAsync("late", Tensor.of(new float[]{1}, 1), ReduceOp.SUM);
                 return "big " + h.await(java.time.Duration.ofSeconds(60)).floats()[0];
             }
             float[] x = new float[1];
             for (int i = 0; i < 30; i++) {
                 x[0] = 1;
-                comm.allreduce(x, ReduceOp.SUM, small);
+                comm.on(small).allreduce(x, ReduceOp.SUM);
             }
-            Handle<Tensor> h = comm.allreduceAsync("late", Tensor.of(new float[]{1}, 1), ReduceOp.SUM, big);
+            Handle<Tensor> h = comm.on(big).allreduceAsync("late", Tensor.of(new float[]{1}, 1), ReduceOp.SUM);
             return "small " + x[0] + " big " + h.await().floats()[0];
         });
         assertEquals(List.of("big 3.0", "small 2.0 big 3.0", "small 2.0 big 3.0"), out);
@@ -140,7 +143,7 @@ class ProcessSetTest {
             }
             Handle<Tensor> global = comm.allreduceAsync("g", Tensor.of(new float[]{1}, 1), ReduceOp.SUM);
             for (int i = 0; i < 10; i++) {
-                comm.allreduce(new float[]{i}, ReduceOp.MAX, small);
+                comm.on(small).allreduce(new float[]{i}, ReduceOp.MAX);
             }
             boolean globalStillWaiting = !global.poll();
             smallDone.countDown();
@@ -162,7 +165,7 @@ class ProcessSetTest {
                     for (int i = 0; i < 25; i++) {
                         ProcessSet s = comm.addProcessSet(i % 2 == 0 ? new int[]{0, 2} : new int[]{i % 3, (i + 1) % 3});
                         if (s.included()) {
-                            sum[0] += comm.allreduce(new int[]{1}, ReduceOp.SUM, s)[0];
+                            sum[0] += comm.on(s).allreduce(new int[]{1}, ReduceOp.SUM)[0];
                         }
                         comm.removeProcessSet(s);
                     }
@@ -218,15 +221,15 @@ class ProcessSetTest {
             assertTrue(again.getMessage().contains("already form process set 1"), again.getMessage());
             if (comm.rank() == 2) {
                 IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                        () -> comm.allreduce(new float[1], ReduceOp.SUM, set));
+                        () -> comm.on(set).allreduce(new float[1], ReduceOp.SUM));
                 assertTrue(e.getMessage().contains("rank 2 is not in process set 1"), e.getMessage());
             } else {
                 IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                        () -> comm.broadcast(new float[1], 2, set));
+                        () -> comm.on(set).broadcast(new float[1], 2));
                 assertTrue(e.getMessage().contains("broadcast root 2 is not in process set 1"), e.getMessage());
             }
             IllegalArgumentException unregistered = assertThrows(IllegalArgumentException.class,
-                    () -> comm.allreduce(new float[1], ReduceOp.SUM, ProcessSet.of(0, 1)));
+                    () -> comm.on(ProcessSet.of(0, 1)).allreduce(new float[1], ReduceOp.SUM));
             assertTrue(unregistered.getMessage().contains("is not registered"), unregistered.getMessage());
             IllegalArgumentException global = assertThrows(IllegalArgumentException.class,
                     () -> comm.removeProcessSet(comm.globalProcessSet()));
@@ -259,7 +262,7 @@ class ProcessSetTest {
                     comm.allreduce(x, ReduceOp.SUM);
                     assertEquals(3, x[0]);
                     if (a.included()) {
-                        assertEquals(2, comm.allreduce(new int[]{1}, ReduceOp.SUM, a)[0]);
+                        assertEquals(2, comm.on(a).allreduce(new int[]{1}, ReduceOp.SUM)[0]);
                     }
                     return e.getMessage();
                 });
@@ -277,7 +280,7 @@ class ProcessSetTest {
     @Test
     void aCallOneRankRefusesFailsOnEveryRankNamingItAndWhy() throws Exception {
         int port = Ranks.freePort();
-        String secret = io.kolo.bootstrap.JobSecret.generate().toHex();
+        String secret = io.kolo.launch.JobSecret.generate().toHex();
         List<Object> said = Ranks.fromEnvironment(3, r -> {
             Map<String, String> env = new java.util.HashMap<>(Map.of("KOLO_RANK", Integer.toString(r), "KOLO_SIZE", "3",
                     "KOLO_RENDEZVOUS_ADDR", "127.0.0.1", "KOLO_RENDEZVOUS_PORT", Integer.toString(port),
@@ -313,7 +316,7 @@ class ProcessSetTest {
                             () -> comm.removeProcessSet(comm.rank() == 2 ? ProcessSet.of(0, 1) : a));
                     assertTrue(a.isRegistered());
                     if (a.included()) {
-                        assertEquals(2, comm.allreduce(new int[]{1}, ReduceOp.SUM, a)[0]);
+                        assertEquals(2, comm.on(a).allreduce(new int[]{1}, ReduceOp.SUM)[0]);
                     }
                     return e.getClass().getSimpleName() + ": " + e.getMessage();
                 });
@@ -336,7 +339,7 @@ class ProcessSetTest {
                 return null;
             }
             return assertThrows(KoloException.class,
-                    () -> comm.broadcast(new float[2], comm.rank(), set)).getMessage();
+                    () -> comm.on(set).broadcast(new float[2], comm.rank())).getMessage();
         });
         assertEquals("mismatched broadcast 'broadcast.noname.1' in process set 1: rank 1 submitted FLOAT32[2] root=1,"
                 + " rank 2 submitted FLOAT32[2] root=2", out.get(1));
@@ -352,7 +355,7 @@ class ProcessSetTest {
     void aSetFromAJobThatHasEndedSaysSoInTheNext() {
         List<ProcessSet> first = Ranks.run(3, DYNAMIC, comm -> comm.addProcessSet(0, 1));
         List<String> said = Ranks.run(3, DYNAMIC, comm -> assertThrows(IllegalArgumentException.class,
-                () -> comm.allreduce(new float[1], ReduceOp.SUM, first.get(comm.rank()))).getMessage());
+                () -> comm.on(first.get(comm.rank())).allreduce(new float[1], ReduceOp.SUM)).getMessage());
         assertEquals("process set [0, 1] belongs to a job that has ended (Kolo.shutdown(), or an elastic reset): register"
                 + " it with this one, by Kolo.init(sets) or, with KOLO_DYNAMIC_PROCESS_SETS=1, addProcessSet(0, 1) on every"
                 + " rank (in an elastic job: at the start of Elastic.run's body, which every worker runs again after a reset)",
@@ -364,22 +367,26 @@ class ProcessSetTest {
         List<String> out = Ranks.run(3, DYNAMIC, comm -> {
             ProcessSet a = comm.addProcessSet(0, 1);
             ProcessSet b = comm.addProcessSet(1, 2);
+            // Kept from before the removal: its next call is refused as on(a) is afterwards.
+            Collectives keptA = a.included() ? comm.on(a) : null;
             comm.removeProcessSet(a);
             assertFalse(a.isRegistered());
             assertEquals(List.of(0, 2), comm.processSets().stream().map(ProcessSet::id).toList());
             if (comm.rank() < 2) {
                 IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                        () -> comm.allreduce(new float[1], ReduceOp.SUM, a));
+                        () -> comm.on(a).allreduce(new float[1], ReduceOp.SUM));
+                assertTrue(e.getMessage().contains("was removed"), e.getMessage());
+                e = assertThrows(IllegalArgumentException.class, () -> keptA.allreduce(new float[1], ReduceOp.SUM));
                 assertTrue(e.getMessage().contains("was removed"), e.getMessage());
             }
             ProcessSet c = comm.addProcessSet(0, 2);
             assertEquals(3, c.id());   // ids are not reused
             String s = "";
             if (b.included()) {
-                s += " b " + comm.allreduce(new int[]{comm.rank()}, ReduceOp.SUM, b)[0];
+                s += " b " + comm.on(b).allreduce(new int[]{comm.rank()}, ReduceOp.SUM)[0];
             }
             if (c.included()) {
-                s += " c " + comm.allreduce(new int[]{comm.rank()}, ReduceOp.SUM, c)[0];
+                s += " c " + comm.on(c).allreduce(new int[]{comm.rank()}, ReduceOp.SUM)[0];
             }
             return s.trim();
         });
@@ -393,7 +400,7 @@ class ProcessSetTest {
             ProcessSet set = comm.addProcessSet(1, 2);
             if (comm.rank() == 1) {
                 KoloException e = assertThrows(KoloException.class,
-                        () -> comm.allreduce(new float[1], ReduceOp.SUM, set));
+                        () -> comm.on(set).allreduce(new float[1], ReduceOp.SUM));
                 return e.getMessage();
             }
             return null;
@@ -418,12 +425,12 @@ class ProcessSetTest {
             ProcessSet set = comm.addProcessSet(1, 2);
             String said = null;
             if (comm.rank() == 1) {
-                said = assertThrows(KoloException.class, () -> comm.allreduce(new float[1], ReduceOp.SUM, set))
+                said = assertThrows(KoloException.class, () -> comm.on(set).allreduce(new float[1], ReduceOp.SUM))
                         .getMessage();
             } else if (comm.rank() == 2) {
                 Thread.sleep(4000);
-                said = assertThrows(KoloException.class, () -> comm.allreduceAsync("late", Tensor.of(new float[1]),
-                        ReduceOp.SUM, set).await()).getMessage();
+                said = assertThrows(KoloException.class, () -> comm.on(set).allreduceAsync("late", Tensor.of(new float[1]),
+                        ReduceOp.SUM).await()).getMessage();
                 rank2Done.countDown();
             }
             assertTrue(rank2Done.await(30, TimeUnit.SECONDS));
@@ -452,7 +459,7 @@ class ProcessSetTest {
             }
             double[] x = new double[100_000];
             Arrays.fill(x, comm.rank());
-            comm.allreduce(x, ReduceOp.SUM, set);
+            comm.on(set).allreduce(x, ReduceOp.SUM);
             for (double v : x) {
                 assertEquals(8.0, v);
             }
@@ -467,7 +474,7 @@ class ProcessSetTest {
         Ranks.run(3, Map.of("KOLO_DYNAMIC_PROCESS_SETS", "1", "KOLO_TIMELINE", timeline.toString()), comm -> {
             ProcessSet set = comm.addProcessSet(1, 2);
             if (set.included()) {
-                comm.allreduceAsync("in.the.set", Tensor.of(new float[4], 4), ReduceOp.SUM, set).await();
+                comm.on(set).allreduceAsync("in.the.set", Tensor.of(new float[4], 4), ReduceOp.SUM).await();
             }
             comm.allreduceAsync("in.the.job", Tensor.of(new float[4], 4), ReduceOp.SUM).await();
             return null;

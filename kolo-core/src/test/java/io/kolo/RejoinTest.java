@@ -1,8 +1,8 @@
 package io.kolo;
 
 import io.kolo.bootstrap.ElasticGeneration;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.RendezvousServer;
+import io.kolo.launch.JobSecret;
 import io.kolo.transport.Transports;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

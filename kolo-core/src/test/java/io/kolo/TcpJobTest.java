@@ -1,6 +1,6 @@
 package io.kolo;
 
-import io.kolo.bootstrap.JobSecret;
+import io.kolo.launch.JobSecret;
 import org.junit.jupiter.api.Test;
 
 import java.util.HashMap;

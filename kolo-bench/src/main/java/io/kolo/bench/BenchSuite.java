@@ -36,6 +36,8 @@ public final class BenchSuite {
 
     /** A Kolo run that failed; the message says how. */
     public static final class BenchFailure extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
         public BenchFailure(String message) {
             super(message);
         }

@@ -160,6 +160,8 @@ public final class CpuBinding {
      * Affinity is per thread in Linux, and a new thread inherits its creator's: binding every thread now binds
      * the ones the JVM starts later too.
      */
+    // A native call, allowed by --enable-native-access=ALL-UNNAMED, which kolo run passes.
+    @SuppressWarnings("restricted")
     private static void bindEveryThread(List<Integer> cpus) {
         for (int cpu : cpus) {
             if (cpu >= MASK_BYTES * 8) {

@@ -1,5 +1,8 @@
 package io.kolo.bootstrap;
 
+import io.kolo.Topology;
+import io.kolo.launch.JobSecret;
+
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import java.util.Map;
@@ -61,12 +64,11 @@ public final class ElasticGeneration {
      *
      * @param host the host name the launcher knows the worker's host by
      */
-    public record Assignment(int rank, int size, int localRank, int localSize, int crossRank, int crossSize,
-                             String host) {
-        /** As stored: the seven fields separated by spaces. */
+    public record Assignment(Topology topology, String host) {
+        /** As stored: the topology's six numbers and the host, separated by spaces. */
         public String encode() {
-            return rank + " " + size + " " + localRank + " " + localSize + " " + crossRank + " " + crossSize + " "
-                    + host;
+            return topology.rank() + " " + topology.size() + " " + topology.localRank() + " " + topology.localSize()
+                    + " " + topology.crossRank() + " " + topology.crossSize() + " " + host;
         }
 
         /** @throws IllegalArgumentException naming the value when it is not seven fields */
@@ -75,22 +77,14 @@ public final class ElasticGeneration {
             if (f.length != 7) {
                 throw new IllegalArgumentException("malformed elastic assignment '" + value + "'");
             }
-            return new Assignment(Integer.parseInt(f[0]), Integer.parseInt(f[1]), Integer.parseInt(f[2]),
-                    Integer.parseInt(f[3]), Integer.parseInt(f[4]), Integer.parseInt(f[5]), f[6]);
+            return new Assignment(new Topology(Integer.parseInt(f[0]), Integer.parseInt(f[1]),
+                    Integer.parseInt(f[2]), Integer.parseInt(f[3]), Integer.parseInt(f[4]), Integer.parseInt(f[5])),
+                    f[6]);
         }
 
         /** {@code env} with this assignment's placement variables and {@code generation}. */
         public Map<String, String> applyTo(Map<String, String> env, int generation) {
-            Map<String, String> out = new java.util.HashMap<>(env);
-            out.put(KoloSettings.RANK.name(), Integer.toString(rank));
-            out.put(KoloSettings.SIZE.name(), Integer.toString(size));
-            out.put(KoloSettings.LOCAL_RANK.name(), Integer.toString(localRank));
-            out.put(KoloSettings.LOCAL_SIZE.name(), Integer.toString(localSize));
-            out.put(KoloSettings.CROSS_RANK.name(), Integer.toString(crossRank));
-            out.put(KoloSettings.CROSS_SIZE.name(), Integer.toString(crossSize));
-            out.put(KoloSettings.HOSTNAME.name(), host);
-            out.put(KoloSettings.ELASTIC_GENERATION.name(), Integer.toString(generation));
-            return out;
+            return RankVariables.of(topology, host).generation(generation).over(env);
         }
     }
 }

@@ -1,5 +1,7 @@
 package io.kolo.bootstrap;
 
+import io.kolo.launch.JobSecret;
+
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -61,6 +63,13 @@ public final class Handshake {
     private Handshake() {
     }
 
+    /** A fresh random challenge. */
+    static byte[] newChallenge() {
+        byte[] c = new byte[32];
+        RandomBytes.fill(c);
+        return c;
+    }
+
     /**
      * The connecting end: claims {@code claim} and proves the secret; returns once the server proved it too.
      *
@@ -70,7 +79,7 @@ public final class Handshake {
     public static void client(Socket socket, JobSecret secret, String purpose, String claim, Duration timeout)
             throws IOException {
         Exchange x = new Exchange(socket, timeout);
-        byte[] nonceC = JobSecret.newChallenge();
+        byte[] nonceC = Handshake.newChallenge();
         byte[] claimBytes = claim.getBytes(StandardCharsets.UTF_8);
         if (claimBytes.length > MAX_CLAIM) {
             throw new IllegalArgumentException("claim too long: " + claim);
@@ -104,7 +113,7 @@ public final class Handshake {
         ByteArrayOutputStream claimOut = new ByteArrayOutputStream();
         byte[] nonceC = readHeader(x, claimOut);
         byte[] claimBytes = claimOut.toByteArray();
-        byte[] nonceS = JobSecret.newChallenge();
+        byte[] nonceS = Handshake.newChallenge();
         x.write(header(nonceS, null));
         byte[] proof = x.read(PROOF, "the client's proof");
         if (!secret.verify(message("client", purpose, claimBytes, nonceC, nonceS), proof)) {

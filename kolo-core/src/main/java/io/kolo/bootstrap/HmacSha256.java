@@ -10,7 +10,7 @@ import java.security.NoSuchAlgorithmException;
  * milliseconds on the way to its first collective, more than the rest of the handshake (docs/performance.md, "First
  * run"). The digest needs only the security providers.
  */
-final class HmacSha256 {
+public final class HmacSha256 {
     private static final int BLOCK_BYTES = 64;
     private static final byte INNER_PAD = 0x36;
     private static final byte OUTER_PAD = 0x5c;
@@ -19,7 +19,7 @@ final class HmacSha256 {
     }
 
     /** The HMAC-SHA256 of {@code message} under {@code key}. */
-    static byte[] mac(byte[] key, byte[] message) {
+    public static byte[] mac(byte[] key, byte[] message) {
         MessageDigest sha256 = sha256();
         byte[] k = key.length > BLOCK_BYTES ? sha256.digest(key) : key;
         byte[] inner = new byte[BLOCK_BYTES];

@@ -1,6 +1,8 @@
 package io.kolo.bootstrap;
 
 import io.kolo.BadSettingException;
+import io.kolo.Topology;
+import io.kolo.launch.JobSecret;
 
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -29,8 +31,8 @@ import java.util.regex.Pattern;
  * @param size             number of ranks in the job
  * @param localRank        rank among the processes on this host
  * @param localSize        number of processes on this host
- * @param crossRank        index of this host among the hosts (ranks packed host by host unless given)
- * @param crossSize        number of hosts
+ * @param crossRank        how many ranks with this local rank have a smaller rank (Horovod's; see {@link Placement})
+ * @param crossSize        number of ranks with this local rank
  * @param rendezvousHost   {@code KOLO_RENDEZVOUS_ADDR}, default {@code 127.0.0.1}
  * @param rendezvousPort   {@code KOLO_RENDEZVOUS_PORT}; 0 when absent (allowed only for a single process, or
  *                         under mpirun/mpiexec/srun, where {@link Rendezvous} finds the store)
@@ -84,6 +86,11 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
         env = Map.copyOf(env);
     }
 
+    /** Where this rank sits, as the variables say (see {@link JobPlacement} for a job started by mpirun or srun). */
+    public Topology topology() {
+        return new Topology(rank, size, localRank, localSize, crossRank, crossSize);
+    }
+
     /** Parses the variables of this process ({@link System#getenv()}). */
     public static JobEnvironment fromSystem() {
         return from(System.getenv());
@@ -131,9 +138,9 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
             throw bad(named.localRank(), String.valueOf(localRank), "a local rank below the local size " + localSize);
         }
 
-        // Ranks are packed host by host; ceilDiv covers a last host with fewer ranks.
-        int crossSize = KoloSettings.CROSS_SIZE.ifSet(env).orElse(Math.ceilDiv(size, localSize));
-        int crossRank = KoloSettings.CROSS_RANK.ifSet(env).orElse(rank / localSize);
+        Topology derived = source == null ? null : derivedPlacement(env, source, rank, size, localRank, localSize);
+        int crossSize = KoloSettings.CROSS_SIZE.ifSet(env).orElse(derived == null ? 1 : derived.crossSize());
+        int crossRank = KoloSettings.CROSS_RANK.ifSet(env).orElse(derived == null ? 0 : derived.crossRank());
         // Every other host runs at least one rank, so this host's ranks and the other hosts cannot outnumber the job.
         if (crossSize > size - localSize + 1) {
             throw bad("KOLO_CROSS_SIZE", String.valueOf(crossSize), "at most " + (size - localSize + 1)
@@ -188,31 +195,68 @@ public record JobEnvironment(int rank, int size, int localRank, int localSize, i
         return null;
     }
 
-    private static int localSize(Map<String, String> env, Source source, int size) {
-        String perNode = slurmTasksPerNodeVar(env, source);
-        if (perNode != null) {
-            // e.g. "4(x2),3": tasks on each node of the step in node order; this node is SLURM_NODEID.
-            String raw = env.get(perNode);
-            List<Integer> counts = new ArrayList<>();
-            for (String part : raw.trim().split(",")) {
-                Matcher m = TASKS_PER_NODE.matcher(part.trim());
-                if (!m.matches()) {
-                    throw bad(perNode, raw, "a task count such as 4 or 4(x2),3");
-                }
-                int count = checkedInt(perNode, raw, m.group(1), 1);
-                int times = m.group(2) == null ? 1 : checkedInt(perNode, raw, m.group(2), 1);
-                for (int i = 0; i < times && counts.size() <= size; i++) {
-                    counts.add(count);
-                }
+    /**
+     * Horovod's cross rank and size ({@link Placement}) as far as this rank's variables tell of the others: the tasks
+     * of every node under Slurm (given {@code SLURM_NODEID}, ranks placed node after node, Slurm's default block
+     * distribution); otherwise every host is taken to run this host's number of ranks, host after host (the last
+     * fewer), as mpirun's default does, and ranks placed otherwise (round-robin) get this host's index among that many
+     * hosts. A guess until the ranks have met: then {@link JobPlacement} takes the exact place from every rank's host.
+     */
+    private static Topology derivedPlacement(Map<String, String> env, Source source, int rank, int size,
+                                             int localRank, int localSize) {
+        List<Integer> counts = slurmTasksPerNode(env, source, size);
+        if (counts != null && env.containsKey("SLURM_NODEID")
+                && counts.stream().mapToInt(Integer::intValue).sum() == size) {
+            Topology t = Placement.packed(counts).get(rank);
+            if (t.localRank() == localRank && t.localSize() == localSize) {
+                return t;
             }
+        }
+        List<Integer> uniform = new ArrayList<>();
+        for (int left = size; left > 0; left -= localSize) {
+            uniform.add(Math.min(left, localSize));
+        }
+        Topology t = Placement.packed(uniform).get(rank);
+        if (t.localRank() == localRank) {
+            return t;
+        }
+        return new Topology(rank, size, localRank, localSize, rank / localSize, Math.ceilDiv(size, localSize));
+    }
+
+    private static int localSize(Map<String, String> env, Source source, int size) {
+        List<Integer> counts = slurmTasksPerNode(env, source, size);
+        if (counts != null) {
             int node = optionalInt(env, "SLURM_NODEID", 0).orElse(0);
             if (node >= counts.size()) {
+                String perNode = slurmTasksPerNodeVar(env, source);
                 throw bad("SLURM_NODEID", env.get("SLURM_NODEID"), "a node index below the " + counts.size()
-                        + " nodes of " + perNode + "=" + raw);
+                        + " nodes of " + perNode + "=" + env.get(perNode));
             }
             return counts.get(node);
         }
         return optionalInt(env, source.localSize(), 1).orElse(size);
+    }
+
+    /** Slurm's tasks of each node of the step, in node order (e.g. "4(x2),3"), or null when not given. */
+    private static List<Integer> slurmTasksPerNode(Map<String, String> env, Source source, int size) {
+        String perNode = slurmTasksPerNodeVar(env, source);
+        if (perNode == null) {
+            return null;
+        }
+        String raw = env.get(perNode);
+        List<Integer> counts = new ArrayList<>();
+        for (String part : raw.trim().split(",")) {
+            Matcher m = TASKS_PER_NODE.matcher(part.trim());
+            if (!m.matches()) {
+                throw bad(perNode, raw, "a task count such as 4 or 4(x2),3");
+            }
+            int count = checkedInt(perNode, raw, m.group(1), 1);
+            int times = m.group(2) == null ? 1 : checkedInt(perNode, raw, m.group(2), 1);
+            for (int i = 0; i < times && counts.size() <= size; i++) {
+                counts.add(count);
+            }
+        }
+        return counts;
     }
 
     private static String localSizeVar(Map<String, String> env, Source source) {

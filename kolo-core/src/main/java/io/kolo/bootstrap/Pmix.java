@@ -81,6 +81,8 @@ final class Pmix {
         }
     }
 
+    // Native calls into libpmix, allowed by --enable-native-access=ALL-UNNAMED.
+    @SuppressWarnings("restricted")
     private static String exchange(int rank, String value) throws Throwable {
         Linker linker = Linker.nativeLinker();
         // The library stays loaded for the life of the process: PMIx keeps threads of its own.
@@ -133,6 +135,8 @@ final class Pmix {
         }
     }
 
+    // A native call, allowed by --enable-native-access=ALL-UNNAMED.
+    @SuppressWarnings("restricted")
     private static MethodHandle fn(Linker linker, SymbolLookup lib, String name, FunctionDescriptor d) {
         return linker.downcallHandle(lib.find(name).orElseThrow(
                 () -> new KoloException(LIBRARY + " has no " + name + ": expected PMIx 3 or later")), d);

@@ -1,5 +1,7 @@
 package io.kolo.bootstrap;
 
+import io.kolo.launch.JobSecret;
+
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;

@@ -2,6 +2,7 @@ package io.kolo.bootstrap;
 
 import io.kolo.BadSettingException;
 import io.kolo.KoloException;
+import io.kolo.launch.JobSecret;
 
 import java.net.Inet4Address;
 import java.net.InetAddress;

@@ -2,6 +2,7 @@ package io.kolo.bootstrap;
 
 import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
+import io.kolo.launch.JobSecret;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;

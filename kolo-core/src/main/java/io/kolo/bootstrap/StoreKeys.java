@@ -43,6 +43,11 @@ public final class StoreKeys {
         return "host/" + rank;
     }
 
+    /** The host name {@code rank} runs on, for its place in a job started by mpirun or srun ({@link JobPlacement}). */
+    public static String placementHost(int rank) {
+        return "placement/host/" + rank;
+    }
+
     /** The shared-memory file {@code rank} created. */
     public static String shmFile(int rank) {
         return "shm/file/" + rank;

@@ -44,6 +44,7 @@ public final class Elastic {
     /** The training function: what it returns, {@link #run} returns. */
     @FunctionalInterface
     public interface Body<S extends ElasticState, T> {
+/** Trains from {@code state} (synced from the other workers); what it returns, {@link Elastic#run} returns. */
         T run(S state) throws Exception;
     }
 

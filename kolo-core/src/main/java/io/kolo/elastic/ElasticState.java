@@ -31,6 +31,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public abstract class ElasticState {
     private final List<Runnable> resetCallbacks = new CopyOnWriteArrayList<>();
 
+    /** For subclasses, which hold the values. */
+    protected ElasticState() {
+    }
+
     /** Saves a copy of the state in memory: what {@link #restore()} goes back to. Local, no communication. */
     public abstract void save();
 

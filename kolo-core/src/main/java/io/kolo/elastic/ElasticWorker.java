@@ -3,10 +3,10 @@ package io.kolo.elastic;
 import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 import io.kolo.bootstrap.ElasticGeneration;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.KoloSettings;
 import io.kolo.bootstrap.RendezvousClient;
+import io.kolo.launch.JobSecret;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;

@@ -32,7 +32,8 @@ public class ObjectState extends ElasticState {
     /** The initial values, committed at once. */
     public ObjectState(Map<String, ? extends Serializable> initial) {
         values.putAll(initial);
-        save();
+        // As save() does, without calling a method a subclass may override before it is constructed.
+        saved = serialize(new LinkedHashMap<>(values));
     }
 
     /** The value named {@code name}, or null. */
@@ -46,6 +47,7 @@ public class ObjectState extends ElasticState {
         values.put(name, value);
     }
 
+    /** The names of the values. */
     public synchronized Set<String> names() {
         return Set.copyOf(values.keySet());
     }

@@ -10,6 +10,7 @@ import io.kolo.KoloException;
 public class WorkerRemovedException extends KoloException {
     private static final long serialVersionUID = 1L;
 
+    /** @param message why this worker was removed */
     public WorkerRemovedException(String message) {
         super(message);
     }

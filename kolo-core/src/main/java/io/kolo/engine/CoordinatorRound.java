@@ -17,7 +17,6 @@ final class CoordinatorRound {
     private final FusionPlanner fusion;
     /** Rank 0 only. */
     private final MessageTable table;
-    private final List<Request> mine = new ArrayList<>();
     private volatile Map<String, String> waitingFor = Map.of();
     private volatile long rounds;
     /** Cycle thread only: see {@link #takeEnding}. */
@@ -40,17 +39,13 @@ final class CoordinatorRound {
     }
 
     /**
-     * Sends this rank's {@code toSend} (and clears it); returns the responses every rank executes. Rank 0's
-     * {@code tuning} (or null) reaches every rank's {@code tuned}.
+     * Sends this rank's {@code requests} ({@link Admission#takeRequests}); returns the responses every rank executes.
+     * Rank 0's {@code tuning} (or null) reaches every rank's {@code tuned}.
      */
-    List<Response> run(List<Op> toSend, int rank, Autotuner.Tuning tuning, java.util.function.Consumer<Autotuner.Tuning> tuned) {
+    List<Response> run(List<Request> requests, Autotuner.Tuning tuning,
+                       java.util.function.Consumer<Autotuner.Tuning> tuned) {
         rounds++;
-        mine.clear();
-        for (Op op : toSend) {
-            mine.add(op.request(rank));
-        }
-        toSend.clear();
-        byte[][] all = ops.gather(ControlMessages.encodeRequests(mine), 0);
+        byte[][] all = ops.gather(ControlMessages.encodeRequests(requests), 0);
         byte[] answer = null;
         if (table != null) {
             List<Response> out = new ArrayList<>();

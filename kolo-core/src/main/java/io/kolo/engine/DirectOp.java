@@ -62,14 +62,6 @@ final class DirectOp {
                 && claim(p, name, input, output);
     }
 
-    /**
-     * Whether an op of this name may be armed now, asked before taking the cycle (from any thread): a blocking op that
-     * is not the eager one, the usual case for large ones, then costs no hand-over of the cycle.
-     */
-    boolean mayArm(String name) {
-        return cache.mayBeRepeated(name);
-    }
-
     /** The cache's eager entry's position if it is {@code name}'s, else -1. */
     private int eager(String name) {
         int p = cache.repeated();

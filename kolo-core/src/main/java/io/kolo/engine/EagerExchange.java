@@ -12,7 +12,7 @@ import java.lang.foreign.MemorySegment;
  */
 final class EagerExchange {
     private final ResponseCache cache;
-    private final CachePositionWaits parked;
+    private final Admission admission;
     private final CycleVote vote;
     private final DirectOp direct;
     private final Execution execution;
@@ -22,10 +22,10 @@ final class EagerExchange {
     private Op op;
     private MemorySegment directPayload;
 
-    EagerExchange(ResponseCache cache, CachePositionWaits parked, CycleVote vote, DirectOp direct,
+    EagerExchange(ResponseCache cache, Admission admission, CycleVote vote, DirectOp direct,
                   Execution execution, EngineTuning tuning) {
         this.cache = cache;
-        this.parked = parked;
+        this.admission = admission;
         this.vote = vote;
         this.direct = direct;
         this.execution = execution;
@@ -37,7 +37,7 @@ final class EagerExchange {
         // The eager op depends only on state every rank shares, and the cache drops the mark when the entry changes,
         // so the payload always fits the space reserved for it after the bit vector.
         position = cache.repeated();
-        op = position >= 0 ? parked.get(position) : null;
+        op = position >= 0 ? admission.parkedAt(position) : null;
         // A direct op holds its name's claim, so no op of that name is parked: one of the two at most.
         directPayload = position >= 0 ? direct.payloadAt(position) : null;
         if (directPayload != null) {
@@ -66,7 +66,7 @@ final class EagerExchange {
             return false;
         }
         if (parkedOp != null) {
-            parked.remove(position);
+            admission.ranEagerly(position);
         }
         // The cache's own entry at the position: no name is looked up.
         Response r = cache.get(position);

@@ -3,7 +3,6 @@ package io.kolo.engine;
 import io.kolo.collective.AlgorithmSettings;
 import io.kolo.collective.CollectiveOps;
 
-import java.util.List;
 import java.util.function.Consumer;
 
 /**
@@ -15,8 +14,7 @@ final class EngineTuning {
     private final FusionPlanner fusion;
     private final CycleRunner runner;
     private final ResponseCache cache;
-    private final CachePositionWaits parked;
-    private final List<Op> toSend;
+    private final Admission admission;
     private final CollectiveOps ops;
     /** Rank 0 of the global set with KOLO_AUTOTUNE=1: chooses the settings; null elsewhere. */
     private final Autotuner tuner;
@@ -27,12 +25,11 @@ final class EngineTuning {
     private long ranBytes;
 
     EngineTuning(int set, int rank, EngineSettings settings, CollectiveOps ops, FusionPlanner fusion,
-                 CycleRunner runner, ResponseCache cache, CachePositionWaits parked, List<Op> toSend) {
+                 CycleRunner runner, ResponseCache cache, Admission admission) {
         this.fusion = fusion;
         this.runner = runner;
         this.cache = cache;
-        this.parked = parked;
-        this.toSend = toSend;
+        this.admission = admission;
         this.ops = ops;
         AutotuneSettings autotune = settings.autotune() == null ? null
                 : settings.autotune().forJob(settings.cacheCapacity() > 0, ops.hierarchyAvailable());
@@ -81,9 +78,7 @@ final class EngineTuning {
         if (cache.enabled() != t.cache() && cache.capacity() > 0) {
             if (!t.cache()) {
                 // What waits at a cache position goes the slow way, on every rank alike.
-                for (int p = parked.next(0); p >= 0; p = parked.next(p + 1)) {
-                    toSend.add(parked.remove(p));
-                }
+                admission.unparkAll();
             }
             cache.setEnabled(t.cache());
         }

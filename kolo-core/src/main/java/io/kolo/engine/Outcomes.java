@@ -7,23 +7,65 @@ import io.kolo.bootstrap.LazyLogger;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.List;
 
 /**
- * How an op ends, completed or failed: its name is freed for the next op of that name (before its listener runs,
- * which may submit that op), its listener is told, and a listener that throws cannot hurt the engine.
+ * The ops this rank has taken up and not yet ended, by name, and how an op ends, completed or failed: it leaves the
+ * pending ops, its name is freed for the next op of that name (before its listener runs, which may submit that op),
+ * its listener is told, and a listener that throws cannot hurt the engine. The one writer of {@link #pending()}: the
+ * executors, fusion and the trace only look ops up there. Touched only by the thread running the cycle.
  */
 final class Outcomes {
     private static final System.Logger LOG = LazyLogger.of(Outcomes.class);
 
     private final int rank;
-    private final PendingOps pending;
+    private final PendingOps pending = new PendingOps();
     private final InFlightNames inFlight;
     private final Counter completed = new Counter();
 
-    Outcomes(int rank, PendingOps pending, InFlightNames inFlight) {
+    Outcomes(int rank, InFlightNames inFlight) {
         this.rank = rank;
-        this.pending = pending;
         this.inFlight = inFlight;
+    }
+
+    /** The pending ops, to look up by name (only this class adds or removes them). */
+    PendingOps pending() {
+        return pending;
+    }
+
+    /** A drained op: pending under its name until it ends. */
+    void track(Op op) {
+        pending.put(op.name, op);
+    }
+
+    /** Whether any op is pending. */
+    boolean hasPending() {
+        return !pending.isEmpty();
+    }
+
+    /** The pending ops, a copy (to explain a crash). */
+    List<Op> pendingOps() {
+        return pending.values();
+    }
+
+    /**
+     * Fails the pending op named {@code name} (the coordinator's error for it); returns it, or null when this rank has
+     * no such op. {@code before} runs first, while its listener has not been told (to withdraw and trace it).
+     */
+    Op failPending(String name, String error, java.util.function.Consumer<Op> before) {
+        Op op = pending.remove(name);
+        if (op != null) {
+            before.accept(op);
+            fail(op, new KoloException(error));
+        }
+        return op;
+    }
+
+    /** The set ends: takes every pending op out, to be failed by the caller. */
+    List<Op> takeAllPending() {
+        List<Op> all = pending.values();
+        pending.clear();
+        return all;
     }
 
     /** Ops completed since start. */

@@ -28,9 +28,11 @@ import java.util.Map;
  * messages, not two; called blocking and named, it needs no op at all: its caller runs the cycle with its tensor as
  * the payload ({@link DirectOp}).
  *
- * <p>The parts: {@link CycleVote} is the bit vector, {@link CoordinatorRound} the slow path, {@link FusionPlanner}
- * fusion, one {@link OpExecutor} per kind of collective runs the responses, {@link Outcomes} ends the ops. This class
- * keeps submission, the order of a cycle, and what a failure does.
+ * <p>The parts, each the one owner of its state: {@link Admission} holds where a drained op waits (its cache
+ * position, or the next coordinator round), {@link Outcomes} the pending ops and how they end, {@link SetEnding}
+ * whether the set takes ops and why not, {@link CycleVote} the bit vector, {@link CoordinatorRound} the slow path,
+ * {@link FusionPlanner} fusion; one {@link OpExecutor} per kind of collective runs the responses. This class keeps
+ * submission, the order of a cycle, the join op, and what a failure does.
  */
 final class ProcessSetEngine implements CycleAgent {
     private static final System.Logger LOG = LazyLogger.of(ProcessSetEngine.class);
@@ -46,18 +48,13 @@ final class ProcessSetEngine implements CycleAgent {
     private final CycleRunner runner;
     private final SubmissionQueue queue = new SubmissionQueue();
     private final Submissions submissions;
-    private volatile RuntimeException fatal;
-    private volatile boolean shutdownRequested;
-    private volatile boolean terminated;
+    /** Whether the set takes ops, and why not. */
     private final SetEnding ending;
     /** Removes this set from the engine, on every member at the same point (null for the global set). */
     private final java.util.function.Consumer<String> remove;
 
     // State below is touched only by the thread running the cycle.
-    private final PendingOps pending = new PendingOps();
-    private final List<Op> toSend = new ArrayList<>();
     private final ResponseCache cache;
-    private final CachePositionWaits parked;
     private final CycleVote vote;
     private final Admission admission;
     private final FusionPlanner fusionPlanner;
@@ -98,24 +95,23 @@ final class ProcessSetEngine implements CycleAgent {
         this.size = ops.size();
         this.settings = settings;
         this.explainer = explainer;
-        this.ending = new SetEnding(explainer);
+        this.ending = new SetEnding(rank, explainer);
         this.remove = remove;
         this.runner = runner;
         this.cache = new ResponseCache(settings.cacheCapacity(), settings.eagerAllreduceBytes());
         InFlightNames inFlight = new InFlightNames(Math.max(KEPT_NAMES, settings.cacheCapacity()));
         this.submissions = new Submissions(rank, inFlight);
         this.direct = new DirectOp(cache, inFlight, rank);
-        this.parked = new CachePositionWaits(settings.cacheCapacity());
         this.vote = new CycleVote(settings.cacheCapacity(), settings.eagerAllreduceBytes());
-        this.admission = new Admission(cache, parked, vote, toSend, rank);
-        this.fusionPlanner = new FusionPlanner(settings.fusionThresholdBytes(), pending);
+        this.admission = new Admission(cache, vote, settings.cacheCapacity(), rank);
+        this.outcomes = new Outcomes(rank, inFlight);
+        this.fusionPlanner = new FusionPlanner(settings.fusionThresholdBytes(), outcomes.pending());
         this.coordinator = new CoordinatorRound(ops, settings, fusionPlanner, members, id);
-        this.outcomes = new Outcomes(rank, pending, inFlight);
         this.trace = OpTrace.open(settings, rank, id);
-        this.execution = new Execution(ops, pending, fusion, scratch, trace, outcomes);
+        this.execution = new Execution(ops, outcomes.pending(), fusion, scratch, trace, outcomes);
         executors.putAll(execution.executors());
-        this.tuning = new EngineTuning(id, rank, settings, ops, fusionPlanner, runner, cache, parked, toSend);
-        this.eager = new EagerExchange(cache, parked, vote, direct, execution, tuning);
+        this.tuning = new EngineTuning(id, rank, settings, ops, fusionPlanner, runner, cache, admission);
+        this.eager = new EagerExchange(cache, admission, vote, direct, execution, tuning);
         executors.put(OpKind.JOIN, (r, negotiated) -> {
             if (joinOp != null) {
                 Op op = joinOp;
@@ -141,11 +137,11 @@ final class ProcessSetEngine implements CycleAgent {
     /** Queues an op (see {@link Engine#submit}). */
     void submit(Op op) {
         submissions.name(op);
-        checkUsable();
+        ending.checkUsable();
         submissions.claim(op, runner.thread());
         op.submittedNanos = System.nanoTime();
         queue.add(op);
-        if (terminated) {
+        if (ending.isTerminated()) {
             // The set ended after checkUsable(): its last failQueued() may have run before our add.
             failQueued();
         } else {
@@ -153,9 +149,13 @@ final class ProcessSetEngine implements CycleAgent {
         }
     }
 
-    /** Whether a blocking op of this name may run now as the set's direct op (see {@link DirectOp#mayArm}). */
+    /**
+     * Whether a blocking op of this name may run now as the set's direct op, asked before taking the cycle (from any
+     * thread): only the cache's repeated op may, so a blocking op that is not it, the usual case for large ones, costs
+     * no hand-over of the cycle.
+     */
     boolean mayRunNow(String name) {
-        return direct.mayArm(name);
+        return cache.mayBeRepeated(name);
     }
 
     /**
@@ -163,20 +163,7 @@ final class ProcessSetEngine implements CycleAgent {
      * no timeline (every op there needs its spans, and so its op); else null.
      */
     DirectOp direct() {
-        return fatal == null && !terminated && !shutdownRequested && !trace.enabled() ? direct : null;
-    }
-
-    private void checkUsable() {
-        RuntimeException f = fatal;
-        if (f != null) {
-            throw Outcomes.copy(f, "cannot start a new collective");
-        }
-        if (terminated) {
-            throw ending.refusal(shutdownRequested);
-        }
-        if (shutdownRequested) {
-            throw new KoloException("Kolo has been shut down on rank " + rank + "; call Kolo.init() again to start a new job");
-        }
+        return ending.running() && !trace.enabled() ? direct : null;
     }
 
     /** Counters since start (updated by the cycles, read from any thread). */
@@ -186,12 +173,12 @@ final class ProcessSetEngine implements CycleAgent {
     }
 
     RuntimeException failure() {
-        return fatal;
+        return ending.fatal();
     }
 
     /** Asks every rank of the set to stop (they agree on it in a cycle's vote). */
     void requestShutdown() {
-        shutdownRequested = true;
+        ending.requestShutdown();
     }
 
     /**
@@ -213,8 +200,7 @@ final class ProcessSetEngine implements CycleAgent {
      * when another set's cycle failed, since they share one job and one transport.
      */
     void failWith(RuntimeException error) {
-        if (fatal == null) {
-            fatal = error;
+        if (ending.failedFirst(error)) {
             failAll(error);
         }
     }
@@ -226,7 +212,7 @@ final class ProcessSetEngine implements CycleAgent {
 
     @Override
     public boolean hasWork() {
-        return !pending.isEmpty() || joinOp != null || !toSend.isEmpty();
+        return outcomes.hasPending() || joinOp != null || admission.hasRequests();
     }
 
     @Override
@@ -251,10 +237,10 @@ final class ProcessSetEngine implements CycleAgent {
 
     @Override
     public void close() {
-        if (fatal == null) {
-            failAll(hasWork() || !queue.isEmpty() ? ending.failure(shutdownRequested) : ending.known(shutdownRequested));
+        if (ending.fatal() == null) {
+            failAll(hasWork() || !queue.isEmpty() ? ending.failure() : ending.known());
         }
-        terminated = true;
+        ending.terminated();
         failQueued();
         trace.close();
         fusion.close();
@@ -273,9 +259,10 @@ final class ProcessSetEngine implements CycleAgent {
         try {
             finished = negotiate(now);
         } catch (RuntimeException | Error e) {
-            fatal = EngineCrash.explain(rank, e, pending.values(), explainer);
+            RuntimeException crash = EngineCrash.explain(rank, e, outcomes.pendingOps(), explainer);
+            ending.failed(crash);
             LOG.log(System.Logger.Level.DEBUG, "rank " + rank + " engine stopped", e);
-            failAll(fatal);
+            failAll(crash);
             finished = true;
         }
         trace.flush();
@@ -291,10 +278,11 @@ final class ProcessSetEngine implements CycleAgent {
         // short keeps the cycle's loops and its allreduce small when few names are in use.
         int high = cache.highWater();
         admission.expire(now);
-        long flags = (toSend.isEmpty() ? CycleVote.NOTHING_NEW : 0) | (shutdownRequested ? 0 : CycleVote.NO_SHUTDOWN)
+        long flags = (admission.hasRequests() ? 0 : CycleVote.NOTHING_NEW)
+                | (ending.shutdownRequested() ? 0 : CycleVote.NO_SHUTDOWN)
                 | (joinOp == null ? CycleVote.NOT_JOINED : 0) | (vote.anyInvalidHere() ? 0 : CycleVote.ALL_VALID)
                 | (coordinator.tableBusy() || tuning.hasPending() ? 0 : CycleVote.TABLE_EMPTY);
-        vote.fill(flags, high, parked);
+        admission.fillVote(flags, high);
         eager.exchange(ops);
 
         boolean anyNew = vote.anyNot(CycleVote.NOTHING_NEW);
@@ -315,7 +303,7 @@ final class ProcessSetEngine implements CycleAgent {
         cachedOps.add(admission.takeReady(anyJoined, fromCache));
         fusionPlanner.fuse(fromCache, toExecute);
         if (anyNew || anyInvalid || anyJoined || tableBusy) {
-            toExecute.addAll(coordinator.run(toSend, rank, tuning.takePending(), tuning.receiver()));
+            toExecute.addAll(coordinator.run(admission.takeRequests(), tuning.takePending(), tuning.receiver()));
         }
         if (!toExecute.isEmpty()) {
             trace.cycleStart();
@@ -337,7 +325,7 @@ final class ProcessSetEngine implements CycleAgent {
     private boolean endEverywhere(String why) {
         KoloException e = new KoloException(why);
         if (id == 0) {
-            fatal = e;
+            ending.failed(e);
         } else {
             ending.removed(why);
             remove.accept(why);
@@ -353,10 +341,10 @@ final class ProcessSetEngine implements CycleAgent {
             lastDrainNanos = now;
             if (op.kind == OpKind.JOIN) {
                 joinOp = op;
-                toSend.add(op);
+                admission.admitJoin(op);
                 continue;
             }
-            pending.put(op.name, op);
+            outcomes.track(op);
             admission.admit(op);
         }
     }
@@ -365,14 +353,11 @@ final class ProcessSetEngine implements CycleAgent {
         long negotiated = trace.clock();
         if (r.isError()) {
             for (int i = 0; i < r.names().size(); i++) {
-                Op op = pending.remove(r.names().get(i));
-                if (op != null) {
-                    // The op may also be parked on a cache slot or queued for the coordinator; it is over now.
-                    toSend.remove(op);
-                    parked.remove(op);
+                // The op may also be parked on a cache slot or queued for the coordinator; it is over now.
+                outcomes.failPending(r.names().get(i), r.error(), op -> {
+                    admission.withdraw(op);
                     trace.failed(op, r.error());
-                    outcomes.fail(op, new KoloException(r.error()));
-                }
+                });
             }
             return;
         }
@@ -392,19 +377,17 @@ final class ProcessSetEngine implements CycleAgent {
     }
 
     private void failAll(RuntimeException error) {
-        List<Op> all = new ArrayList<>(pending.values());
-        for (Op op : toSend) {
-            if (!pending.containsKey(op.name)) {
+        List<Op> all = outcomes.takeAllPending();
+        for (Op op : admission.dropAll()) {
+            // Every op waiting for the coordinator is pending but a join.
+            if (!all.contains(op)) {
                 all.add(op);
             }
         }
         if (joinOp != null && !all.contains(joinOp)) {
             all.add(joinOp);
         }
-        pending.clear();
-        toSend.clear();
         joinOp = null;
-        parked.clear();
         for (Op op : all) {
             trace.failed(op, error.getMessage());
             outcomes.failWith(op, error);
@@ -413,7 +396,7 @@ final class ProcessSetEngine implements CycleAgent {
     }
 
     private void failQueued() {
-        RuntimeException f = fatal != null ? fatal : ending.known(shutdownRequested);
+        RuntimeException f = ending.forQueued();
         for (Op op = queue.takeAll(), next; op != null; op = next) {
             next = SubmissionQueue.detach(op);
             outcomes.failWith(op, f);

@@ -1,5 +1,12 @@
 package io.kolo.launch;
 
+import io.kolo.bootstrap.HmacSha256;
+import io.kolo.bootstrap.KoloSettings;
+import io.kolo.bootstrap.RandomBytes;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.HexFormat;
 import java.util.Objects;
 
 /**
@@ -15,43 +22,75 @@ import java.util.Objects;
  * }</pre>
  */
 public final class JobSecret {
-    private final io.kolo.bootstrap.JobSecret secret;
+    /** The environment variable a rank, and each node's {@code kolo run --nnodes}, reads the secret from. */
+    public static final String VARIABLE = KoloSettings.SECRET.name();
 
-    private JobSecret(io.kolo.bootstrap.JobSecret secret) {
-        this.secret = secret;
+    private final byte[] key;
+
+    private JobSecret(byte[] key) {
+        this.key = key.clone();
+        // The JDK sets up its security providers on a digest's first use, reading files, and the random source is a
+        // file too; under a flood of connections that exhausts the file descriptors, a first use then would fail.
+        // Use both now, while nothing is listening yet.
+        mac(new byte[0]);
+        RandomBytes.fill(new byte[0]);
     }
 
     /** A fresh random 256-bit secret. */
     public static JobSecret generate() {
-        return new JobSecret(io.kolo.bootstrap.JobSecret.generate());
+        byte[] key = new byte[32];
+        RandomBytes.fill(key);
+        return new JobSecret(key);
     }
 
     /**
-     * Parses the hex form ({@link #toHex()}); surrounding whitespace is ignored.
+     * Parses the hex form ({@link #toHex()}, as {@code KOLO_SECRET} holds it); surrounding whitespace is ignored.
      *
      * @throws IllegalArgumentException when {@code hex} is blank, not hex, or shorter than 32 digits (128 bits); the
      *                                  message never repeats the value
      */
     public static JobSecret fromHex(String hex) {
-        return new JobSecret(io.kolo.bootstrap.JobSecret.fromHex(hex));
+        if (hex == null || hex.isBlank()) {
+            throw new IllegalArgumentException("KOLO_SECRET is empty: it must be the job's secret in hex (kolo run sets it)");
+        }
+        byte[] key;
+        try {
+            key = HexFormat.of().parseHex(hex.trim());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("KOLO_SECRET is not hex: " + e.getMessage(), e);
+        }
+        if (key.length < 16) {
+            throw new IllegalArgumentException("KOLO_SECRET is too short: use at least 32 hex digits (128 bits)");
+        }
+        return new JobSecret(key);
     }
 
     /**
-     * A secret of its own derived from this one and {@code label} (e.g. a retry's attempt number): everyone who knows
-     * this secret and the label derives the same secret, and a rank holding the secret of another label cannot join.
+     * A secret of its own derived from this one and {@code label} (a retry's attempt, a job id under a user's
+     * long-lived secret): everyone who knows this secret and the label derives the same secret, and a rank holding
+     * the secret of another label cannot join.
      */
     public JobSecret derive(String label) {
         Objects.requireNonNull(label, "label");
-        return new JobSecret(secret.derive(label));
+        return new JobSecret(mac(("kolo job secret\n" + label).getBytes(StandardCharsets.UTF_8)));
     }
 
     /** The hex form, as {@code KOLO_SECRET} holds it. Never log it. */
     public String toHex() {
-        return secret.toHex();
+        return HexFormat.of().formatHex(key);
     }
 
-    io.kolo.bootstrap.JobSecret internal() {
-        return secret;
+    /**
+     * HMAC-SHA256 of {@code message} under this secret: what a connection of the job sends to prove it knows the
+     * secret without showing it.
+     */
+    public byte[] mac(byte[] message) {
+        return HmacSha256.mac(key, message);
+    }
+
+    /** Whether {@code proof} is this secret's {@link #mac} of {@code message}, in constant time. */
+    public boolean verify(byte[] message, byte[] proof) {
+        return MessageDigest.isEqual(mac(message), proof);
     }
 
     @Override

@@ -46,7 +46,7 @@ public final class RendezvousService implements AutoCloseable {
             throw new IllegalArgumentException("rendezvous port " + port + " is invalid: expected 0 (any free port)"
                     + " or a TCP port from 1 to 65535");
         }
-        return new RendezvousService(RendezvousServer.start(bind, port, secret.internal()));
+        return new RendezvousService(RendezvousServer.start(bind, port, secret));
     }
 
     /** Where the ranks connect: the bound address and the port (the chosen one when started with port 0). */

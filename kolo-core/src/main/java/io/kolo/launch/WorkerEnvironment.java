@@ -1,8 +1,11 @@
 package io.kolo.launch;
 
 import io.kolo.BadSettingException;
+import io.kolo.Topology;
 import io.kolo.bootstrap.JobEnvironment;
 import io.kolo.bootstrap.KoloSettings;
+import io.kolo.bootstrap.Placement;
+import io.kolo.bootstrap.RankVariables;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -44,25 +47,29 @@ import java.util.Set;
  */
 public final class WorkerEnvironment {
     /** Decided per rank by the builder, never taken from a user's settings (a driver may itself run under kolo run). */
-    private static final Set<String> PLACEMENT = Set.of(KoloSettings.RANK.name(), KoloSettings.SIZE.name(),
-            KoloSettings.LOCAL_RANK.name(), KoloSettings.LOCAL_SIZE.name(), KoloSettings.CROSS_RANK.name(),
-            KoloSettings.CROSS_SIZE.name(), KoloSettings.HOSTNAME.name(), KoloSettings.RENDEZVOUS_ADDR.name(),
-            KoloSettings.RENDEZVOUS_PORT.name(), KoloSettings.RENDEZVOUS_SERVER.name(), KoloSettings.SECRET.name());
+    private static final Set<String> PLACEMENT = RankVariables.PER_RANK;
 
     private WorkerEnvironment() {
     }
 
     /**
-     * Rank {@code rank} of a job with one rank per entry of {@code hostOfEachRank} (its size): ranks with equal host
-     * names share a host, their local ranks in rank order; hosts are numbered in the order of their first rank.
+     * Rank {@code rank} of a job with one rank per entry of {@code hostOfEachRank} (its size), placed as Horovod and
+     * {@code kolo run} place ranks: ranks with equal host names share a host, their local ranks in rank order; the
+     * cross size is the number of ranks with this rank's local rank, the cross rank how many of those have a smaller
+     * rank.
      *
      * @throws IllegalArgumentException when the rank is outside the list, or a host is null or blank
      */
     public static Builder forRank(int rank, List<String> hostOfEachRank) {
         Objects.requireNonNull(hostOfEachRank, "hostOfEachRank");
-        HostPlacement at = HostPlacement.of(List.copyOf(hostOfEachRank), rank);
-        return new Builder(rank, hostOfEachRank.size()).local(at.localRank(), at.localSize())
-                .cross(at.crossRank(), at.crossSize()).hostname(at.host());
+        List<Topology> placed = Placement.of(hostOfEachRank);
+        if (rank < 0 || rank >= placed.size()) {
+            throw new IllegalArgumentException("rank " + rank + " is outside a job of " + placed.size()
+                    + " ranks (one host per rank given)");
+        }
+        Topology at = placed.get(rank);
+        return new Builder(rank, at.size()).local(at.localRank(), at.localSize())
+                .cross(at.crossRank(), at.crossSize()).hostname(hostOfEachRank.get(rank));
     }
 
     /**
@@ -163,7 +170,10 @@ public final class WorkerEnvironment {
             return this;
         }
 
-        /** This rank's host's index among the {@code crossSize} hosts of the job. */
+        /**
+         * Horovod's cross coordinates: {@code crossSize} ranks of the job have this rank's local rank, and
+         * {@code crossRank} of them have a smaller rank.
+         */
         public Builder cross(int crossRank, int crossSize) {
             if (crossSize < 1 || crossSize > size || crossRank < 0 || crossRank >= crossSize) {
                 throw new IllegalArgumentException("cross rank " + crossRank + " of " + crossSize + " is invalid:"
@@ -270,31 +280,22 @@ public final class WorkerEnvironment {
                 throw new IllegalStateException("rank " + rank + " of " + size + " needs the job's secret: call"
                         + " secret(...) with the secret the rendezvous service was started with");
             }
-            Map<String, String> env = new LinkedHashMap<>(settings);
-            env.put(KoloSettings.RANK.name(), Integer.toString(rank));
-            env.put(KoloSettings.SIZE.name(), Integer.toString(size));
-            env.put(KoloSettings.LOCAL_RANK.name(), Integer.toString(localRank));
-            env.put(KoloSettings.LOCAL_SIZE.name(), Integer.toString(localSize));
-            env.put(KoloSettings.CROSS_RANK.name(), Integer.toString(crossRank));
-            env.put(KoloSettings.CROSS_SIZE.name(), Integer.toString(crossSize));
-            if (hostname != null) {
-                env.put(KoloSettings.HOSTNAME.name(), hostname);
-            }
+            RankVariables vars = RankVariables.of(new Topology(rank, size, localRank, localSize, crossRank, crossSize),
+                    hostname);
             if (rendezvousHost != null) {
-                env.put(KoloSettings.RENDEZVOUS_ADDR.name(), rendezvousHost);
-                env.put(KoloSettings.RENDEZVOUS_PORT.name(), Integer.toString(rendezvousPort));
+                // The service runs outside the ranks (in the embedder), so every rank, rank 0 too, is its client.
+                vars.rendezvous(rendezvousHost, rendezvousPort);
             }
-            // The service runs outside the ranks (in the embedder), so every rank, rank 0 too, is its client.
-            env.put(KoloSettings.RENDEZVOUS_SERVER.name(), "launcher");
             if (secret != null) {
-                env.put(KoloSettings.SECRET.name(), secret.toHex());
+                vars.secret(secret);
             }
             if (startTimeoutSeconds != null) {
-                env.put(KoloSettings.START_TIMEOUT_SECONDS.name(), clamp(startTimeoutSeconds));
+                vars.startTimeoutSeconds(startTimeoutSeconds);
             }
             if (timeoutSeconds != null) {
-                env.put(KoloSettings.TIMEOUT_SECONDS.name(), clamp(timeoutSeconds));
+                vars.timeoutSeconds(timeoutSeconds);
             }
+            Map<String, String> env = vars.over(settings);
             // The placement a rank reads back must be the one given here: parse it as the rank will, so that an
             // inconsistency (a host count above the job size, say) fails now, in the embedder, not in the rank.
             // KOLO_IFACE is left out: it names an interface of the rank's host, which need not be this one.
@@ -302,10 +303,6 @@ public final class WorkerEnvironment {
             asRead.remove(KoloSettings.IFACE.name());
             JobEnvironment.from(asRead);
             return Collections.unmodifiableMap(env);
-        }
-
-        private static String clamp(long seconds) {
-            return Long.toString(Math.min(seconds, Integer.MAX_VALUE));
         }
 
         @Override

@@ -144,6 +144,8 @@ final class ShmFile {
      * of a small message's time in {@code kolo bench allreduce -np 2 --sizes 8B..4KiB}. Without native access for Kolo (viewing
      * memory anew is a restricted method) the mapped segment serves as it is.
      */
+    // Sizes the mapping to the file, which this method made that long.
+    @SuppressWarnings("restricted")
     private static MemorySegment map(FileChannel ch, long bytes, Arena arena) throws IOException {
         MemorySegment mapped = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
         try {

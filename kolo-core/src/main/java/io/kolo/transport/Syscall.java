@@ -20,6 +20,8 @@ import java.lang.invoke.VarHandle;
  *
  * <p>Known on Linux x86-64 and AArch64; elsewhere {@link #AVAILABLE} is false and the callers do without.
  */
+// Every method is a native call, allowed by --enable-native-access=ALL-UNNAMED, which kolo run passes.
+@SuppressWarnings("restricted")
 final class Syscall {
     private static final System.Logger LOG = LazyLogger.of(Syscall.class);
     static final StructLayout ERRNO_LAYOUT = Linker.Option.captureStateLayout();

@@ -1,14 +1,14 @@
 package io.kolo.transport;
 
-import io.kolo.bootstrap.LazyLogger;
-import io.kolo.bootstrap.StartWait;
-import io.kolo.bootstrap.StoreKeys;
 import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 import io.kolo.bootstrap.ConnectionGate;
 import io.kolo.bootstrap.Handshake;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.bootstrap.LazyLogger;
+import io.kolo.bootstrap.StartWait;
+import io.kolo.bootstrap.StoreKeys;
+import io.kolo.launch.JobSecret;
 
 import java.io.IOException;
 import java.net.InetAddress;

@@ -3,9 +3,9 @@ package io.kolo.transport;
 import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 import io.kolo.bootstrap.Handshake;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.LazyLogger;
+import io.kolo.launch.JobSecret;
 
 import java.io.DataInputStream;
 import java.io.DataOutputStream;

@@ -1,12 +1,12 @@
 package io.kolo.transport;
 
 import io.kolo.bootstrap.HostName;
-import io.kolo.bootstrap.StartWait;
-import io.kolo.bootstrap.StoreKeys;
 import io.kolo.bootstrap.JobEnvironment;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.KoloSettings;
+import io.kolo.bootstrap.StartWait;
+import io.kolo.bootstrap.StoreKeys;
+import io.kolo.launch.JobSecret;
 
 import java.io.IOException;
 import java.net.InetAddress;

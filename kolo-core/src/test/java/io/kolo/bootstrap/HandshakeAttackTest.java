@@ -1,5 +1,7 @@
 package io.kolo.bootstrap;
 
+import io.kolo.launch.JobSecret;
+
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -103,7 +105,7 @@ class HandshakeAttackTest {
     @Test
     void theReflectionAttackFindsNoProofToReflect() throws Exception {
         Socket a = connect();
-        a.getOutputStream().write(clientHeader(JobSecret.newChallenge(), ""));
+        a.getOutputStream().write(clientHeader(Handshake.newChallenge(), ""));
         byte[] aHeader = a.getInputStream().readNBytes(SERVER_HEADER);
         byte[] aNonce = Arrays.copyOfRange(aHeader, 5, SERVER_HEADER);
 
@@ -156,7 +158,7 @@ class HandshakeAttackTest {
             Thread trickle = Thread.ofPlatform().daemon().start(() -> {
                 try {
                     OutputStream o = stranger.getOutputStream();
-                    for (byte b : clientHeader(JobSecret.newChallenge(), "x")) {
+                    for (byte b : clientHeader(Handshake.newChallenge(), "x")) {
                         o.write(b);
                         o.flush();
                         Thread.sleep(100);

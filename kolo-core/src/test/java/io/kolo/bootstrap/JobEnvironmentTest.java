@@ -1,5 +1,8 @@
 package io.kolo.bootstrap;
 
+import io.kolo.Topology;
+import io.kolo.launch.JobSecret;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -9,9 +12,11 @@ import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -195,6 +200,38 @@ class JobEnvironmentTest {
                 withRendezvous("SLURM_PROCID", "0", "SLURM_NTASKS", "4", "SLURM_NODEID", "2",
                         "SLURM_TASKS_PER_NODE", "2(x2)")));
         assertTrue(x.getMessage().startsWith("SLURM_NODEID='2' is invalid"), x.getMessage());
+    }
+
+    /**
+     * Before: Slurm's and mpirun's ranks got their host's index among ceil(size / local size) hosts as cross rank and
+     * size (rank 4 of a 3,2 step: 2 of 3); now Horovod's, from every node's tasks where Slurm gives them.
+     */
+    @Test
+    void slurmAndMpirunRanksGetHorovodsCrossRanksFromTheTasksOfEveryNode() {
+        Random random = new Random(42);
+        for (int trial = 0; trial < 50; trial++) {
+            List<Integer> tasks = new ArrayList<>();
+            for (int n = 1 + random.nextInt(5); n > 0; n--) {
+                tasks.add(1 + random.nextInt(4));
+            }
+            List<Topology> horovod = Placement.packed(tasks);
+            String perNode = String.join(",", tasks.stream().map(String::valueOf).toList());
+            for (Topology t : horovod) {
+                int node = 0;
+                for (int first = 0; first + tasks.get(node) <= t.rank(); node++) {
+                    first += tasks.get(node);
+                }
+                JobEnvironment e = JobEnvironment.from(withRendezvous("SLURM_PROCID", "" + t.rank(),
+                        "SLURM_NTASKS", "" + t.size(), "SLURM_LOCALID", "" + t.localRank(), "SLURM_NODEID", "" + node,
+                        "SLURM_STEP_TASKS_PER_NODE", perNode));
+                assertEquals(t, e.topology(), "tasks per node " + perNode);
+            }
+        }
+        // mpirun gives no other host's count: hosts are taken to run as many as this one, the last fewer.
+        JobEnvironment e = JobEnvironment.from(withRendezvous("OMPI_COMM_WORLD_RANK", "2", "OMPI_COMM_WORLD_SIZE", "7",
+                "OMPI_COMM_WORLD_LOCAL_RANK", "2", "OMPI_COMM_WORLD_LOCAL_SIZE", "3"));
+        assertEquals(0, e.crossRank());
+        assertEquals(2, e.crossSize());
     }
 
     @Test

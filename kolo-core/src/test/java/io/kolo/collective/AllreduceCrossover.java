@@ -2,7 +2,7 @@ package io.kolo.collective;
 
 import io.kolo.DataType;
 import io.kolo.bootstrap.InMemoryStore;
-import io.kolo.bootstrap.JobSecret;
+import io.kolo.launch.JobSecret;
 import io.kolo.transport.LocalTransport;
 import io.kolo.transport.TcpTransport;
 import io.kolo.transport.Transport;

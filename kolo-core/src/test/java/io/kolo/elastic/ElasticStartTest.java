@@ -2,9 +2,10 @@ package io.kolo.elastic;
 
 import io.kolo.Kolo;
 import io.kolo.ReduceOp;
+import io.kolo.Topology;
 import io.kolo.bootstrap.ElasticGeneration;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.RendezvousServer;
+import io.kolo.launch.JobSecret;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -50,7 +51,7 @@ class ElasticStartTest {
         JobSecret secret = JobSecret.generate();
         try (RendezvousServer store = RendezvousServer.start(InetAddress.getLoopbackAddress(), 0, secret)) {
             // Job 0 has two ranks; the other one never comes, so this worker's start times out.
-            publish(store, 0, new ElasticGeneration.Assignment(0, 2, 0, 1, 0, 2, "h0"), "start");
+            publish(store, 0, new ElasticGeneration.Assignment(new Topology(0, 2, 0, 1, 0, 2), "h0"), "start");
             Process worker = start(store, secret);
             try {
                 StringBuilder err = new StringBuilder();
@@ -65,7 +66,7 @@ class ElasticStartTest {
                 }
                 assertTrue(worker.isAlive(), err.toString());
                 // The launcher's next job: this worker alone.
-                publish(store, 1, new ElasticGeneration.Assignment(0, 1, 0, 1, 0, 1, "h0"), "rank 1 failed");
+                publish(store, 1, new ElasticGeneration.Assignment(new Topology(0, 1, 0, 1, 0, 1), "h0"), "rank 1 failed");
                 assertTrue(worker.waitFor(60, TimeUnit.SECONDS), "the worker did not finish: " + err);
                 assertEquals(0, worker.exitValue(), err.toString());
                 assertEquals("done as rank 0 of 1 (sum 1)", out.get(10, TimeUnit.SECONDS).strip(), err.toString());
@@ -91,7 +92,7 @@ class ElasticStartTest {
         Map<String, String> env = pb.environment();
         env.keySet().removeIf(k -> k.startsWith("KOLO_") || k.startsWith("OMPI_") || k.startsWith("PMI")
                 || k.startsWith("SLURM_"));
-        env.putAll(new ElasticGeneration.Assignment(0, 2, 0, 1, 0, 2, "h0").applyTo(Map.of(), 0));
+        env.putAll(new ElasticGeneration.Assignment(new Topology(0, 2, 0, 1, 0, 2), "h0").applyTo(Map.of(), 0));
         env.putAll(Map.of("KOLO_RENDEZVOUS_ADDR", "127.0.0.1",
                 "KOLO_RENDEZVOUS_PORT", Integer.toString(store.address().getPort()),
                 "KOLO_RENDEZVOUS_SERVER", "launcher", "KOLO_SECRET", secret.toHex(),

@@ -41,7 +41,8 @@ class EmbeddedJobTest {
                 return new double[]{x[0], x[x.length - 1], comm.rank(), comm.size(), comm.localRank(),
                         comm.localSize(), comm.crossRank(), comm.crossSize()};
             });
-            double[][] expected = {{6, 6, 0, 3, 0, 2, 0, 2}, {6, 6, 1, 3, 0, 1, 1, 2}, {6, 6, 2, 3, 1, 2, 0, 2}};
+            // Horovod's cross coordinates: rank 2 is the only rank with local rank 1.
+            double[][] expected = {{6, 6, 0, 3, 0, 2, 0, 2}, {6, 6, 1, 3, 0, 1, 1, 2}, {6, 6, 2, 3, 1, 2, 0, 1}};
             for (int r = 0; r < 3; r++) {
                 if (results.get(r) instanceof Throwable t) {
                     throw new AssertionError("rank " + r + " failed: " + t, t);

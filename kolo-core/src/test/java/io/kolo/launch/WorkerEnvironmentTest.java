@@ -26,21 +26,24 @@ class WorkerEnvironmentTest {
                 .startTimeout(Duration.ofMillis(1500)).timeout(Duration.ofMinutes(2)).build();
         assertEquals(Map.ofEntries(Map.entry("KOLO_RANK", "4"), Map.entry("KOLO_SIZE", "5"),
                 Map.entry("KOLO_LOCAL_RANK", "1"), Map.entry("KOLO_LOCAL_SIZE", "2"),
-                Map.entry("KOLO_CROSS_RANK", "1"), Map.entry("KOLO_CROSS_SIZE", "3"),
+                Map.entry("KOLO_CROSS_RANK", "1"), Map.entry("KOLO_CROSS_SIZE", "2"),
                 Map.entry("KOLO_HOSTNAME", "a"), Map.entry("KOLO_RENDEZVOUS_ADDR", "10.0.0.1"),
                 Map.entry("KOLO_RENDEZVOUS_PORT", "29500"), Map.entry("KOLO_RENDEZVOUS_SERVER", "launcher"),
                 Map.entry("KOLO_SECRET", SECRET.toHex()), Map.entry("KOLO_START_TIMEOUT_SECONDS", "2"),
                 Map.entry("KOLO_TIMEOUT_SECONDS", "120")), env);
     }
 
+    /** Before: cross rank and size were the host's index among the hosts (rank 4: 1 of 3), not Horovod's. */
     @Test
-    void ranksOnOneHostAreLocalRanksInRankOrderAndHostsCountInOrderOfTheirFirstRank() {
+    void ranksOnOneHostAreLocalRanksInRankOrderAndCrossRanksCountTheRanksWithTheSameLocalRank() {
         List<String> hosts = List.of("b", "a", "b", "c", "a");
-        assertEquals(new HostPlacement(0, 2, 0, 3, "b"), HostPlacement.of(hosts, 0));
-        assertEquals(new HostPlacement(0, 2, 1, 3, "a"), HostPlacement.of(hosts, 1));
-        assertEquals(new HostPlacement(1, 2, 0, 3, "b"), HostPlacement.of(hosts, 2));
-        assertEquals(new HostPlacement(0, 1, 2, 3, "c"), HostPlacement.of(hosts, 3));
-        assertEquals(new HostPlacement(1, 2, 1, 3, "a"), HostPlacement.of(hosts, 4));
+        String[] expected = {"0 2 0 3 b", "0 2 1 3 a", "1 2 0 2 b", "0 1 2 3 c", "1 2 1 2 a"};
+        for (int r = 0; r < hosts.size(); r++) {
+            Map<String, String> env = WorkerEnvironment.forRank(r, hosts).rendezvous("h", 1).secret(SECRET).build();
+            assertEquals(expected[r], env.get("KOLO_LOCAL_RANK") + " " + env.get("KOLO_LOCAL_SIZE") + " "
+                    + env.get("KOLO_CROSS_RANK") + " " + env.get("KOLO_CROSS_SIZE") + " " + env.get("KOLO_HOSTNAME"),
+                    "rank " + r);
+        }
     }
 
     @Test

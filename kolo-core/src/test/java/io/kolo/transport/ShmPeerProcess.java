@@ -1,7 +1,7 @@
 package io.kolo.transport;
 
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.RendezvousClient;
+import io.kolo.launch.JobSecret;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -1,8 +1,8 @@
 package io.kolo.transport;
 
 import io.kolo.KoloTimeoutException;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.RendezvousServer;
+import io.kolo.launch.JobSecret;
 import org.junit.jupiter.api.Test;
 
 import java.io.BufferedReader;

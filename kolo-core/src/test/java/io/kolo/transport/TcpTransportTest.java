@@ -4,7 +4,7 @@ import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 import io.kolo.bootstrap.Handshake;
 import io.kolo.bootstrap.InMemoryStore;
-import io.kolo.bootstrap.JobSecret;
+import io.kolo.launch.JobSecret;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

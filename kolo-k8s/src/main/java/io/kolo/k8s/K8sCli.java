@@ -88,7 +88,7 @@ public final class K8sCli {
                 return usage("missing command: submit, status, logs, delete or list (kolo k8s --help)");
             }
             CommandLine sub = parsed.subcommand().commandSpec().commandLine();
-            return ((Callable<Integer>) sub.getCommand()).call();
+            return (Integer) ((Callable<?>) sub.getCommand()).call();
         } catch (CommandLine.ParameterException e) {
             return usage(e.getMessage().lines().findFirst().orElse("bad arguments") + " (see '"
                     + e.getCommandLine().getCommandSpec().qualifiedName() + " --help')");

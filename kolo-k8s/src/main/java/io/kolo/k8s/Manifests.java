@@ -19,10 +19,9 @@ import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.JobBuilder;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.kolo.launch.JobSecret;
 
-import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -64,9 +63,7 @@ final class Manifests {
     }
 
     static String newSecret() {
-        byte[] b = new byte[32];
-        new SecureRandom().nextBytes(b);
-        return HexFormat.of().formatHex(b);
+        return JobSecret.generate().toHex();
     }
 
     static String secretName(KoloJobSpec spec) {
@@ -80,7 +77,7 @@ final class Manifests {
                 "--np-per-node", "" + spec.slots(), "--start-timeout", "" + spec.startTimeoutSeconds()));
         run.addAll(program(spec));
         List<EnvVar> env = new ArrayList<>();
-        env.add(new EnvVarBuilder().withName("KOLO_SECRET").withNewValueFrom().withNewSecretKeyRef()
+        env.add(new EnvVarBuilder().withName(JobSecret.VARIABLE).withNewValueFrom().withNewSecretKeyRef()
                 .withName(secretName(spec)).withKey(SECRET_KEY).endSecretKeyRef().endValueFrom().build());
         env.addAll(userEnv(spec));
         Container c = new ContainerBuilder().withName("kolo").withImage(spec.image()).withCommand(run)
@@ -126,6 +123,8 @@ final class Manifests {
     }
 
     /** The MPIJob: workers run sshd, the launcher waits for them to be ready, then runs {@code kolo run}. */
+    // Serialization.jsonMapper() is deprecated without a replacement that maps fabric8's model types as it does.
+    @SuppressWarnings("deprecation")
     static GenericKubernetesResource mpiJob(KoloJobSpec spec) {
         List<String> run = new ArrayList<>(List.of(KoloJobSpec.KOLO, "run", "-np", "" + spec.ranks(),
                 "--start-timeout", "" + spec.startTimeoutSeconds()));

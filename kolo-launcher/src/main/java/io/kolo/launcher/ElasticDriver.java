@@ -2,9 +2,9 @@ package io.kolo.launcher;
 
 import io.kolo.bootstrap.AdvertisedAddress;
 import io.kolo.bootstrap.ElasticGeneration;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.RendezvousServer;
+import io.kolo.launch.JobSecret;
 import io.kolo.transport.ShmSegments;
 import io.kolo.transport.Transports;
 
@@ -342,9 +342,8 @@ final class ElasticDriver implements RestartPolicy {
         return Hosts.totalSlots(usableHosts());
     }
 
-    private static ElasticGeneration.Assignment assignment(Topology.Slot s) {
-        return new ElasticGeneration.Assignment(s.rank(), s.size(), s.localRank(), s.localSize(), s.crossRank(),
-                s.crossSize(), s.host());
+    private static ElasticGeneration.Assignment assignment(RankMap.Slot s) {
+        return new ElasticGeneration.Assignment(s.topology(), s.host());
     }
 
     private static String describe(List<ElasticSlots.Place> places) {

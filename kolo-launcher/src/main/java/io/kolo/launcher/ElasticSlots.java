@@ -14,7 +14,7 @@ import java.util.Map;
  */
 final class ElasticSlots {
     /** One place of the next generation; {@code worker} is null for a slot a new worker is to fill. */
-    record Place(String worker, Topology.Slot slot) {
+    record Place(String worker, RankMap.Slot slot) {
     }
 
     /** A worker that runs now, on {@code host}, with rank {@code rank} in the current generation. */
@@ -54,7 +54,7 @@ final class ElasticSlots {
             workers.addAll(here);
             left -= take;
         }
-        List<Topology.Slot> slots = Topology.assign(used, size - left);
+        List<RankMap.Slot> slots = RankMap.assign(used, size - left);
         List<Place> places = new ArrayList<>();
         for (int r = 0; r < slots.size(); r++) {
             places.add(new Place(workers.get(r), slots.get(r)));

@@ -1,13 +1,12 @@
 package io.kolo.launcher;
 
 import io.kolo.bootstrap.AdvertisedAddress;
-import io.kolo.bootstrap.JobSecret;
-import io.kolo.bootstrap.KoloSettings;
+import io.kolo.bootstrap.RankVariables;
+import io.kolo.launch.JobSecret;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -19,20 +18,16 @@ import java.util.Map;
  */
 record ElasticWorkerEnvironment(ElasticPlan plan, JobSecret secret, InetSocketAddress store, boolean loopbackOnly) {
 
-    Map<String, String> of(String id, Topology.Slot slot, int generation) {
+    Map<String, String> of(String id, RankMap.Slot slot, int generation) {
         InetAddress dial = dialAddress(slot.host());
-        Map<String, String> env = new LinkedHashMap<>(plan.exports());
-        env.putAll(RankEnvironment.koloVars(slot, new InetSocketAddress(dial, store.getPort()), secret,
-                plan.startTimeoutSeconds()));
+        RankVariables vars = RankEnvironment.koloVars(slot, new InetSocketAddress(dial, store.getPort()), secret,
+                plan.startTimeoutSeconds());
         if (plan.networkInterface() != null) {
-            env.put(KoloSettings.IFACE.name(), plan.networkInterface());
+            vars.networkInterface(plan.networkInterface());
         }
-        env.put(KoloSettings.ELASTIC_WORKER.name(), id);
-        env.put(KoloSettings.ELASTIC_GENERATION.name(), Integer.toString(generation));
         // Survivors wait for the next generation while the launcher waits up to the elastic timeout for slots.
-        env.put(KoloSettings.ELASTIC_TIMEOUT_SECONDS.name(),
-                Long.toString(plan.elasticTimeout().toSeconds() + plan.startTimeoutSeconds()));
-        return env;
+        vars.elastic(id, generation, plan.elasticTimeout().toSeconds() + plan.startTimeoutSeconds());
+        return vars.over(plan.exports());
     }
 
     private InetAddress dialAddress(String host) {

@@ -1,7 +1,8 @@
 package io.kolo.launcher;
 
-import io.kolo.bootstrap.JobSecret;
+import io.kolo.bootstrap.RankVariables;
 import io.kolo.bootstrap.RendezvousServer;
+import io.kolo.launch.JobSecret;
 import io.kolo.transport.ShmSegments;
 import io.kolo.transport.Transports;
 
@@ -73,14 +74,15 @@ final class JobStart {
         try (server) {
             int port = server.address().getPort();
             List<RankLaunch> launches = new ArrayList<>();
-            for (Topology.Slot slot : plan.slots()) {
+            for (RankMap.Slot slot : plan.slots()) {
                 boolean remote = reachable.containsKey(slot.host());
                 InetSocketAddress store = new InetSocketAddress(where.forHost(slot.host()), port);
-                Map<String, String> kolo = RankEnvironment.koloVars(slot, store, secret, plan.startTimeoutSeconds());
+                RankVariables vars = RankEnvironment.koloVars(slot, store, secret, plan.startTimeoutSeconds());
                 // An interface name means the same on every host; an address is only this host's.
                 if (plan.networkInterface() != null && (!remote || !isAddress(plan.networkInterface()))) {
-                    kolo.put("KOLO_IFACE", plan.networkInterface());
+                    vars.networkInterface(plan.networkInterface());
                 }
+                Map<String, String> kolo = vars.toMap();
                 Map<String, String> env = new LinkedHashMap<>(plan.exports());
                 env.putAll(kolo);
                 if (plan.verbose()) {
@@ -136,19 +138,20 @@ final class JobStart {
     }
 
     /** mpirun --display-map: each host with its ranks, then one line per rank. */
-    static String displayMap(List<Topology.Slot> slots) {
+    static String displayMap(List<RankMap.Slot> slots) {
         StringBuilder sb = new StringBuilder("kolo: map of " + slots.size() + " rank" + (slots.size() == 1 ? "" : "s")
                 + ":");
         Map<String, List<Integer>> byHost = new LinkedHashMap<>();
-        for (Topology.Slot s : slots) {
+        for (RankMap.Slot s : slots) {
             byHost.computeIfAbsent(s.host(), h -> new ArrayList<>()).add(s.rank());
         }
         byHost.forEach((host, ranks) -> sb.append("\nkolo:   host ").append(host).append(": ranks ")
                 .append(ranks.stream().map(String::valueOf).collect(Collectors.joining(","))));
-        for (Topology.Slot s : slots) {
+        for (RankMap.Slot s : slots) {
             sb.append("\nkolo:   rank ").append(s.rank()).append(" on ").append(s.host()).append(": local rank ")
-                    .append(s.localRank()).append(" of ").append(s.localSize()).append(", cross rank ")
-                    .append(s.crossRank()).append(" of ").append(s.crossSize());
+                    .append(s.topology().localRank()).append(" of ").append(s.topology().localSize())
+                    .append(", cross rank ").append(s.topology().crossRank()).append(" of ")
+                    .append(s.topology().crossSize());
         }
         return sb.toString();
     }

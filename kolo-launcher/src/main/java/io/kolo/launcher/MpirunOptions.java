@@ -71,15 +71,15 @@ final class MpirunOptions {
     List<String> gmca = new ArrayList<>();
 
     /** How ranks are spread over hosts. */
-    Topology.Mapping mapping() {
+    RankMap.Mapping mapping() {
         if (mapBy == null) {
-            return Topology.Mapping.SLOT;
+            return RankMap.Mapping.SLOT;
         }
         // Open MPI's modifiers after a colon (":PE=2", ":OVERSUBSCRIBE") are its own; the policy is the first word.
         String[] parts = mapBy.split(":", 2);
-        Topology.Mapping mapping = switch (parts[0].toLowerCase(java.util.Locale.ROOT)) {
-            case "slot", "core" -> Topology.Mapping.SLOT;
-            case "node" -> Topology.Mapping.NODE;
+        RankMap.Mapping mapping = switch (parts[0].toLowerCase(java.util.Locale.ROOT)) {
+            case "slot", "core" -> RankMap.Mapping.SLOT;
+            case "node" -> RankMap.Mapping.NODE;
             default -> throw new UsageException("--map-by " + mapBy + ": kolo run places ranks by slot (or core, the"
                     + " same here) or by node; use one of those");
         };

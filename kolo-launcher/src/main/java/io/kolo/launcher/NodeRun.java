@@ -1,12 +1,15 @@
 package io.kolo.launcher;
 
 import io.kolo.KoloException;
+import io.kolo.Topology;
 import io.kolo.bootstrap.AdvertisedAddress;
 import io.kolo.bootstrap.HostName;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.bootstrap.Placement;
+import io.kolo.bootstrap.RankVariables;
 import io.kolo.bootstrap.RendezvousClient;
 import io.kolo.bootstrap.RendezvousServer;
+import io.kolo.launch.JobSecret;
 import io.kolo.transport.ShmSegments;
 import io.kolo.transport.Transports;
 
@@ -207,14 +210,16 @@ final class NodeRun {
 
     private static List<RankLaunch> launches(Plan plan, InetSocketAddress store, PrintStream err) {
         List<RankLaunch> launches = new ArrayList<>();
-        int size = plan.nnodes() * plan.perNode();
+        // Every node runs perNode ranks, node after node.
+        List<Topology> placed = Placement.packed(java.util.Collections.nCopies(plan.nnodes(), plan.perNode()));
         for (int local = 0; local < plan.perNode(); local++) {
-            Topology.Slot slot = new Topology.Slot(plan.nodeRank() * plan.perNode() + local, size, local,
-                    plan.perNode(), plan.nodeRank(), plan.nnodes(), plan.hostName());
-            Map<String, String> kolo = RankEnvironment.koloVars(slot, store, plan.secret(), plan.startTimeoutSeconds());
+            RankMap.Slot slot = new RankMap.Slot(placed.get(plan.nodeRank() * plan.perNode() + local),
+                    plan.hostName());
+            RankVariables vars = RankEnvironment.koloVars(slot, store, plan.secret(), plan.startTimeoutSeconds());
             if (plan.networkInterface() != null) {
-                kolo.put("KOLO_IFACE", plan.networkInterface());
+                vars.networkInterface(plan.networkInterface());
             }
+            Map<String, String> kolo = vars.toMap();
             Map<String, String> env = new LinkedHashMap<>(plan.exports());
             env.putAll(kolo);
             if (plan.verbose()) {

@@ -35,7 +35,7 @@ final class OutputFile {
                 Files.createDirectories(parent);
             }
             boolean existed = Files.exists(file);
-            try (OutputStream ignored = Files.newOutputStream(file, StandardOpenOption.CREATE, StandardOpenOption.APPEND)) {
+            try (OutputStream _ = Files.newOutputStream(file, StandardOpenOption.CREATE, StandardOpenOption.APPEND)) {
                 // Opening is the check; an existing file keeps its contents until the results replace them.
             }
             if (!existed) {

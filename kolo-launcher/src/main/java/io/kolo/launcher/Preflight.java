@@ -29,6 +29,8 @@ final class Preflight {
 
     /** Thrown with one line per host that failed. */
     static final class HostsUnreachable extends Exception {
+        private static final long serialVersionUID = 1L;
+
         HostsUnreachable(String message) {
             super(message);
         }

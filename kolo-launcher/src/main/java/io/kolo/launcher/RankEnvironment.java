@@ -1,6 +1,8 @@
 package io.kolo.launcher;
 
-import io.kolo.bootstrap.JobSecret;
+import io.kolo.bootstrap.KoloSettings;
+import io.kolo.bootstrap.RankVariables;
+import io.kolo.launch.JobSecret;
 
 import java.net.InetSocketAddress;
 import java.util.LinkedHashMap;
@@ -8,37 +10,28 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /** The variables a rank gets on top of the launcher's environment. */
 final class RankEnvironment {
-    static final String SECRET = "KOLO_SECRET";
-    static final Set<String> LAUNCHER_VARS = Set.of("KOLO_RANK", "KOLO_SIZE", "KOLO_LOCAL_RANK", "KOLO_LOCAL_SIZE",
-            "KOLO_CROSS_RANK", "KOLO_CROSS_SIZE", "KOLO_HOSTNAME", "KOLO_RENDEZVOUS_ADDR", "KOLO_RENDEZVOUS_PORT",
-            "KOLO_RENDEZVOUS_SERVER", SECRET, "KOLO_START_TIMEOUT_SECONDS");
+    static final String SECRET = KoloSettings.SECRET.name();
+    /** Set by kolo run for each rank. */
+    static final Set<String> LAUNCHER_VARS = Stream.concat(RankVariables.PER_RANK.stream(),
+            Stream.of(KoloSettings.START_TIMEOUT_SECONDS.name())).collect(Collectors.toUnmodifiableSet());
     /** Set by an elastic kolo run for each worker, on top of {@link #LAUNCHER_VARS}. */
-    static final Set<String> ELASTIC_VARS = Set.of("KOLO_ELASTIC_WORKER", "KOLO_ELASTIC_GENERATION",
-            "KOLO_ELASTIC_TIMEOUT_SECONDS");
+    static final Set<String> ELASTIC_VARS = RankVariables.ELASTIC;
     private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
     private RankEnvironment() {
     }
 
-    static Map<String, String> koloVars(Topology.Slot slot, InetSocketAddress rendezvous, JobSecret secret,
-                                        int startTimeoutSeconds) {
-        Map<String, String> env = new LinkedHashMap<>();
-        env.put("KOLO_RANK", Integer.toString(slot.rank()));
-        env.put("KOLO_SIZE", Integer.toString(slot.size()));
-        env.put("KOLO_LOCAL_RANK", Integer.toString(slot.localRank()));
-        env.put("KOLO_LOCAL_SIZE", Integer.toString(slot.localSize()));
-        env.put("KOLO_CROSS_RANK", Integer.toString(slot.crossRank()));
-        env.put("KOLO_CROSS_SIZE", Integer.toString(slot.crossSize()));
-        env.put("KOLO_HOSTNAME", slot.host());
-        env.put("KOLO_RENDEZVOUS_ADDR", rendezvous.getAddress().getHostAddress());
-        env.put("KOLO_RENDEZVOUS_PORT", Integer.toString(rendezvous.getPort()));
-        env.put("KOLO_RENDEZVOUS_SERVER", "launcher");
-        env.put(SECRET, secret.toHex());
-        env.put("KOLO_START_TIMEOUT_SECONDS", Integer.toString(startTimeoutSeconds));
-        return env;
+    /** The rank in {@code slot}'s variables, whose store the launcher serves at {@code rendezvous}; add to them. */
+    static RankVariables koloVars(RankMap.Slot slot, InetSocketAddress rendezvous, JobSecret secret,
+                                  int startTimeoutSeconds) {
+        return RankVariables.of(slot.topology(), slot.host())
+                .rendezvous(rendezvous.getAddress().getHostAddress(), rendezvous.getPort())
+                .secret(secret).startTimeoutSeconds(startTimeoutSeconds);
     }
 
     /**
@@ -83,7 +76,7 @@ final class RankEnvironment {
             }
         });
         reaching.putAll(exported);
-        List<String> problems = io.kolo.bootstrap.KoloSettings.problems(reaching);
+        List<String> problems = KoloSettings.problems(reaching);
         if (!problems.isEmpty()) {
             throw new UsageException(String.join("; ", problems) + " (no rank was started)");
         }
@@ -97,15 +90,15 @@ final class RankEnvironment {
      */
     static Map<String, String> launcherSettings(Map<String, String> launcherEnv) {
         Map<String, String> own = new LinkedHashMap<>();
-        for (io.kolo.bootstrap.KoloSettings.Setting<?> s : io.kolo.bootstrap.KoloSettings.all()) {
+        for (KoloSettings.Setting<?> s : KoloSettings.all()) {
             String value = launcherEnv.get(s.name());
             if (value != null && !value.isBlank()) {
                 own.put(s.name(), value);
             }
         }
-        own.putAll(io.kolo.bootstrap.KoloSettings.fromHorovod(launcherEnv));
+        own.putAll(KoloSettings.fromHorovod(launcherEnv));
         own.keySet().removeIf(name -> LAUNCHER_VARS.contains(name) || ELASTIC_VARS.contains(name)
-                || name.equals(io.kolo.bootstrap.KoloSettings.IFACE.name()));
+                || name.equals(KoloSettings.IFACE.name()));
         return own;
     }
 

@@ -59,6 +59,8 @@ record RendezvousEndpoint(String host, int port) {
 
     /** Thrown when the name did not resolve before the deadline; the message is the one line to print. */
     static final class Unresolved extends Exception {
+        private static final long serialVersionUID = 1L;
+
         Unresolved(String message) {
             super(message);
         }

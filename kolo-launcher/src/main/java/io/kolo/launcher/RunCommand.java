@@ -146,7 +146,7 @@ final class RunCommand implements Subcommand {
     }
 
     /** Everything validated and resolved, ready to start; built without side effects so it can be tested. */
-    record Plan(int np, List<Topology.Slot> slots, List<String> command, Map<String, String> exports,
+    record Plan(int np, List<RankMap.Slot> slots, List<String> command, Map<String, String> exports,
                 List<String> warnings, Path outputDir, int startTimeoutSeconds, boolean verbose,
                 List<String> remoteHosts, Ssh ssh, String networkInterface, String workingDirectory,
                 Display display) implements JobPlan {
@@ -238,8 +238,8 @@ final class RunCommand implements Subcommand {
         if (sshConnectTimeout < 1 || sshConnectionAttempts < 1) {
             throw new UsageException("--ssh-connect-timeout and --ssh-connection-attempts must be at least 1");
         }
-        List<Topology.Slot> slots = Topology.assign(hostList, ranks, mpi.mapping(), mpi.oversubscribe());
-        List<String> remoteHosts = slots.stream().map(Topology.Slot::host).distinct()
+        List<RankMap.Slot> slots = RankMap.assign(hostList, ranks, mpi.mapping(), mpi.oversubscribe());
+        List<String> remoteHosts = slots.stream().map(RankMap.Slot::host).distinct()
                 .filter(h -> !isLocal.test(h)).toList();
         List<String> warnings = new ArrayList<>();
         Map<String, String> exported = exports(launcherEnv, warnings);

@@ -1,13 +1,16 @@
 package io.kolo.launcher;
 
-import sun.misc.Signal;
-import sun.misc.SignalHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 
 /**
  * Which signal is stopping this launcher: the exit code another node should be told, since a shutdown hook cannot
  * ask. SIGINT (Ctrl-C) is 130 and SIGTERM 143, as the JVM's own exit code says for this process. The JVM's handlers
  * stay in charge: each signal is noted, then handed to the handler it replaced, which starts the shutdown.
- * {@code sun.misc.Signal} (module jdk.unsupported) is the JDK's only way to see which signal arrived.
+ * {@code sun.misc.Signal} (module jdk.unsupported) is the JDK's only way to see which signal arrived; it is reached
+ * reflectively because javac's warning on every use of it cannot be suppressed, and main code compiles with
+ * {@code -Werror}.
  */
 final class StopSignal {
     static final int SIGINT = 130;
@@ -30,18 +33,38 @@ final class StopSignal {
 
     private static void note(String name, int exitCode) {
         try {
-            Signal signal = new Signal(name);
-            SignalHandler[] previous = new SignalHandler[1];
-            previous[0] = Signal.handle(signal, sig -> {
-                code = exitCode;
-                previous[0].handle(sig);
-            });
-            if (previous[0] == SignalHandler.SIG_IGN || previous[0] == SignalHandler.SIG_DFL) {
+            Class<?> signalType = Class.forName("sun.misc.Signal");
+            Class<?> handlerType = Class.forName("sun.misc.SignalHandler");
+            Method handle = signalType.getMethod("handle", signalType, handlerType);
+            Method handlerHandle = handlerType.getMethod("handle", signalType);
+            Object signal = signalType.getConstructor(String.class).newInstance(name);
+            Object[] previous = new Object[1];
+            Object noting = Proxy.newProxyInstance(handlerType.getClassLoader(), new Class<?>[]{handlerType},
+                    (proxy, method, args) -> {
+                        if (!method.equals(handlerHandle)) {
+                            return switch (method.getName()) {
+                                case "equals" -> proxy == args[0];
+                                case "hashCode" -> System.identityHashCode(proxy);
+                                default -> "StopSignal[" + name + "]";
+                            };
+                        }
+                        code = exitCode;
+                        handlerHandle.invoke(previous[0], args[0]);
+                        return null;
+                    });
+            previous[0] = handle.invoke(null, signal, noting);
+            if (previous[0] == handlerType.getField("SIG_IGN").get(null)
+                    || previous[0] == handlerType.getField("SIG_DFL").get(null)) {
                 // Ignored (started in the background) or the JVM's handlers are off (-Xrs): left as it was.
-                Signal.handle(signal, previous[0]);
+                handle.invoke(null, signal, previous[0]);
             }
-        } catch (IllegalArgumentException unavailable) {
+        } catch (InvocationTargetException e) {
+            if (!(e.getCause() instanceof IllegalArgumentException)) {
+                throw new IllegalStateException("cannot watch SIG" + name + ": " + e.getCause(), e.getCause());
+            }
             // Not catchable here: stopping reports SIGTERM's code.
+        } catch (ReflectiveOperationException e) {
+            // No sun.misc.Signal in this JDK: stopping reports SIGTERM's code.
         }
     }
 }

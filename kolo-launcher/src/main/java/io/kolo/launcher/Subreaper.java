@@ -63,6 +63,8 @@ final class Subreaper {
     }
 
     /** Makes this process a child subreaper; true if it now is one. Once per process is enough; later calls are free. */
+    // Native calls, made only where native access is enabled (checked below).
+    @SuppressWarnings("restricted")
     static synchronized boolean become() {
         if (waitpid != null) {
             return true;

@@ -128,7 +128,7 @@ class ElasticPlanTest {
                 new ElasticSlots.Current("w2", "h2", 2), new ElasticSlots.Current("w3", "h2", 3)),
                 List.of(new Hosts.Host("h3", 1), new Hosts.Host("h2", 2), new Hosts.Host("h0", 1)), 4);
         assertEquals(List.of("w0@h0:0/4", "w2@h2:1/4", "w3@h2:2/4", "null@h3:3/4"), places.stream()
-                .map(p -> p.worker() + "@" + p.slot().host() + ":" + p.slot().rank() + "/" + p.slot().size()).toList());
-        assertEquals(1, places.get(2).slot().localRank());
+                .map(p -> p.worker() + "@" + p.slot().host() + ":" + p.slot().rank() + "/" + p.slot().topology().size()).toList());
+        assertEquals(1, places.get(2).slot().topology().localRank());
     }
 }

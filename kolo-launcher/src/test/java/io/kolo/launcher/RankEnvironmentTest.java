@@ -1,11 +1,17 @@
 package io.kolo.launcher;
 
-import io.kolo.bootstrap.JobSecret;
+import io.kolo.Topology;
+import io.kolo.bootstrap.KoloSettings;
+import io.kolo.bootstrap.RankVariables;
+import io.kolo.launch.JobSecret;
+import io.kolo.launch.WorkerEnvironment;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -20,8 +26,8 @@ class RankEnvironmentTest {
     @Test
     void koloVarsForOneRank() throws Exception {
         JobSecret secret = JobSecret.generate();
-        Map<String, String> env = RankEnvironment.koloVars(new Topology.Slot(3, 5, 0, 2, 2, 3, "localhost"),
-                new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 4242), secret, 90);
+        Map<String, String> env = RankEnvironment.koloVars(new RankMap.Slot(new Topology(3, 5, 0, 2, 2, 3), "localhost"),
+                new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 4242), secret, 90).toMap();
         assertEquals(Map.ofEntries(
                 Map.entry("KOLO_RANK", "3"), Map.entry("KOLO_SIZE", "5"),
                 Map.entry("KOLO_LOCAL_RANK", "0"), Map.entry("KOLO_LOCAL_SIZE", "2"),
@@ -42,6 +48,38 @@ class RankEnvironmentTest {
         assertFalse(verbose.contains("s3cr3t"), verbose);
         String settings = RankEnvironment.describe(0, List.of("true"), env, Map.of("KOLO_CYCLE_TIME", "2.5"));
         assertTrue(settings.contains("KOLO_CYCLE_TIME=2.5"), "Kolo's own settings show their values: " + settings);
+    }
+
+    /**
+     * kolo run and an embedder (WorkerEnvironment, kolo-spark) write a rank's variables with one writer: for the same
+     * hosts, store, secret and start timeout every rank gets the same variables from both, and every one is a setting
+     * the rank reads.
+     */
+    @Test
+    void kolosRunAndAnEmbedderGiveARankTheSameVariables() throws Exception {
+        JobSecret secret = JobSecret.generate();
+        InetSocketAddress store = new InetSocketAddress(InetAddress.getByName("10.1.2.3"), 29500);
+        List<Hosts.Host> hosts = List.of(new Hosts.Host("b", 2), new Hosts.Host("a", 1), new Hosts.Host("c", 3));
+        for (RankMap.Mapping mapping : RankMap.Mapping.values()) {
+            List<RankMap.Slot> slots = RankMap.assign(hosts, 7, mapping, true);
+            List<String> hostOfEachRank = slots.stream().map(RankMap.Slot::host).toList();
+            for (RankMap.Slot slot : slots) {
+                Map<String, String> launcher = RankEnvironment.koloVars(slot, store, secret, 45).toMap();
+                Map<String, String> embedder = WorkerEnvironment.forRank(slot.rank(), hostOfEachRank)
+                        .rendezvous(store).secret(secret).startTimeout(Duration.ofSeconds(45))
+                        .build();
+                assertEquals(launcher, embedder, mapping + " rank " + slot.rank());
+                assertEquals(RankEnvironment.LAUNCHER_VARS, launcher.keySet());
+            }
+        }
+        Set<String> settings = new HashSet<>();
+        KoloSettings.all().forEach(s -> settings.add(s.name()));
+        Map<String, String> elastic = RankVariables.of(new Topology(0, 1, 0, 1, 0, 1), "h")
+                .rendezvous("h", 1).secret(secret).startTimeoutSeconds(1).timeoutSeconds(1).networkInterface("lo")
+                .elastic("w0", 0, 1).toMap();
+        assertTrue(settings.containsAll(elastic.keySet()), "not settings: " + elastic.keySet().stream()
+                .filter(k -> !settings.contains(k)).toList());
+        assertTrue(elastic.keySet().containsAll(RankEnvironment.ELASTIC_VARS), elastic.keySet().toString());
     }
 
     @Test

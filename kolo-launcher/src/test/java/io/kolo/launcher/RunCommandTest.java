@@ -63,7 +63,7 @@ class RunCommandTest {
         assertEquals(60, p.startTimeoutSeconds());
         assertFalse(p.verbose());
         assertNull(p.outputDir());
-        assertEquals(List.of("localhost", "localhost"), p.slots().stream().map(Topology.Slot::host).toList());
+        assertEquals(List.of("localhost", "localhost"), p.slots().stream().map(RankMap.Slot::host).toList());
         assertTrue(p.exports().isEmpty());
     }
 
@@ -110,7 +110,7 @@ class RunCommandTest {
         RunCommand.Plan p = plan("-np", "3", "-H", "localhost:2,127.0.0.1:2", "-x", "A=1", "-x", "HOME",
                 "--output-dir", dir.toString(), "--start-timeout", "5", "--verbose", "--", "sh", "-c", "true");
         assertEquals(List.of("localhost", "localhost", "127.0.0.1"),
-                p.slots().stream().map(Topology.Slot::host).toList());
+                p.slots().stream().map(RankMap.Slot::host).toList());
         assertEquals(Map.of("A", "1", "HOME", "/home/me"), p.exports());
         assertEquals(dir, p.outputDir());
         assertEquals(5, p.startTimeoutSeconds());
@@ -134,8 +134,8 @@ class RunCommandTest {
         Path hf = dir.resolve("hosts");
         Files.write(hf, List.of("# local only", "localhost slots=2", "127.0.0.1:2"));
         RunCommand.Plan p = plan("-np", "4", "--hostfile", hf.toString(), "--", "true");
-        assertEquals(List.of(0, 1, 0, 1), p.slots().stream().map(Topology.Slot::localRank).toList());
-        assertEquals(List.of(0, 0, 1, 1), p.slots().stream().map(Topology.Slot::crossRank).toList());
+        assertEquals(List.of(0, 1, 0, 1), p.slots().stream().map(s -> s.topology().localRank()).toList());
+        assertEquals(List.of(0, 0, 1, 1), p.slots().stream().map(s -> s.topology().crossRank()).toList());
         UsageException tooFew = assertThrows(UsageException.class,
                 () -> plan("-np", "5", "--hostfile", hf.toString(), "--", "true"));
         assertTrue(tooFew.getMessage().contains("provide only 4 (localhost:2,127.0.0.1:2)"), tooFew.getMessage());
@@ -150,7 +150,7 @@ class RunCommandTest {
                 "--ssh-connect-timeout", "30", "--start-timeout", "20", "--network-interface", "eth1", "--", "true")
                 .plan(Map.of("KOLO_SSH_COMMAND", "ssh -F cfg"), h -> h.equals("localhost"));
         assertEquals(List.of("node-1"), p.remoteHosts());
-        assertEquals(List.of("localhost", "node-1", "node-1"), p.slots().stream().map(Topology.Slot::host).toList());
+        assertEquals(List.of("localhost", "node-1", "node-1"), p.slots().stream().map(RankMap.Slot::host).toList());
         // The connect timeout never exceeds the start timeout.
         assertEquals(new Ssh(List.of("ssh", "-F", "cfg"), 2222, Path.of("/keys/id"), 20, 1), p.ssh());
         assertEquals("eth1", p.networkInterface());
@@ -273,14 +273,14 @@ class RunCommandTest {
         RunCommand.Plan p = plan("-n", "4", "-host", "localhost:2,127.0.0.1:2", "-map-by", "node", "-x", "A=1", "--",
                 "true");
         assertEquals(List.of("localhost", "127.0.0.1", "localhost", "127.0.0.1"),
-                p.slots().stream().map(Topology.Slot::host).toList());
+                p.slots().stream().map(RankMap.Slot::host).toList());
         assertEquals(4, plan("-c", "4", "--", "true").np());
         assertEquals(4, plan("--np", "4", "--", "true").np());
         Path hf = Files.writeString(dir.resolve("machines"), "localhost slots=3\n");
         assertEquals(3, plan("-machinefile", hf.toString(), "--", "true").np(), "-np defaults to every slot");
         RunCommand.Plan perNode = plan("-N", "2", "-H", "localhost,127.0.0.1", "--", "true");
         assertEquals(List.of("localhost", "localhost", "127.0.0.1", "127.0.0.1"),
-                perNode.slots().stream().map(Topology.Slot::host).toList());
+                perNode.slots().stream().map(RankMap.Slot::host).toList());
         assertEquals(3, plan("-np", "3", "--oversubscribe", "-H", "localhost:1", "--", "true").slots().size());
         assertEquals(3, plan("-np", "3", "--map-by", "slot:OVERSUBSCRIBE", "-H", "localhost:1", "--", "true").np());
         assertUsage("needs 3 slots but the hosts provide only 1", "-np", "3", "-nooversubscribe", "-H", "localhost:1",

@@ -31,6 +31,7 @@ public final class DjlModel implements Serializable {
     private final byte[] parameters;
     private final long[] inputShape;
     private final String featureCol;
+    @SuppressWarnings("serial") // always a List.copyOf, which is serializable
     private final List<EpochMetrics> history;
     private final java.time.Duration toFirstStep;
     private String predictionCol = "prediction";

@@ -36,6 +36,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * most the smallest partition allows, so that no rank waits in an allreduce another never starts.
  */
 final class EstimatorRank implements KoloPartitionTask<RankOutcome> {
+    private static final long serialVersionUID = 1L;
     private static final System.Logger LOG = System.getLogger(EstimatorRank.class.getName());
     private static final int EVAL_CHUNK = 500;
     /**

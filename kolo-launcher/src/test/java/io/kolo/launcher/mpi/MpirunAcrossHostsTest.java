@@ -95,6 +95,21 @@ class MpirunAcrossHostsTest {
         assertTrue(!r.err().contains("exiting improperly"), "PMIx was finalised:\n" + r);
     }
 
+    /**
+     * Before: rank 2, alone on the second host, read only its own host's count from mpirun's variables and took every
+     * host to run one rank: cross rank 2 of 3. Horovod's is 1 of 2 (ranks 0 and 2 have local rank 0).
+     */
+    @Test
+    void ranksOnUnevenHostsGetHorovodsCrossRanks(@TempDir Path emptyHome) throws Exception {
+        List<String> args = List.of("--mca", "plm_rsh_agent", cluster.sshCommandLine(),
+                "--mca", "oob_tcp_if_include", NetnsCluster.SUBNET + "0/24",
+                "--host", cluster.hostName(0) + ":2," + cluster.hostName(1) + ":1", "-np", "3", "-x", "HOME=" + emptyHome);
+        Mpirun.Result r = Mpirun.run(cluster.inLauncherNs(List.of()), args, Map.of(), "placement");
+        assertEquals(0, r.code(), r.toString());
+        assertEquals(List.of("rank 0 of 3 local 0 of 2 cross 0 of 2", "rank 1 of 3 local 1 of 2 cross 0 of 1",
+                "rank 2 of 3 local 0 of 1 cross 1 of 2"), r.lines("rank "), r.toString());
+    }
+
     @Test
     void withoutPmixOrTheVariableEveryRankSaysWhichOneToSet() throws Exception {
         // As under a launcher without PMIx: the ranks do not see Open MPI's PMIx server.

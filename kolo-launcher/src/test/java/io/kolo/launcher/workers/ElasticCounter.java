@@ -3,13 +3,13 @@ package io.kolo.launcher.workers;
 import io.kolo.Kolo;
 import io.kolo.ReduceOp;
 import io.kolo.bootstrap.ElasticGeneration;
-import io.kolo.bootstrap.JobSecret;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.RendezvousClient;
 import io.kolo.bootstrap.StoreKeys;
 import io.kolo.elastic.Elastic;
 import io.kolo.elastic.ObjectState;
 import io.kolo.elastic.WorkerRemovedException;
+import io.kolo.launch.JobSecret;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -12,6 +12,7 @@ import java.util.Arrays;
  *   <li>{@code collectives}: allreduce, allgather and broadcast; prints one line per rank,
  *       {@code "rank R of N local L of M: sum=S gathered=[...] broadcast=B"};</li>
  *   <li>{@code exit-rank-1}: as {@code collectives}, but rank 1 exits with code 3 after joining;</li>
+ *   <li>{@code placement}: one allreduce, then one line per rank, {@code "rank R of N local L of M cross C of D"};</li>
  *   <li>{@code throw-rank-2-finally}: every rank allreduces in {@code try { ... } finally { Kolo.shutdown(); }}, and
  *       rank 2 throws IllegalStateException("injected failure at iteration 20") at step 20, uncaught: it leaves the
  *       job before its exception reaches the JVM, and no launcher of Kolo's records its exit.</li>
@@ -37,6 +38,12 @@ public final class MpiWorker {
             }
             float[] sum = {rank + 1};
             Kolo.allreduce(sum, ReduceOp.SUM);
+            if (mode.equals("placement")) {
+                System.out.println("rank " + rank + " of " + Kolo.size() + " local " + Kolo.localRank() + " of "
+                        + Kolo.localSize() + " cross " + Kolo.crossRank() + " of " + Kolo.crossSize());
+                Kolo.shutdown();
+                return;
+            }
             float[] gathered = Kolo.allgather(new float[] {rank * 10});
             float[] fromRoot = {rank == 0 ? 4242 : -1};
             Kolo.broadcast(fromRoot, 0);

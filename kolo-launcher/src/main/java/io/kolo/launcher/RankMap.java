@@ -1,10 +1,13 @@
 package io.kolo.launcher;
 
+import io.kolo.Topology;
+import io.kolo.bootstrap.Placement;
+
 import java.util.ArrayList;
 import java.util.List;
 
-/** Which rank runs where, with Horovod's local and cross coordinates. */
-final class Topology {
+/** Which rank runs on which host; each rank's local and cross coordinates are Horovod's ({@link Placement}). */
+final class RankMap {
 
     /** How ranks are spread over hosts, as mpirun's {@code --map-by}. */
     enum Mapping {
@@ -14,15 +17,14 @@ final class Topology {
         NODE
     }
 
-    /**
-     * One rank's place. Cross rank is the index of this host among the hosts that have a rank with the same
-     * local rank, and cross size the number of such hosts, exactly as Horovod defines them, so code written
-     * for hierarchical allreduce under Horovod means the same thing here.
-     */
-    record Slot(int rank, int size, int localRank, int localSize, int crossRank, int crossSize, String host) {
+    /** One rank's place: its coordinates in the job and the host it runs on. */
+    record Slot(Topology topology, String host) {
+        int rank() {
+            return topology.rank();
+        }
     }
 
-    private Topology() {
+    private RankMap() {
     }
 
     /** Packs ranks host by host in the given order, as mpirun's default by-slot mapping does. */
@@ -41,25 +43,14 @@ final class Topology {
                     + " (" + String.join(",", hosts.stream().map(Hosts.Host::toString).toList()) + ")");
         }
         int[] hostOf = mapping == Mapping.SLOT ? bySlot(hosts, np) : byNode(hosts, np);
-        int[] localSize = new int[hosts.size()];
-        int[] localRank = new int[np];
+        List<String> hostOfEachRank = new ArrayList<>(np);
         for (int r = 0; r < np; r++) {
-            localRank[r] = localSize[hostOf[r]]++;
+            hostOfEachRank.add(hosts.get(hostOf[r]).name());
         }
+        List<Topology> placed = Placement.of(hostOfEachRank);
         List<Slot> slots = new ArrayList<>(np);
         for (int r = 0; r < np; r++) {
-            int h = hostOf[r];
-            int crossRank = 0;
-            int crossSize = 0;
-            for (int other = 0; other < hosts.size(); other++) {
-                if (localSize[other] > localRank[r]) {
-                    if (other < h) {
-                        crossRank++;
-                    }
-                    crossSize++;
-                }
-            }
-            slots.add(new Slot(r, np, localRank[r], localSize[h], crossRank, crossSize, hosts.get(h).name()));
+            slots.add(new Slot(placed.get(r), hostOfEachRank.get(r)));
         }
         return slots;
     }
