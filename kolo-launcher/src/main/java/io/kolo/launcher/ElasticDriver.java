@@ -21,24 +21,24 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Runs an elastic job ({@code kolo run --min-np}): starts the workers, and whenever one fails or the hosts change,
- * publishes the next generation (each worker's new rank, in the store it serves for the job's whole life) for the
- * survivors to re-join and starts workers for the new slots. One line per reset says why, the new size and the count.
+ * An elastic job's {@link RestartPolicy} ({@code kolo run --min-np}), run by the {@link Supervisor}: starts the workers,
+ * and whenever one fails or the hosts change, publishes the next generation (each worker's new rank, in the store it
+ * serves for the job's whole life) for the survivors to re-join and starts workers for the new slots. One line per
+ * reset says why, the new size and the count.
  * Ends with 0 when the workers finish, or with the failure's code once the reset limit, the elastic timeout or the
  * blacklist leaves no way on.
  */
-final class ElasticDriver {
+final class ElasticDriver implements RestartPolicy {
     private static final Duration POLL = Duration.ofSeconds(1);
     // How long a removed worker has to leave by itself at its next commit before it is stopped.
     private static final Duration REMOVED_GRACE = Duration.ofSeconds(10);
     // How long after a failure other workers' exits still count as the same event (a host lost, a shared bug).
     private static final Duration SETTLE = Duration.ofSeconds(1);
-    /** The run's result once stopped by a signal (the JVM exits with the signal's own code: 130 or 143). */
-    private static final int STOPPED = 143;
 
     private final ElasticPlan plan;
     private final PrintStream err;
-    private final ElasticWorkers workers;
+    private Supervisor supervisor;
+    private WorkerGroup workers;
     private final HostBlacklist blacklist;
     private final DiscoveryWarnings discoveryWarnings = new DiscoveryWarnings(this::message);
     private final JobSecret secret = JobSecret.generate();
@@ -53,18 +53,19 @@ final class ElasticDriver {
     private int nextWorker;
     private boolean finishing;
     private int finishCode;
-    // Ctrl-C or SIGTERM: the workers' exits that follow are the launcher's doing, not failures to reset for.
-    private volatile boolean interrupted;
+    private long nextPoll;
 
-    ElasticDriver(ElasticPlan plan, PrintStream out, PrintStream err) {
+    ElasticDriver(ElasticPlan plan, PrintStream err) {
         this.plan = plan;
         this.err = err;
-        this.workers = new ElasticWorkers(plan.command(), plan.workingDirectory(), plan.ssh(), plan.isLocal(), out, err);
         this.blacklist = new HostBlacklist(plan.hostFailures(), plan.cooldownMin(), plan.cooldownMax());
     }
 
-    /** Runs the job to its end; the launcher's exit code. */
-    int run() throws InterruptedException {
+    /** Finds the hosts, serves the job's store and starts the first generation's workers. */
+    @Override
+    public Integer start(Supervisor s) throws InterruptedException {
+        supervisor = s;
+        workers = s.group();
         try {
             hosts = plan.discovery().find();
         } catch (HostDiscovery.Failed e) {
@@ -82,83 +83,55 @@ final class ElasticDriver {
             return 1;
         }
         ShmSegments.removeStale();
-        // No worker starts before this process adopts orphans (RunCommand made it a subreaper where it could).
-        Subreaper.settle();
-        try (RendezvousServer _ = server) {
-            try {
-                Integer failed = nextGeneration("start", plan.np());
-                return failed != null ? failed : watch();
-            } finally {
-                // Before the store goes: a worker still waiting on it would fail with a stack trace about it instead.
-                stopAll();
-            }
-        } finally {
-            for (int g = 0; g <= generation; g++) {
-                ShmSegments.removeJob(Transports.jobTag(ElasticGeneration.secret(secret, g)));
-            }
+        nextPoll = System.nanoTime() + POLL.toNanos();
+        return nextGeneration("start", plan.np());
+    }
+
+    /** The workers are gone: closes the store, and removes what a worker killed during setup left. */
+    @Override
+    public void close() {
+        if (server != null) {
+            server.close();
+        }
+        for (int g = 0; g <= generation; g++) {
+            ShmSegments.removeJob(Transports.jobTag(ElasticGeneration.secret(secret, g)));
         }
     }
 
-    /** Ctrl-C or SIGTERM: stop every worker. */
-    void stop() {
-        interrupted = true;
-        HostDiscovery.stopAll();
-        int alive = workers.alive().size();
-        if (alive > 0) {
-            message("kolo: interrupted; terminating " + alive + (alive == 1 ? " rank" : " ranks"));
-        }
-        stopAll();
+    @Override
+    public Integer handle(WorkerGroup.Event event) throws InterruptedException {
+        return event instanceof WorkerGroup.Exited exit ? exited(exit) : null;
     }
 
-    /** Stops the workers, then what they left running that came to this launcher (see {@link Subreaper}). */
-    private void stopAll() {
-        if (!workers.stopAll()) {
-            message("kolo: some processes did not exit even after SIGKILL");
+    /** Polls the discovery script every second, unless the job is finishing. */
+    @Override
+    public Integer idle() throws InterruptedException {
+        if (System.nanoTime() - nextPoll < 0) {
+            return null;
         }
-    }
-
-    private int watch() throws InterruptedException {
-        long nextPoll = System.nanoTime() + POLL.toNanos();
-        while (true) {
-            ElasticWorkers.Exit exit = workers.nextExit(Duration.ofNanos(Math.max(0, nextPoll - System.nanoTime())));
-            if (exit != null) {
-                Integer code = exited(exit);
-                if (code != null) {
-                    return code;
-                }
-                continue;
-            }
-            nextPoll = System.nanoTime() + POLL.toNanos();
-            // Here, on the thread that starts every worker and discovery script (see ElasticWorkers.reapOrphans).
-            workers.reapOrphans();
-            if (plan.discovery().changes() && !finishing) {
-                Integer code = pollHosts();
-                if (code != null) {
-                    return code;
-                }
-            }
-        }
+        nextPoll = System.nanoTime() + POLL.toNanos();
+        return plan.discovery().changes() && !finishing ? pollHosts() : null;
     }
 
     /** A worker exited: the job's exit code when that ends the job, else null. */
-    private Integer exited(ElasticWorkers.Exit exit) throws InterruptedException {
-        if (interrupted) {
-            return STOPPED;
+    private Integer exited(WorkerGroup.Exited exit) throws InterruptedException {
+        if (supervisor.stopped()) {
+            return supervisor.stoppedCode();
         }
         if (!ranks.containsKey(exit.worker())) {
             return null;                      // removed from the job earlier: expected to go
         }
-        List<ElasticWorkers.Exit> exits = new ArrayList<>(List.of(exit));
+        List<WorkerGroup.Exited> exits = new ArrayList<>(List.of(exit));
         if (exit.code() != 0 && !finishing) {
             // A lost host or a bug every rank hits ends several workers together: one decision for all of them.
             settle(exits);
-            if (interrupted) {
-                return STOPPED;
+            if (supervisor.stopped()) {
+                return supervisor.stoppedCode();
             }
         }
         if (finishing || exits.stream().anyMatch(e -> e.code() == 0)) {
             Integer code = null;
-            for (ElasticWorkers.Exit e : exits.stream().sorted(Comparator.comparingInt(e -> e.code() == 0 ? 0 : 1))
+            for (WorkerGroup.Exited e : exits.stream().sorted(Comparator.comparingInt(e -> e.code() == 0 ? 0 : 1))
                     .toList()) {
                 code = finished(e);
             }
@@ -168,14 +141,15 @@ final class ElasticDriver {
         KeyValueStore store = ElasticGeneration.scope(server, generation);
         List<String> causes = new ArrayList<>();
         List<String> hostsFailed = new ArrayList<>();
-        List<ElasticWorkers.Exit> byRank = exits.stream()
+        List<WorkerGroup.Exited> byRank = exits.stream()
                 .sorted(Comparator.comparingInt(e -> ranks.get(e.worker()))).toList();
         int code = byRank.getFirst().code();
-        for (ElasticWorkers.Exit e : byRank) {
+        for (WorkerGroup.Exited e : byRank) {
             String host = hostOf.get(e.worker());
-            RankLaunch launch = new RankLaunch(ranks.remove(e.worker()), plan.command(), List.of(), Map.of(),
-                    host, null);
-            causes.add(FailureRecord.inStore(store, err).record(launch, e.code()).cause());
+            // Named by its rank in this generation, which may not be the one it started with.
+            RankLaunch now = new RankLaunch(ranks.remove(e.worker()), plan.command(), Map.of(),
+                    plan.workingDirectory(), e.launch().start());
+            causes.add(FailureRecord.inStore(store, err).record(now, e.code()).cause());
             hostsFailed.add(host);
         }
         if (size > 1 && ranks.isEmpty()) {
@@ -204,17 +178,17 @@ final class ElasticDriver {
     }
 
     /** Adds to {@code exits} the workers of this job that exit soon after, until none has for a moment. */
-    private void settle(List<ElasticWorkers.Exit> exits) throws InterruptedException {
-        ElasticWorkers.Exit more;
-        while ((more = workers.nextExit(SETTLE)) != null) {
-            if (ranks.containsKey(more.worker())) {
-                exits.add(more);
+    private void settle(List<WorkerGroup.Exited> exits) throws InterruptedException {
+        WorkerGroup.Event more;
+        while ((more = workers.next(SETTLE)) != null) {
+            if (more instanceof WorkerGroup.Exited x && ranks.containsKey(x.worker())) {
+                exits.add(x);
             }
         }
     }
 
     /** A worker exited while the job finishes (one worker done means training is done): no more resets. */
-    private Integer finished(ElasticWorkers.Exit exit) {
+    private Integer finished(WorkerGroup.Exited exit) {
         Integer rank = ranks.remove(exit.worker());
         if (rank == null) {
             return null;
@@ -328,13 +302,24 @@ final class ElasticDriver {
         }
         for (ElasticSlots.Place p : fresh) {
             try {
-                workers.start(p.worker(), p.slot().host(), p.slot().rank(), workerEnvironment.of(p.worker(), p.slot(), generation));
+                String host = p.slot().host();
+                WorkerStart how = plan.isLocal().test(host) ? new LocalStart(host) : new SshStart(plan.ssh(), host);
+                Map<String, String> env = workerEnvironment.of(p.worker(), p.slot(), generation);
+                if (plan.verbose()) {
+                    Map<String, String> kolo = new LinkedHashMap<>(env);
+                    kolo.keySet().removeAll(plan.exports().keySet());
+                    int rank = p.slot().rank();
+                    message(RankEnvironment.describe(rank, plan.command(), kolo, plan.exports())
+                            + (how.remote() ? "\nkolo: rank " + rank + " runs on " + host + " over ssh" : ""));
+                }
+                workers.start(p.worker(), new RankLaunch(p.slot().rank(), plan.command(), env,
+                        plan.workingDirectory(), how));
             } catch (IOException e) {
-                if (interrupted) {
-                    return STOPPED;           // refused because the launcher is stopping: nothing to report
+                if (supervisor.stopped()) {
+                    return supervisor.stoppedCode();  // refused because the launcher is stopping: nothing to report
                 }
                 message("kolo: cannot start worker " + p.worker() + " on " + p.slot().host() + ": " + e.getMessage());
-                return Job.START_FAILED;
+                return Supervisor.START_FAILED;
             }
         }
         return null;

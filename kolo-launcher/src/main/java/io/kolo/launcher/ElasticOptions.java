@@ -134,6 +134,7 @@ final class ElasticOptions {
         int hostFailures = discoveryScript != null ? 1 : FIXED_HOST_FAILURES;
         return new ElasticPlan(start, min, max, discovery, resetLimit, Duration.ofSeconds(elasticTimeout), cooldownMin,
                 cooldownMax, hostFailures, base.command(), Map.copyOf(base.exports()), base.workingDirectory(),
-                base.startTimeoutSeconds(), base.ssh(), base.networkInterface(), isLocal, base.verbose());
+                base.startTimeoutSeconds(), base.ssh(), base.networkInterface(), isLocal, base.verbose(),
+                base.outputDir(), base.warnings(), base.display());
     }
 }

@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -17,5 +18,6 @@ import java.util.function.Predicate;
 record ElasticPlan(int np, int minNp, int maxNp, HostDiscovery discovery, Integer resetLimit, Duration elasticTimeout,
                    Duration cooldownMin, Duration cooldownMax, int hostFailures, List<String> command,
                    Map<String, String> exports, String workingDirectory, int startTimeoutSeconds, Ssh ssh,
-                   String networkInterface, Predicate<String> isLocal, boolean verbose) {
+                   String networkInterface, Predicate<String> isLocal, boolean verbose, Path outputDir,
+                   List<String> warnings, RunCommand.Display display) implements JobPlan {
 }

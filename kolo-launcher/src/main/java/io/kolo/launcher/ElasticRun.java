@@ -9,7 +9,10 @@ final class ElasticRun {
 
     static int execute(ElasticPlan plan, PrintStream out, PrintStream err, boolean installShutdownHook)
             throws InterruptedException {
-        ElasticDriver driver = new ElasticDriver(plan, out, err);
+        plan.announce(err);
+        Supervisor driver = new Supervisor(new ElasticDriver(plan, err), out, err, plan.outputDir(),
+                Supervisor.DEFAULT_GRACE);
+        driver.group().timestampOutput(plan.display().timestamps());
         Thread hook = installShutdownHook ? new Thread(driver::stop, "kolo-shutdown") : null;
         if (hook != null) {
             Runtime.getRuntime().addShutdownHook(hook);

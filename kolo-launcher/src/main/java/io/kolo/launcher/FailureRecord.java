@@ -22,10 +22,9 @@ interface FailureRecord {
     /** The single launcher's record: the first exit it sees is the job's first failure. */
     static FailureRecord inStore(KeyValueStore store, PrintStream err) {
         return (failed, code) -> {
-            String where = "rank " + failed.rank() + (failed.remote() ? " on host " + failed.host() : "");
-            String cause = failed.remote() && code == Job.SSH_FAILED
-                    ? where + " lost its ssh connection (ssh exited with code " + code + ")"
-                    : RankFailure.describe(where, lastWords(store, failed.rank()), code);
+            String ownFailure = failed.start().ownFailure(failed.rank(), code);
+            String cause = ownFailure != null ? ownFailure
+                    : RankFailure.describe(failed.describe(), lastWords(store, failed.rank()), code);
             try {
                 store.put(StoreKeys.failed(failed.rank()), cause);
                 // Ranks may have recorded a messenger first (a rank that aborted on seeing this exit, over

@@ -25,10 +25,7 @@ final class JobStart {
     /** Starts the job and waits for it; the launcher's exit code. */
     static int execute(RunCommand.Plan plan, PrintStream out, PrintStream err, boolean installShutdownHook)
             throws InterruptedException {
-        plan.warnings().forEach(err::println);
-        if (plan.verbose()) {
-            plan.display().ignored().forEach(err::println);
-        }
+        plan.announce(err);
         if (plan.display().map()) {
             err.println(displayMap(plan.slots()));
         }
@@ -45,7 +42,7 @@ final class JobStart {
             } catch (Preflight.HostsUnreachable e) {
                 err.println(e.getMessage());
                 err.flush();
-                return Job.START_FAILED;
+                return Supervisor.START_FAILED;
             } finally {
                 if (hook != null) {
                     try {
@@ -99,15 +96,10 @@ final class JobStart {
                     // kolo in-process (tests) fd 0 is someone else's channel.
                     env.put(RankWrapper.STDIN_FROM, stdin);
                 }
-                if (remote) {
-                    launches.add(RankLaunch.remote(slot.rank(), plan.command(), RankWrapper.detached(
-                            plan.ssh().argv(slot.host(), RankWrapper.remoteCommand(plan.workingDirectory(),
-                                    plan.command()))), slot.host(), RankWrapper.environmentLine(env)));
-                } else {
-                    launches.add(RankLaunch.local(slot.rank(), plan.command(), env, plan.workingDirectory()));
-                }
+                launches.add(new RankLaunch(slot.rank(), plan.command(), env, plan.workingDirectory(),
+                        remote ? new SshStart(plan.ssh(), slot.host()) : LocalStart.THIS_HOST));
             }
-            Job job = new Job(launches, server, out, err, plan.outputDir(), Job.DEFAULT_GRACE)
+            Job job = new Job(launches, server, out, err, plan.outputDir(), Supervisor.DEFAULT_GRACE)
                     .timestampOutput(plan.display().timestamps());
             Thread hook = installShutdownHook ? new Thread(job::stop, "kolo-shutdown") : null;
             if (hook != null) {

@@ -17,21 +17,17 @@ import java.util.function.IntPredicate;
  */
 final class NodeFailures implements FailureRecord {
     private final KeyValueStore store;
-    private final int node;
-    private final String host;
     private final PrintStream err;
 
-    NodeFailures(KeyValueStore store, int node, String host, PrintStream err) {
+    NodeFailures(KeyValueStore store, PrintStream err) {
         this.store = store;
-        this.node = node;
-        this.host = host;
         this.err = err;
     }
 
     @Override
     public FailureRecord.Failure record(RankLaunch rank, int code) {
-        return record(rank.rank(), RankFailure.describe("rank " + rank.rank() + " on node " + node + " (" + host + ")",
-                FailureRecord.lastWords(store, rank.rank()), code), code);
+        return record(rank.rank(), RankFailure.describe(rank.describe(), FailureRecord.lastWords(store, rank.rank()),
+                code), code);
     }
 
     /** Records {@code cause} for {@code rank}; the failure the job ends with (this one unless one came first). */

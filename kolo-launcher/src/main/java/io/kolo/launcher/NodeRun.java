@@ -37,7 +37,14 @@ final class NodeRun {
     /** A validated per-node launch. */
     record Plan(int nnodes, int nodeRank, int perNode, RendezvousEndpoint endpoint, List<String> command,
                 Map<String, String> exports, List<String> warnings, Path outputDir, int startTimeoutSeconds,
-                boolean verbose, String networkInterface, JobSecret secret, String hostName) {
+                boolean verbose, String networkInterface, JobSecret secret, String hostName,
+                RunCommand.Display display) implements JobPlan {
+
+        /** Every node's ranks run in its launcher's working directory. */
+        @Override
+        public String workingDirectory() {
+            return Path.of("").toAbsolutePath().toString();
+        }
 
         boolean isLocal(int rank) {
             return rank / perNode == nodeRank;
@@ -46,7 +53,7 @@ final class NodeRun {
         /** Checks the node options; {@code np} is -np when given. */
         static Plan of(NodeOptions node, Integer np, Map<String, String> env, List<String> command,
                        Map<String, String> exports, List<String> warnings, Path outputDir, int startTimeoutSeconds,
-                       boolean verbose, String networkInterface) {
+                       boolean verbose, String networkInterface, RunCommand.Display display) {
             if (node.nnodes == null) {
                 throw new UsageException("--node-rank, --rendezvous and --np-per-node go with --nnodes N (the number"
                         + " of nodes, each running its own kolo run)");
@@ -66,7 +73,7 @@ final class NodeRun {
             }
             RendezvousEndpoint endpoint = RendezvousEndpoint.parse(node.rendezvous);
             return new Plan(node.nnodes, rank, perNode, endpoint, command, exports, warnings, outputDir,
-                    startTimeoutSeconds, verbose, networkInterface, secret(env, node.nnodes), hostName(env));
+                    startTimeoutSeconds, verbose, networkInterface, secret(env, node.nnodes), hostName(env), display);
         }
 
         private static int perNode(NodeOptions node, Integer np) {
@@ -118,7 +125,7 @@ final class NodeRun {
     /** Meets the other nodes, runs this node's ranks and waits for them; the launcher's exit code. */
     static int execute(Plan plan, PrintStream out, PrintStream err, boolean installShutdownHook)
             throws InterruptedException {
-        plan.warnings().forEach(err::println);
+        plan.announce(err);
         Duration startTimeout = Duration.ofSeconds(plan.startTimeoutSeconds());
         long started = System.nanoTime();
         InetAddress node0;
@@ -126,7 +133,7 @@ final class NodeRun {
             node0 = plan.endpoint().await(startTimeout);
         } catch (RendezvousEndpoint.Unresolved e) {
             err.println(e.getMessage());
-            return Job.START_FAILED;
+            return Supervisor.START_FAILED;
         }
         InetSocketAddress at = new InetSocketAddress(node0, plan.endpoint().port());
         KeyValueStore store;
@@ -140,13 +147,14 @@ final class NodeRun {
             err.println("kolo: " + (plan.nodeRank() == 0 ? "node 0 cannot serve the rendezvous on "
                     : "node " + plan.nodeRank() + " cannot join the rendezvous on node 0 at ") + plan.endpoint() + ": "
                     + e.getMessage());
-            return Job.START_FAILED;
+            return Supervisor.START_FAILED;
         }
         // Segments of earlier jobs that were killed before their ranks could unlink them.
         ShmSegments.removeStale();
         try (store) {
-            NodeFailures failures = new NodeFailures(store, plan.nodeRank(), plan.hostName(), err);
-            Job job = new Job(launches(plan, at, err), failures, out, err, plan.outputDir(), Job.DEFAULT_GRACE);
+            NodeFailures failures = new NodeFailures(store, err);
+            Job job = new Job(launches(plan, at, err), failures, out, err, plan.outputDir(), Supervisor.DEFAULT_GRACE)
+                    .timestampOutput(plan.display().timestamps());
             NodeWatch watch = new NodeWatch(plan, store, failures, job, err);
             watch.start();
             if (installShutdownHook) {
@@ -217,8 +225,8 @@ final class NodeRun {
             if (plan.verbose()) {
                 err.println(RankEnvironment.describe(slot.rank(), plan.command(), kolo, plan.exports()));
             }
-            launches.add(RankLaunch.local(slot.rank(), plan.command(), env,
-                    java.nio.file.Path.of("").toAbsolutePath().toString()));
+            launches.add(new RankLaunch(slot.rank(), plan.command(), env, plan.workingDirectory(),
+                    new NodeStart(plan.nodeRank(), plan.hostName())));
         }
         return launches;
     }

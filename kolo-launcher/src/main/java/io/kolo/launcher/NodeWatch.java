@@ -125,8 +125,8 @@ final class NodeWatch {
             return;
         }
         failing = true;
-        // On its own thread: stopping the ranks takes seconds, and the heartbeat must go on meanwhile.
-        Thread.ofVirtual().name("kolo-node-fail").start(() -> job.failElsewhere(failure));
+        // To the supervisor, which stops the ranks on its own thread while the heartbeat goes on here.
+        job.failElsewhere(failure);
     }
 
     /** This node's launcher was stopped (Ctrl-C, SIGTERM, its pod deleted): the other nodes stop too. */

@@ -149,7 +149,7 @@ final class RunCommand implements Subcommand {
     record Plan(int np, List<RankMap.Slot> slots, List<String> command, Map<String, String> exports,
                 List<String> warnings, Path outputDir, int startTimeoutSeconds, boolean verbose,
                 List<String> remoteHosts, Ssh ssh, String networkInterface, String workingDirectory,
-                Display display) {
+                Display display) implements JobPlan {
         Plan {
             remoteHosts = List.copyOf(remoteHosts);
         }
@@ -166,7 +166,7 @@ final class RunCommand implements Subcommand {
     @Override
     public int call(PrintStream out, PrintStream err, boolean installShutdownHook) throws InterruptedException {
         if (installShutdownHook) {
-            // Orphans of the ranks come to this launcher, which stops them with the job (Job, ElasticDriver). Only where
+            // Orphans of the ranks come to this launcher, which stops them with the job (WorkerGroup). Only where
             // the launcher knows every child it starts while they run (the ranks; an elastic run's workers and discovery
             // scripts too): any other child counts as an orphan. Not in a JVM that runs kolo in-process (tests).
             Subreaper.becomeSoon();
@@ -207,7 +207,8 @@ final class RunCommand implements Subcommand {
         List<String> warnings = new ArrayList<>();
         Map<String, String> exported = exports(launcherEnv, warnings);
         return NodeRun.Plan.of(node, np, launcherEnv, childCommand(launcherEnv), exported, warnings,
-                outputDirectory(), startTimeoutSeconds, verbose, interfaceName(launcherEnv));
+                outputDirectory(), startTimeoutSeconds, verbose, interfaceName(launcherEnv),
+                new Display(mpi.displayMap, mpi.timestampOutput, ignored()));
     }
 
     Plan plan(Map<String, String> launcherEnv, Predicate<String> isLocal) {
