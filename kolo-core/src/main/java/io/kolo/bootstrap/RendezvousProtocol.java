@@ -32,6 +32,10 @@ final class RendezvousProtocol {
     private RendezvousProtocol() {
     }
 
+    /** Loads this class now: see {@link RendezvousServer}'s static initialiser. */
+    static void load() {
+    }
+
     static void writeString(DataOutputStream out, String s) throws IOException {
         byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
         if (bytes.length > MAX_STRING_BYTES) {

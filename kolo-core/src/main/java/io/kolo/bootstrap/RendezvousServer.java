@@ -30,6 +30,12 @@ import java.util.concurrent.atomic.LongAdder;
 public final class RendezvousServer implements KeyValueStore {
     private static final System.Logger LOG = LazyLogger.of(RendezvousServer.class);
 
+    static {
+        // A server whose process has run out of descriptors (strangers at its port) must still answer its ranks, and
+        // by then even loading a class fails: the protocol's class comes with the server's, not with the first request.
+        RendezvousProtocol.load();
+    }
+
     // Long enough for a loaded machine, short enough that a silent stranger does not pin a thread.
     static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
 
