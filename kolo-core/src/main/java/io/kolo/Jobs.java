@@ -9,7 +9,7 @@ import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.Placement;
 import io.kolo.bootstrap.Rendezvous;
 import io.kolo.collective.CollectiveOps;
-import io.kolo.collective.Collectives;
+import io.kolo.collective.FlatCollectives;
 import io.kolo.collective.Hierarchy;
 import io.kolo.collective.Hosts;
 import io.kolo.engine.Engine;
@@ -132,7 +132,7 @@ final class Jobs {
     private static Communicator assemble(Topology topology, String hostName, Transport transport, Hosts hosts,
                                          JobEnvironment job, KeyValueStore store, boolean storeInRankZero,
                                          StallWatch watch, EngineSettings settings, AutoCloseable... owned) {
-        Collectives flat = new Collectives(transport, settings.smallMessageBytes());
+        FlatCollectives flat = new FlatCollectives(transport, settings.smallMessageBytes());
         CollectiveOps ops;
         Hosts all;
         try {

@@ -45,7 +45,7 @@ class HostsTest {
         assertTrue(obstacle.orElseThrow().contains("different numbers"), obstacle.get());
         List<Transport> five = LocalTransport.group(5, Duration.ofSeconds(5));
         try (CollectiveOps ops = Hierarchy.forSubset(five.get(4), members, hosts, ON, 1024)) {
-            assertInstanceOf(Collectives.class, ops, ops.toString());
+            assertInstanceOf(FlatCollectives.class, ops, ops.toString());
         }
         five.forEach(Transport::close);
     }
@@ -142,7 +142,7 @@ class HostsTest {
         assertEquals(Optional.empty(), noNames.name(1));
         assertEquals(Optional.empty(), noNames.placingNames());
         List<Transport> three = LocalTransport.group(3, Duration.ofSeconds(5));
-        try (Collectives flat = new Collectives(three.get(1))) {
+        try (FlatCollectives flat = new FlatCollectives(three.get(1))) {
             assertSame(flat, Hierarchy.select(flat, three.get(1), unknown, ON));
         }
         three.forEach(Transport::close);
@@ -154,7 +154,7 @@ class HostsTest {
     void ranksAgreeOnTheirHostsByName() {
         List<String> names = List.of("a", "node-b", "node-b", "c.example.org", "c.example.org");
         List<Topology> placed = Placement.of(names);
-        List<Hosts> agreed = Ranks.runOps(5, t -> new Collectives(t),
+        List<Hosts> agreed = Ranks.runOps(5, t -> new FlatCollectives(t),
                 c -> Hierarchy.agree(c, placed.get(c.rank()), names.get(c.rank()), AlgorithmSettings.defaults()));
         for (Hosts h : agreed) {
             assertEquals("Hosts[0, 1, 1, 2, 2]", h.toString());
