@@ -5,6 +5,7 @@ import io.kolo.bootstrap.LazyLogger;
 import io.kolo.bootstrap.RankFailure;
 import io.kolo.bootstrap.StoreKeys;
 import io.kolo.bootstrap.KeyValueStore;
+import io.kolo.collective.Hosts;
 import io.kolo.transport.PeerFailedException;
 import io.kolo.transport.PeerTimeoutException;
 import io.kolo.transport.PeerWait;
@@ -42,20 +43,22 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
     private final Transport transport;
     // Without a launcher rank 0 serves the store: a store that cannot be reached then means rank 0 is gone.
     private final boolean storeInRankZero;
-    private final RankHosts hosts;
+    /** Every rank's host, as the ranks told each other at start; null when not exchanged. */
+    private final Hosts hosts;
     private final StallWatch watch;
 
     FailureDiagnosis(int rank, KeyValueStore store, Transport transport) {
-        this(rank, store, transport, false, new RankHosts(store, null), null);
+        this(rank, store, transport, false, null, null);
     }
 
     /**
      * @param storeInRankZero rank 0 serves {@code store} (no launcher does), so the store goes when rank 0 goes
-     * @param hosts           where the ranks run, for naming the host of a rank that stopped answering
+     * @param hosts           where the ranks run, for naming the host of a rank that stopped answering; held by every
+     *                        rank since the start, so it names hosts when the store is gone too (null: none named)
      * @param watch           which ranks wait on which, for finding the one that stopped answering; null: the peer
      *                        waited on is named
      */
-    FailureDiagnosis(int rank, KeyValueStore store, Transport transport, boolean storeInRankZero, RankHosts hosts,
+    FailureDiagnosis(int rank, KeyValueStore store, Transport transport, boolean storeInRankZero, Hosts hosts,
                      StallWatch watch) {
         this.rank = rank;
         this.store = store;
@@ -128,7 +131,7 @@ final class FailureDiagnosis implements io.kolo.engine.FailureExplainer {
 
     /** "rank 2 (host node1)", or "rank 2" when its host is not known. */
     private String named(int r) {
-        return "rank " + r + hosts.of(r).map(h -> " (host " + h + ")").orElse("");
+        return "rank " + r + (hosts == null ? "" : hosts.name(r).map(h -> " (host " + h + ")").orElse(""));
     }
 
     private static String seconds(long nanos) {

@@ -9,7 +9,7 @@ import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.Placement;
 import io.kolo.bootstrap.Rendezvous;
 import io.kolo.collective.CollectiveOps;
-import io.kolo.collective.Collectives;
+import io.kolo.collective.FlatCollectives;
 import io.kolo.collective.Hierarchy;
 import io.kolo.collective.Hosts;
 import io.kolo.engine.Engine;
@@ -64,10 +64,6 @@ final class Jobs {
         Rendezvous rendezvous = Rendezvous.join(job);
         Transport transport;
         try {
-            // Before the data plane: a rank whose mesh is complete finds every other rank's host published.
-            RankHosts.publish(rendezvous.dataPlaneStore(), job.rank(), hostName(env));
-            // Under mpirun or srun only the ranks together know every host: the exact cross ranks come from them.
-            topology = JobPlacement.of(job, rendezvous.dataPlaneStore());
             transport = Transports.connect(job, AdvertisedAddress.choose(job, rendezvous.address().getAddress()),
                     rendezvous.dataPlaneStore(), rendezvous.secret());
         } catch (RuntimeException e) {
@@ -76,20 +72,14 @@ final class Jobs {
         }
         rendezvous.joined();
         boolean storeInRankZero = job.rendezvousServer() == JobEnvironment.RendezvousServer.RANK0;
-        RankHosts hosts = new RankHosts(rendezvous.dataPlaneStore(),
-                rendezvous.servesStore() || !storeInRankZero ? null : rendezvous.address().getHostString());
-        if (storeInRankZero && job.rank() != 0) {
-            // Read now: the store goes with rank 0, should rank 0 be the one to stop answering.
-            hosts.learn(0);
-        }
         StallWatch watch = new StallWatch(job.rank(), job.size(), transport, rendezvous.dataPlaneStore(),
-                storeInRankZero, hosts, job.timeout());
+                storeInRankZero, job.timeout());
         AutoCloseable storeAndLastWords = LastWords.listen(job.rank(), rendezvous.store(), rendezvous,
                 !rendezvous.servesStore());
         // The watch first: it writes to the store, which closes with the last words.
-        Communicator c = assemble(topology, placedOn(env), transport, null, rendezvous.store(), storeInRankZero,
-                hosts, watch, settings, watch, storeAndLastWords);
-        JoinLog.joined(env, topology, transport, settings, started);
+        Communicator c = assemble(topology, placedOn(env), transport, null, job, rendezvous.store(), storeInRankZero,
+                watch, settings, watch, storeAndLastWords);
+        JoinLog.joined(env, c.topology(), transport, settings, started);
         return c;
     }
 
@@ -117,8 +107,8 @@ final class Jobs {
         }
         List<Communicator> comms = new ArrayList<>(size);
         for (int r = 0; r < size; r++) {
-            comms.add(assemble(everyRank.get(r), null, transports.get(r), Hosts.of(everyRank), store, false,
-                    new RankHosts(store, null), null, engineSettings));
+            comms.add(assemble(everyRank.get(r), null, transports.get(r), Hosts.of(everyRank), null, store, false,
+                    null, engineSettings));
         }
         return List.copyOf(comms);
     }
@@ -126,21 +116,23 @@ final class Jobs {
     /** Every rank's topology and host are exchanged over {@code transport} first: all ranks must call this together. */
     private static Communicator assemble(Topology topology, String hostName, Transport transport, KeyValueStore store,
                                          EngineSettings settings, AutoCloseable... owned) {
-        return assemble(topology, hostName, transport, null, store, false, new RankHosts(store, null), null, settings,
-                owned);
+        return assemble(topology, hostName, transport, null, null, store, false, null, settings, owned);
     }
 
     /**
      * @param hostName        the host this rank was placed on, or null when it knows none
-     * @param hosts           every rank's host, or null to exchange them over the transport
+     * @param hosts           every rank's host, or null to exchange them over the transport: the one place every
+     *                        rank learns where every rank runs, for the collectives, for {@link JobPlacement} and
+     *                        for the messages of {@link FailureDiagnosis} (which must not need the store)
+     * @param job             the job whose cross rank the variables may only guess ({@link JobPlacement}), or null
+     *                        when {@code topology} is exact
      * @param storeInRankZero rank 0 serves {@code store}: it goes when rank 0 goes ({@link FailureDiagnosis})
-     * @param rankHosts       where the ranks run, for the messages of {@link FailureDiagnosis}
      * @param watch           which ranks wait on which (null: not watched), for the same messages
      */
     private static Communicator assemble(Topology topology, String hostName, Transport transport, Hosts hosts,
-                                         KeyValueStore store, boolean storeInRankZero, RankHosts rankHosts,
+                                         JobEnvironment job, KeyValueStore store, boolean storeInRankZero,
                                          StallWatch watch, EngineSettings settings, AutoCloseable... owned) {
-        Collectives flat = new Collectives(transport, settings.smallMessageBytes());
+        FlatCollectives flat = new FlatCollectives(transport, settings.smallMessageBytes());
         CollectiveOps ops;
         Hosts all;
         try {
@@ -159,13 +151,15 @@ final class Jobs {
             }
             throw e;
         }
-        FailureDiagnosis diagnosis = new FailureDiagnosis(topology.rank(), store, transport, storeInRankZero,
-                rankHosts, watch);
+        // The topology was exchanged as the variables guessed it; the hosts group the ranks by name, not by it.
+        Topology placed = job == null ? topology : JobPlacement.of(job, all.placingNames().orElse(null));
+        FailureDiagnosis diagnosis = new FailureDiagnosis(topology.rank(), store, transport, storeInRankZero, all,
+                watch);
         Engine engine = new Engine(ops, settings, diagnosis);
         AutoCloseable[] closing = new AutoCloseable[owned.length + 1];
         closing[0] = ops;
         System.arraycopy(owned, 0, closing, 1, owned.length);
-        return new Communicator(topology, all, engine, transport, diagnosis, closing);
+        return new Communicator(placed, all, engine, transport, diagnosis, closing);
     }
 
 }

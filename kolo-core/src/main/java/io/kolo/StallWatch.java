@@ -33,7 +33,6 @@ final class StallWatch implements AutoCloseable {
     private final Transport transport;
     private final KeyValueStore store;
     private final boolean storeInRankZero;
-    private final RankHosts hosts;
     /** What the watch's thread last learnt of the waits behind this rank's long wait; null when none. */
     private volatile Chain lastChain;
     private final long publishAfterNanos;
@@ -45,16 +44,14 @@ final class StallWatch implements AutoCloseable {
      * Starts watching {@code transport}, whose exchanges give up after {@code timeout}.
      *
      * @param storeInRankZero rank 0 serves {@code store} (no launcher does)
-     * @param hosts           where the ranks run: the host of a rank that stopped is looked up while the store answers
      */
     StallWatch(int rank, int size, Transport transport, KeyValueStore store, boolean storeInRankZero,
-               RankHosts hosts, Duration timeout) {
+               Duration timeout) {
         this.rank = rank;
         this.size = size;
         this.transport = transport;
         this.store = store;
         this.storeInRankZero = storeInRankZero;
-        this.hosts = hosts;
         this.publishAfterNanos = timeout.toNanos() / 4;
         this.periodMillis = Math.max(10, Math.min(1000, timeout.toMillis() / 16));
         this.thread = Thread.ofPlatform().daemon().name("kolo-stall-watch-" + rank).start(this::watch);
@@ -76,9 +73,6 @@ final class StallWatch implements AutoCloseable {
                     // without a launcher) or with the first rank that gives up, before this one gives up too.
                     Chain chain = follow(peer);
                     if (!chain.storeSilent()) {
-                        if (!hosts.knows(chain.stopped())) {
-                            hosts.learn(chain.stopped());
-                        }
                         lastChain = chain;
                     }
                 } else {

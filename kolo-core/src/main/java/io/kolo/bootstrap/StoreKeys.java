@@ -43,19 +43,9 @@ public final class StoreKeys {
         return "host/" + rank;
     }
 
-    /** The name of the host {@code rank} runs on, for messages that name it. */
-    public static String hostName(int rank) {
-        return "hostname/" + rank;
-    }
-
     /** The peer {@code rank}'s exchange has long waited on, or "-" (see {@code StallWatch}). */
     public static String stalledOn(int rank) {
         return "stalled/" + rank;
-    }
-
-    /** The host name {@code rank} runs on, for its place in a job started by mpirun or srun ({@link JobPlacement}). */
-    public static String placementHost(int rank) {
-        return "placement/host/" + rank;
     }
 
     /** The shared-memory file {@code rank} created. */

@@ -20,7 +20,7 @@ import java.util.Objects;
  *   <li>allgatherv (when enabled): ranks with the same local rank exchange their blocks across hosts, then each
  *       host's blocks are gathered inside the host, one host at a time. Ragged and empty blocks are fine because
  *       blocks are addressed by offset, never assumed even.</li>
- *   <li>everything else: the flat {@link Collectives}.</li>
+ *   <li>everything else: the flat {@link FlatCollectives}.</li>
  * </ul>
  *
  * <p>Results stay bit-identical on every rank: each block is reduced once inside its host, then by an allreduce
@@ -29,9 +29,9 @@ import java.util.Objects;
  */
 final class HierarchicalCollectives implements CollectiveOps {
 
-    private final Collectives flat;
-    private final Collectives local;
-    private final Collectives cross;
+    private final FlatCollectives flat;
+    private final FlatCollectives local;
+    private final FlatCollectives cross;
     private final int rank;
     private final int size;
     private final int localRank;
@@ -61,7 +61,7 @@ final class HierarchicalCollectives implements CollectiveOps {
         this.allgather = allgather;
     }
 
-    HierarchicalCollectives(Collectives flat, Transport transport, int localSize, int hosts, boolean allreduce,
+    HierarchicalCollectives(FlatCollectives flat, Transport transport, int localSize, int hosts, boolean allreduce,
                             boolean allgather) {
         this.flat = Objects.requireNonNull(flat, "flat");
         this.rank = flat.rank();
@@ -81,10 +81,10 @@ final class HierarchicalCollectives implements CollectiveOps {
         for (int h = 0; h < hosts; h++) {
             sameLocalRank[h] = h * localSize + localRank;
         }
-        long small = flat.autoThreshold ? Collectives.AUTO : flat.smallMessageBytes();
-        this.local = new Collectives(new SubgroupTransport(transport, hostMates), small, flat.ringChunkBytes,
+        long small = flat.autoThreshold ? FlatCollectives.AUTO : flat.smallMessageBytes();
+        this.local = new FlatCollectives(new SubgroupTransport(transport, hostMates), small, flat.ringChunkBytes,
                 flat.broadcastChunkBytes);
-        this.cross = new Collectives(new SubgroupTransport(transport, sameLocalRank), small, flat.ringChunkBytes,
+        this.cross = new FlatCollectives(new SubgroupTransport(transport, sameLocalRank), small, flat.ringChunkBytes,
                 flat.broadcastChunkBytes);
         this.allreduce = allreduce;
         this.allgather = allgather;

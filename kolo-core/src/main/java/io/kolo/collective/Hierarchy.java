@@ -84,16 +84,17 @@ public final class Hierarchy {
      *
      * @param hosts every rank's host (from {@link #agree}, or known up front in one JVM)
      */
-    public static CollectiveOps select(Collectives flat, Transport transport, Hosts hosts, AlgorithmSettings settings) {
+    public static CollectiveOps select(FlatCollectives flat, Transport transport, Hosts hosts,
+                                       AlgorithmSettings settings) {
         return select(flat, transport, hosts, settings, false);
     }
 
     /**
-     * As {@link #select(Collectives, Transport, Hosts, AlgorithmSettings)}; with {@code switchable}, the hierarchical
-     * collectives are built whenever the hosts allow them, even with both settings off, so that the autotuner can
-     * turn them on and off while the job runs ({@link CollectiveOps#hierarchical}).
+     * As {@link #select(FlatCollectives, Transport, Hosts, AlgorithmSettings)}; with {@code switchable}, the
+     * hierarchical collectives are built whenever the hosts allow them, even with both settings off, so that the
+     * autotuner can turn them on and off while the job runs ({@link CollectiveOps#hierarchical}).
      */
-    public static CollectiveOps select(Collectives flat, Transport transport, Hosts hosts,
+    public static CollectiveOps select(FlatCollectives flat, Transport transport, Hosts hosts,
                                        AlgorithmSettings settings, boolean switchable) {
         boolean allreduce = settings.hierarchicalAllreduce() != AlgorithmSettings.Mode.OFF;
         boolean allgather = settings.hierarchicalAllgather() != AlgorithmSettings.Mode.OFF;
@@ -127,7 +128,7 @@ public final class Hierarchy {
     public static CollectiveOps forSubset(Transport parent, int[] members, Hosts hosts, AlgorithmSettings settings,
                                           long smallMessageBytes) {
         SubgroupTransport t = new SubgroupTransport(parent, members);
-        return select(new Collectives(t, smallMessageBytes), t, hosts.subset(members), settings);
+        return select(new FlatCollectives(t, smallMessageBytes), t, hosts.subset(members), settings);
     }
 
     /**

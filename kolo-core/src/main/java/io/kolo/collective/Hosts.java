@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Which host each rank of a job (or of a process set) runs on, the same on every rank: the hierarchical collectives
@@ -29,12 +30,26 @@ public final class Hosts {
     /** Why the hosts are unknown; null when known. */
     private final String unknown;
     private final int size;
+    /** Each rank's host name as it said it (null entries: none), or null when no names were exchanged. */
+    private final List<String> names;
+    /** Whether {@link #names} group the ranks as they were started, so that they say each rank's exact place. */
+    private final boolean placedByNames;
 
     private Hosts(int[] hostOf, int count, String unknown, int size) {
+        this(hostOf, count, unknown, size, null, false);
+    }
+
+    private Hosts(int[] hostOf, int count, String unknown, int size, List<String> names, boolean placedByNames) {
         this.hostOf = hostOf;
         this.count = count;
         this.unknown = unknown;
         this.size = size;
+        this.names = names;
+        this.placedByNames = placedByNames;
+    }
+
+    private Hosts named(List<String> theirNames) {
+        return new Hosts(hostOf, count, unknown, size, theirNames, false);
     }
 
     /**
@@ -46,9 +61,10 @@ public final class Hosts {
         if (names.size() != everyRank.size()) {
             throw new IllegalArgumentException(names.size() + " host names for " + everyRank.size() + " ranks");
         }
+        List<String> asSaid = java.util.Collections.unmodifiableList(new ArrayList<>(names));
         for (int r = 0; r < names.size(); r++) {
             if (names.get(r) == null || names.get(r).isBlank()) {
-                return fromTopologies(everyRank, "rank " + r + " knows no name for its host");
+                return fromTopologies(everyRank, "rank " + r + " knows no name for its host").named(asSaid);
             }
         }
         List<Topology> placed = Placement.of(names);
@@ -58,7 +74,7 @@ public final class Hosts {
             if (p.localRank() != t.localRank() || p.localSize() != t.localSize()) {
                 return fromTopologies(everyRank, "the host names put rank " + r + " (on '" + names.get(r)
                         + "') at local rank " + p.localRank() + " of " + p.localSize() + ", not " + t.localRank()
-                        + " of " + t.localSize() + " as it was started");
+                        + " of " + t.localSize() + " as it was started").named(asSaid);
             }
         }
         Map<String, Integer> numbers = new HashMap<>();
@@ -66,7 +82,7 @@ public final class Hosts {
         for (int r = 0; r < hostOf.length; r++) {
             hostOf[r] = numbers.computeIfAbsent(names.get(r), k -> numbers.size());
         }
-        return new Hosts(hostOf, numbers.size(), null, hostOf.length);
+        return new Hosts(hostOf, numbers.size(), null, hostOf.length, asSaid, true);
     }
 
     /**
@@ -119,6 +135,26 @@ public final class Hosts {
             theirs[i] = hostOf[members[i]];
         }
         return numbered(theirs);
+    }
+
+    /**
+     * The name of the host rank {@code rank} said it runs on, for messages that name the rank; empty when it said none
+     * or no names were exchanged. Known on every rank from the start, so it needs no store when a rank stops answering.
+     */
+    public Optional<String> name(int rank) {
+        if (names == null) {
+            return Optional.empty();
+        }
+        String name = names.get(rank);
+        return name == null || name.isBlank() ? Optional.empty() : Optional.of(name);
+    }
+
+    /**
+     * Every rank's host name, in rank order, when the names group the ranks as they were started (so each rank's exact
+     * place follows from them, see {@link Placement}); empty when some rank said none or they group the ranks otherwise.
+     */
+    public Optional<List<String>> placingNames() {
+        return placedByNames ? Optional.of(names) : Optional.empty();
     }
 
     /** How many ranks. */

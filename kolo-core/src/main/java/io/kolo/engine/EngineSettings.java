@@ -3,7 +3,7 @@ package io.kolo.engine;
 import io.kolo.Compression;
 import io.kolo.collective.AlgorithmSettings;
 import io.kolo.bootstrap.KoloSettings;
-import io.kolo.collective.Collectives;
+import io.kolo.collective.FlatCollectives;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,7 +23,7 @@ import java.util.Map;
  *                             {@code KOLO_STALL_CHECK_DISABLE=1} sets both to never
  * @param timeout              {@code KOLO_TIMEOUT_SECONDS}: default wait for a handle
  * @param smallMessageBytes    {@code KOLO_SMALL_ALLREDUCE_BYTES}: below this, allreduce uses the latency-optimal algorithm;
- *                             {@link Collectives#AUTO} (unset) scales it with the number of ranks
+ *                             {@link FlatCollectives#AUTO} (unset) scales it with the number of ranks
  * @param algorithms           {@code KOLO_HIERARCHICAL_ALLREDUCE} and {@code KOLO_HIERARCHICAL_ALLGATHER}
  * @param compression          {@code KOLO_COMPRESSION}: compression of allreduces that name none
  * @param eagerAllreduceBytes  {@code KOLO_EAGER_ALLREDUCE_BYTES}: a cached allreduce, broadcast or allgather of at

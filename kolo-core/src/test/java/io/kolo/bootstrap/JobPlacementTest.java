@@ -1,16 +1,13 @@
 package io.kolo.bootstrap;
 
 import io.kolo.Topology;
+import io.kolo.collective.Hosts;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -31,25 +28,18 @@ class JobPlacementTest {
         return jobs;
     }
 
-    /** Every rank's {@link JobPlacement#of}, ranks as threads over one store, rank r on {@code names.get(r)}. */
-    private static List<Topology> exchange(List<JobEnvironment> jobs, List<String> names) throws Exception {
-        InMemoryStore store = new InMemoryStore();
-        ExecutorService pool = Executors.newFixedThreadPool(jobs.size());
-        try {
-            List<Future<Topology>> placed = new ArrayList<>();
-            for (int r = 0; r < jobs.size(); r++) {
-                JobEnvironment job = jobs.get(r);
-                String name = names.get(r);
-                placed.add(pool.submit(() -> JobPlacement.of(job, store, name)));
-            }
-            List<Topology> out = new ArrayList<>();
-            for (Future<Topology> f : placed) {
-                out.add(f.get(30, TimeUnit.SECONDS));
-            }
-            return out;
-        } finally {
-            pool.shutdownNow();
+    /**
+     * Every rank's {@link JobPlacement#of}, rank r on {@code names.get(r)}: the hosts as every rank holds them once the
+     * ranks have exchanged their topologies (as the variables guess them) and host names at start.
+     */
+    private static List<Topology> exchange(List<JobEnvironment> jobs, List<String> names) {
+        List<Topology> guessed = jobs.stream().map(JobEnvironment::topology).toList();
+        Hosts hosts = Hosts.of(guessed, names);
+        List<Topology> out = new ArrayList<>();
+        for (JobEnvironment job : jobs) {
+            out.add(JobPlacement.of(job, hosts.placingNames().orElse(null)));
         }
+        return out;
     }
 
     /**
@@ -57,7 +47,7 @@ class JobPlacementTest {
      * had cross rank 2 of 3; Horovod's is 1 of 2 (ranks 0 and 2 have local rank 0).
      */
     @Test
-    void ranksOnUnevenHostsTakeHorovodsPlacesFromEachOthersHosts() throws Exception {
+    void ranksOnUnevenHostsTakeHorovodsPlacesFromEachOthersHosts() {
         for (List<String> hosts : List.of(List.of("a", "a", "b"), List.of("a", "b", "b", "b", "c", "c"),
                 List.of("n1", "n2", "n1", "n3", "n2", "n1"))) {
             List<JobEnvironment> jobs = openMpi(hosts);
@@ -68,7 +58,7 @@ class JobPlacementTest {
     }
 
     @Test
-    void hostNamesThatDisagreeWithTheLaunchersLocalRanksLeaveTheVariablesAsTheyAre() throws Exception {
+    void hostNamesThatDisagreeWithTheLaunchersLocalRanksLeaveTheVariablesAsTheyAre() {
         List<JobEnvironment> jobs = openMpi(List.of("a", "a", "b"));
         // Every rank reports the same host name (containers of one machine, say): not where mpirun placed them.
         List<Topology> placed = exchange(jobs, List.of("same", "same", "same"));
@@ -78,15 +68,14 @@ class JobPlacementTest {
     }
 
     @Test
-    void kolosOwnVariablesAndGivenCrossRanksAreKeptWithoutAnExchange() {
-        InMemoryStore nobodyElse = new InMemoryStore();
+    void kolosOwnVariablesAndGivenCrossRanksAreKeptWhateverTheHostNames() {
         JobEnvironment kolo = JobEnvironment.from(Map.of("KOLO_RANK", "1", "KOLO_SIZE", "3", "KOLO_LOCAL_RANK", "0",
                 "KOLO_LOCAL_SIZE", "1", "KOLO_CROSS_RANK", "1", "KOLO_CROSS_SIZE", "2", "KOLO_RENDEZVOUS_PORT", "1",
                 "KOLO_SECRET", "00112233445566778899aabbccddeeff"));
-        assertEquals(new Topology(1, 3, 0, 1, 1, 2), JobPlacement.of(kolo, nobodyElse, "a"));
+        assertEquals(new Topology(1, 3, 0, 1, 1, 2), JobPlacement.of(kolo, List.of("a", "a", "b")));
         JobEnvironment given = JobEnvironment.from(Map.of("OMPI_COMM_WORLD_RANK", "2", "OMPI_COMM_WORLD_SIZE", "3",
                 "OMPI_COMM_WORLD_LOCAL_RANK", "0", "OMPI_COMM_WORLD_LOCAL_SIZE", "1", "KOLO_CROSS_RANK", "1",
                 "KOLO_CROSS_SIZE", "2"));
-        assertEquals(new Topology(2, 3, 0, 1, 1, 2), JobPlacement.of(given, nobodyElse, "b"));
+        assertEquals(new Topology(2, 3, 0, 1, 1, 2), JobPlacement.of(given, List.of("a", "b", "b")));
     }
 }

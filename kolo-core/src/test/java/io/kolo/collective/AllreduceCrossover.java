@@ -65,15 +65,15 @@ public final class AllreduceCrossover {
                 Runtime.getRuntime().availableProcessors());
         System.out.println("bytes flat_us hierarchical_us");
         for (long bytes : SIZES) {
-            double flat = measure("tcp", n, bytes, t -> new Collectives(t));
-            double hier = measure("tcp", n, bytes, t -> new HierarchicalCollectives(new Collectives(t), t, perHost,
+            double flat = measure("tcp", n, bytes, t -> new FlatCollectives(t));
+            double hier = measure("tcp", n, bytes, t -> new HierarchicalCollectives(new FlatCollectives(t), t, perHost,
                     hosts, true, false));
             System.out.printf("%d %.1f %.1f%n", bytes, flat, hier);
         }
     }
 
     private static double measure(String kind, int n, long bytes, long threshold) throws Exception {
-        return measure(kind, n, bytes, t -> new Collectives(t, threshold));
+        return measure(kind, n, bytes, t -> new FlatCollectives(t, threshold));
     }
 
     /** Median microseconds per allreduce on rank 0 (every rank runs the same loop in lock step). */

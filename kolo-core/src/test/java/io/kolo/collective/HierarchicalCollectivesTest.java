@@ -46,7 +46,8 @@ class HierarchicalCollectivesTest {
 
     /** Threshold 0 makes every allreduce of at least localSize elements hierarchical; 40-byte chunks pipeline. */
     static CollectiveOps hierarchical(Transport t, int hosts, int perHost, long smallMessageBytes) {
-        return new HierarchicalCollectives(new Collectives(t, smallMessageBytes, 40, 40), t, perHost, hosts, true, true);
+        return new HierarchicalCollectives(new FlatCollectives(t, smallMessageBytes, 40, 40), t, perHost, hosts, true,
+                true);
     }
 
     @ParameterizedTest(name = "{0} hosts x {1} {2}")
@@ -102,7 +103,7 @@ class HierarchicalCollectivesTest {
         int n = hosts * perHost;
         int count = 10_007;
         List<int[]> bits = Ranks.runOps(n, t -> new HierarchicalCollectives(
-                new Collectives(t, crossThreshold, 4096, 4096), t, perHost, hosts, true, false), c -> {
+                new FlatCollectives(t, crossThreshold, 4096, 4096), t, perHost, hosts, true, false), c -> {
             try (Arena arena = Arena.ofShared()) {
                 MemorySegment buf = arena.allocate(count * 4L);
                 fillGaussian(buf, c.rank(), count);
@@ -146,7 +147,7 @@ class HierarchicalCollectivesTest {
     @MethodSource("shapes")
     void allgathervConcatenatesRaggedBlocksInRankOrder(int hosts, int perHost) {
         int n = hosts * perHost;
-        Ranks.runOps(n, t -> new HierarchicalCollectives(new Collectives(t, 1024, 100, 100), t, perHost, hosts,
+        Ranks.runOps(n, t -> new HierarchicalCollectives(new FlatCollectives(t, 1024, 100, 100), t, perHost, hosts,
                 false, true), c -> {
             try (Arena arena = Arena.ofShared()) {
                 for (int variant = 0; variant < 4; variant++) {
@@ -240,19 +241,19 @@ class HierarchicalCollectivesTest {
         AlgorithmSettings off = new AlgorithmSettings(AlgorithmSettings.Mode.OFF, AlgorithmSettings.Mode.OFF);
         AlgorithmSettings on = new AlgorithmSettings(AlgorithmSettings.Mode.ON, AlgorithmSettings.Mode.ON);
         List<Transport> four = LocalTransport.group(4, Duration.ofSeconds(5));
-        try (Collectives flat = new Collectives(four.get(2))) {
+        try (FlatCollectives flat = new FlatCollectives(four.get(2))) {
             assertSame(flat, Hierarchy.select(flat, four.get(2), Hosts.of(packed(2, 2)), off));
         }
-        try (CollectiveOps ops = Hierarchy.select(new Collectives(four.get(2)), four.get(2), Hosts.of(packed(2, 2)),
+        try (CollectiveOps ops = Hierarchy.select(new FlatCollectives(four.get(2)), four.get(2), Hosts.of(packed(2, 2)),
                 auto)) {
             assertInstanceOf(HierarchicalCollectives.class, ops);
             assertTrue(ops.toString().contains("host 1 of 2, local 0 of 2, allreduce]"), ops.toString());
         }
-        try (CollectiveOps ops = Hierarchy.select(new Collectives(four.get(2)), four.get(2), Hosts.of(packed(2, 2)),
+        try (CollectiveOps ops = Hierarchy.select(new FlatCollectives(four.get(2)), four.get(2), Hosts.of(packed(2, 2)),
                 on)) {
             assertTrue(ops.toString().contains("allreduce, allgather]"), ops.toString());
         }
-        try (Collectives flat = new Collectives(four.get(2))) {
+        try (FlatCollectives flat = new FlatCollectives(four.get(2))) {
             assertSame(flat, Hierarchy.select(flat, four.get(2), Hosts.of(packed(1, 4)), on));
         }
         four.forEach(Transport::close);
@@ -260,16 +261,17 @@ class HierarchicalCollectivesTest {
 
     @Test
     void defaultThresholdGrowsWithTheGroupSize() {
-        assertEquals(64 << 10, Collectives.defaultSmallMessageBytes(1));
-        assertEquals(64 << 10, Collectives.defaultSmallMessageBytes(2));
-        assertEquals(256 << 10, Collectives.defaultSmallMessageBytes(8));
-        assertEquals(1 << 20, Collectives.defaultSmallMessageBytes(1000));
+        assertEquals(64 << 10, FlatCollectives.defaultSmallMessageBytes(1));
+        assertEquals(64 << 10, FlatCollectives.defaultSmallMessageBytes(2));
+        assertEquals(256 << 10, FlatCollectives.defaultSmallMessageBytes(8));
+        assertEquals(1 << 20, FlatCollectives.defaultSmallMessageBytes(1000));
         List<Transport> four = LocalTransport.group(4, Duration.ofSeconds(5));
-        try (Collectives auto = new Collectives(four.getFirst()); Collectives fixed = new Collectives(four.get(1), 7)) {
+        try (FlatCollectives auto = new FlatCollectives(four.getFirst());
+             FlatCollectives fixed = new FlatCollectives(four.get(1), 7)) {
             assertEquals(128 << 10, auto.smallMessageBytes());
             assertEquals(7, fixed.smallMessageBytes());
         }
-        assertEquals(Collectives.AUTO, io.kolo.engine.EngineSettings.defaults().smallMessageBytes());
+        assertEquals(FlatCollectives.AUTO, io.kolo.engine.EngineSettings.defaults().smallMessageBytes());
         four.forEach(Transport::close);
     }
 
@@ -287,7 +289,7 @@ class HierarchicalCollectivesTest {
     /** Ranks started with different settings would pick different algorithms and hang: every rank fails instead. */
     @Test
     void mismatchedSettingsFailOnEveryRank() {
-        List<String> errors = Ranks.runOps(4, t -> new Collectives(t), c -> {
+        List<String> errors = Ranks.runOps(4, t -> new FlatCollectives(t), c -> {
             AlgorithmSettings mine = c.rank() == 3
                     ? new AlgorithmSettings(AlgorithmSettings.Mode.OFF, AlgorithmSettings.Mode.OFF)
                     : AlgorithmSettings.defaults();
@@ -299,7 +301,7 @@ class HierarchicalCollectivesTest {
             assertEquals(errors.getFirst(), m);
             assertTrue(m.contains("rank 3 runs with") && m.contains("KOLO_HIERARCHICAL_ALLREDUCE"), m);
         }
-        List<Hosts> agreed = Ranks.runOps(4, t -> new Collectives(t),
+        List<Hosts> agreed = Ranks.runOps(4, t -> new FlatCollectives(t),
                 c -> Hierarchy.agree(c, packed(2, 2).get(c.rank()), "h" + c.rank() / 2, AlgorithmSettings.defaults()));
         for (Hosts a : agreed) {
             assertEquals("Hosts[0, 0, 1, 1]", a.toString());

@@ -45,7 +45,7 @@ class HostsTest {
         assertTrue(obstacle.orElseThrow().contains("different numbers"), obstacle.get());
         List<Transport> five = LocalTransport.group(5, Duration.ofSeconds(5));
         try (CollectiveOps ops = Hierarchy.forSubset(five.get(4), members, hosts, ON, 1024)) {
-            assertInstanceOf(Collectives.class, ops, ops.toString());
+            assertInstanceOf(FlatCollectives.class, ops, ops.toString());
         }
         five.forEach(Transport::close);
     }
@@ -124,6 +124,10 @@ class HostsTest {
         List<Topology> packed = HierarchicalCollectivesTest.packed(2, 2);
         Hosts sameName = Hosts.of(packed, List.of("box", "box", "box", "box"));
         assertEquals("Hosts[0, 0, 1, 1]", sameName.toString());
+        // Still each rank's host for a message, though they place no rank.
+        assertEquals(Optional.of("box"), sameName.name(3));
+        assertEquals(Optional.empty(), sameName.placingNames());
+        assertEquals(Optional.empty(), Hosts.of(packed).name(0));
         assertTrue(Hierarchy.obstacle(sameName).isEmpty());
         // Uneven local sizes that no name explains: unknown, so flat rather than a guess.
         List<Topology> uneven = Placement.of(List.of("a", "b", "b"));
@@ -134,8 +138,11 @@ class HostsTest {
         assertFalse(unknown.subset(new int[] {1, 2}).known());
         Hosts noNames = Hosts.of(uneven, Arrays.asList("a", null, "b"));
         assertFalse(noNames.known());
+        assertEquals(Optional.of("a"), noNames.name(0));
+        assertEquals(Optional.empty(), noNames.name(1));
+        assertEquals(Optional.empty(), noNames.placingNames());
         List<Transport> three = LocalTransport.group(3, Duration.ofSeconds(5));
-        try (Collectives flat = new Collectives(three.get(1))) {
+        try (FlatCollectives flat = new FlatCollectives(three.get(1))) {
             assertSame(flat, Hierarchy.select(flat, three.get(1), unknown, ON));
         }
         three.forEach(Transport::close);
@@ -147,10 +154,15 @@ class HostsTest {
     void ranksAgreeOnTheirHostsByName() {
         List<String> names = List.of("a", "node-b", "node-b", "c.example.org", "c.example.org");
         List<Topology> placed = Placement.of(names);
-        List<Hosts> agreed = Ranks.runOps(5, t -> new Collectives(t),
+        List<Hosts> agreed = Ranks.runOps(5, t -> new FlatCollectives(t),
                 c -> Hierarchy.agree(c, placed.get(c.rank()), names.get(c.rank()), AlgorithmSettings.defaults()));
         for (Hosts h : agreed) {
             assertEquals("Hosts[0, 1, 1, 2, 2]", h.toString());
+            // Every rank holds every rank's host name, for JobPlacement and for the messages that name a rank.
+            assertEquals(Optional.of(names), h.placingNames());
+            for (int r = 0; r < names.size(); r++) {
+                assertEquals(Optional.of(names.get(r)), h.name(r));
+            }
         }
     }
 }

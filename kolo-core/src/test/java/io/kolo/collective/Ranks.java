@@ -14,19 +14,20 @@ final class Ranks {
 
     @FunctionalInterface
     interface Body<T> {
-        T run(Collectives c) throws Exception;
+        T run(FlatCollectives c) throws Exception;
     }
 
     private Ranks() {
     }
 
     static <T> List<T> run(int n, Body<T> body) {
-        return run(n, Collectives.DEFAULT_SMALL_MESSAGE_BYTES, Collectives.DEFAULT_RING_CHUNK_BYTES,
-                Collectives.DEFAULT_BROADCAST_CHUNK_BYTES, body);
+        return run(n, FlatCollectives.DEFAULT_SMALL_MESSAGE_BYTES, FlatCollectives.DEFAULT_RING_CHUNK_BYTES,
+                FlatCollectives.DEFAULT_BROADCAST_CHUNK_BYTES, body);
     }
 
     static <T> List<T> run(int n, long smallMessageBytes, long ringChunk, long broadcastChunk, Body<T> body) {
-        return runOps(n, t -> new Collectives(t, smallMessageBytes, ringChunk, broadcastChunk), c -> body.run((Collectives) c));
+        return runOps(n, t -> new FlatCollectives(t, smallMessageBytes, ringChunk, broadcastChunk),
+                c -> body.run((FlatCollectives) c));
     }
 
     @FunctionalInterface

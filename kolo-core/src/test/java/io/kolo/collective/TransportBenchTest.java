@@ -112,7 +112,7 @@ class TransportBenchTest {
     }
 
     private static long allreduce(Transport t, long bytes, int iters) {
-        try (Arena arena = Arena.ofShared(); Collectives c = new Collectives(t)) {
+        try (Arena arena = Arena.ofShared(); FlatCollectives c = new FlatCollectives(t)) {
             MemorySegment buf = arena.allocate(bytes);
             long start = System.nanoTime();
             for (int i = 0; i < iters; i++) {

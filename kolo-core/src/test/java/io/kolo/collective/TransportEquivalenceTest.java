@@ -36,7 +36,7 @@ class TransportEquivalenceTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     /** Runs each collective once on seeded data and returns everything every call produced, concatenated. */
-    static byte[] script(Collectives c) {
+    static byte[] script(FlatCollectives c) {
         int n = c.size();
         int r = c.rank();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -134,7 +134,7 @@ class TransportEquivalenceTest {
             int rank = r;
             threads.add(Thread.ofPlatform().name("rank-" + r).start(() -> {
                 Transport t = transports.get(rank);
-                try (Collectives c = new Collectives(t)) {
+                try (FlatCollectives c = new FlatCollectives(t)) {
                     results.set(rank, script(c));
                 } catch (Throwable e) {
                     results.set(rank, e);

@@ -2,7 +2,7 @@ package io.kolo.engine;
 
 import io.kolo.DataType;
 import io.kolo.ReduceOp;
-import io.kolo.collective.Collectives;
+import io.kolo.collective.FlatCollectives;
 import io.kolo.transport.LocalTransport;
 import io.kolo.transport.Transport;
 import org.junit.jupiter.api.Test;
@@ -53,7 +53,7 @@ class EngineDriveTest {
 
     /** Submits OPS allreduces one at a time, driving each; returns how many completed on this thread. */
     private static int runOps(Transport transport) {
-        try (Collectives ops = new Collectives(transport); Engine engine = new Engine(ops, SETTINGS, f -> f);
+        try (FlatCollectives ops = new FlatCollectives(transport); Engine engine = new Engine(ops, SETTINGS, f -> f);
              Arena arena = Arena.ofShared()) {
             MemorySegment data = arena.allocate(4L * 16, 8);
             int rank = ops.rank();

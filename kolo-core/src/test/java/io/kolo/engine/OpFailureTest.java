@@ -2,7 +2,7 @@ package io.kolo.engine;
 
 import io.kolo.DataType;
 import io.kolo.ReduceOp;
-import io.kolo.collective.Collectives;
+import io.kolo.collective.FlatCollectives;
 import io.kolo.transport.LocalTransport;
 import io.kolo.transport.Transport;
 import org.junit.jupiter.api.Test;
@@ -43,7 +43,7 @@ class OpFailureTest {
 
     /** Rank 0's allgather cannot allocate its result; then both ranks allreduce, which must still work. */
     private static String run(Transport transport, Arena arena) throws Exception {
-        try (Collectives ops = new Collectives(transport);
+        try (FlatCollectives ops = new FlatCollectives(transport);
              Engine engine = new Engine(ops, EngineSettings.defaults(), f -> f)) {
             int rank = ops.rank();
             MemorySegment rows = arena.allocate(16, 8);

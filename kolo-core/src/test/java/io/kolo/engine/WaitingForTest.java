@@ -2,7 +2,7 @@ package io.kolo.engine;
 
 import io.kolo.DataType;
 import io.kolo.ReduceOp;
-import io.kolo.collective.Collectives;
+import io.kolo.collective.FlatCollectives;
 import io.kolo.transport.LocalTransport;
 import io.kolo.transport.Transport;
 import org.junit.jupiter.api.Test;
@@ -52,7 +52,7 @@ class WaitingForTest {
     /** Rank 0 (given {@code asked}) returns what its engine says the op waits for while rank 1 holds its data back. */
     private static String run(Transport transport, EngineSettings settings, Arena arena, CountDownLatch asked)
             throws Exception {
-        try (Collectives ops = new Collectives(transport); Engine engine = new Engine(ops, settings, f -> f)) {
+        try (FlatCollectives ops = new FlatCollectives(transport); Engine engine = new Engine(ops, settings, f -> f)) {
             CountDownLatch done = new CountDownLatch(1);
             Op op = Op.of(OpKind.ALLREDUCE, "grad", DataType.FLOAT32, new long[]{FLOATS}, arena.allocate(4 * FLOATS))
                     .reduce(ReduceOp.SUM, 1.0, 1.0)

@@ -23,7 +23,7 @@ import java.util.Objects;
  * <p>One instance per rank, used from one thread. Scratch memory is native, grows only when a call needs more
  * than any earlier one, and is freed by {@link #close()}; the transport stays open (its owner closes it).
  */
-public final class Collectives implements CollectiveOps {
+public final class FlatCollectives implements CollectiveOps {
 
     /** Default threshold below which allreduce and broadcast use their latency-optimal algorithms, for 2 ranks. */
     public static final long DEFAULT_SMALL_MESSAGE_BYTES = 64 * 1024;
@@ -65,7 +65,7 @@ public final class Collectives implements CollectiveOps {
     private boolean closed;
 
     /** Uses {@link #defaultSmallMessageBytes} of the transport's size as the small-message threshold. */
-    public Collectives(Transport transport) {
+    public FlatCollectives(Transport transport) {
         this(transport, AUTO);
     }
 
@@ -73,12 +73,12 @@ public final class Collectives implements CollectiveOps {
      * @param smallMessageBytes messages shorter than this use the latency-optimal algorithms, or {@link #AUTO};
      *                          every rank must pass the same value, or ranks would run different algorithms and hang
      */
-    public Collectives(Transport transport, long smallMessageBytes) {
+    public FlatCollectives(Transport transport, long smallMessageBytes) {
         this(transport, smallMessageBytes, DEFAULT_RING_CHUNK_BYTES, DEFAULT_BROADCAST_CHUNK_BYTES);
     }
 
     /** Chunk sizes are adjustable so that tests can exercise chunking with small buffers. */
-    Collectives(Transport transport, long smallMessageBytes, long ringChunkBytes, long broadcastChunkBytes) {
+    FlatCollectives(Transport transport, long smallMessageBytes, long ringChunkBytes, long broadcastChunkBytes) {
         this.transport = Objects.requireNonNull(transport, "transport");
         if (smallMessageBytes < 0 && smallMessageBytes != AUTO) {
             throw new IllegalArgumentException("smallMessageBytes must be >= 0 or AUTO, got " + smallMessageBytes);
@@ -309,7 +309,7 @@ public final class Collectives implements CollectiveOps {
 
     @Override
     public String toString() {
-        return "Collectives[rank " + rank + " of " + size + ", small < " + smallMessageBytes + " B]";
+        return "FlatCollectives[rank " + rank + " of " + size + ", small < " + smallMessageBytes + " B]";
     }
 
     /** Fills {@link #blockOffsets} and {@link #blockCounts} from per-rank sizes and returns their sum. */
