@@ -6,4 +6,5 @@ module io.kolo.launcher {
     requires jdk.unsupported;
 
     opens io.kolo.launcher to info.picocli;
+    opens io.kolo.launcher.tools to info.picocli;
 }

@@ -14,7 +14,7 @@ import java.util.jar.JarFile;
 import java.util.stream.Stream;
 
 /** Turns -jar, -cp and --example into a java command line run with the launcher's own JDK. */
-final class ChildCommand {
+public final class ChildCommand {
     static final String EXAMPLES_PACKAGE = "io.kolo.examples";
     // The ranks use FFM for native memory; without this every rank prints a warning per first use.
     static final String NATIVE_ACCESS = "--enable-native-access=ALL-UNNAMED";

@@ -1,5 +1,8 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.elastic.ElasticPlan;
+import io.kolo.launcher.elastic.HostDiscovery;
+
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
@@ -13,10 +16,10 @@ import java.util.function.Predicate;
  * failed worker no longer ends it; the launcher starts the next generation and the workers re-join under
  * {@code io.kolo.elastic.Elastic.run}.
  */
-final class ElasticOptions {
+public final class ElasticOptions {
     static final int DEFAULT_ELASTIC_TIMEOUT = 600;
     /** On fixed hosts a crashed rank is started again on its host; a host whose ranks keep failing is given up. */
-    static final int FIXED_HOST_FAILURES = 3;
+    public static final int FIXED_HOST_FAILURES = 3;
 
     @Option(names = "--min-np", paramLabel = "A",
             description = "Elastic: the fewest ranks the job runs with; a failed rank no longer ends it.")

@@ -11,9 +11,9 @@ import java.util.TreeSet;
 import java.util.function.Predicate;
 
 /** Host lists from {@code -H} and hostfiles, in the Open MPI and MPICH syntaxes people already have. */
-final class Hosts {
+public final class Hosts {
 
-    record Host(String name, int slots) {
+    public record Host(String name, int slots) {
         @Override
         public String toString() {
             return name + ":" + slots;
@@ -24,7 +24,7 @@ final class Hosts {
     }
 
     /** {@code h1:2,h2:2}; a host without {@code :N} has one slot, as in mpirun. */
-    static List<Host> parseList(String spec) {
+    public static List<Host> parseList(String spec) {
         List<Host> hosts = new ArrayList<>();
         for (String item : spec.split(",", -1)) {
             String s = item.strip();
@@ -90,7 +90,7 @@ final class Hosts {
     }
 
     /** One {@code host} or {@code host:slots}; a bad one throws with {@code where} (what gave it) first. */
-    static Host parseEntry(String s, String where) {
+    public static Host parseEntry(String s, String where) {
         return parseMpich(s, where);
     }
 
@@ -141,7 +141,7 @@ final class Hosts {
         return merged;
     }
 
-    static int totalSlots(List<Host> hosts) {
+    public static int totalSlots(List<Host> hosts) {
         return hosts.stream().mapToInt(Host::slots).sum();
     }
 
@@ -169,7 +169,7 @@ final class Hosts {
      * (host name, canonical name, address) are looked up on the first host that is not obviously local, so a job on
      * localhost alone (plain {@code -np}) never waits for them.
      */
-    static Predicate<String> localNames() {
+    public static Predicate<String> localNames() {
         var resolved = new Object() {
             Set<String> names;
         };

@@ -18,7 +18,7 @@ import java.util.jar.Manifest;
  * bundled without Kolo dies at its first use of it with a {@code NoClassDefFoundError} that does not say what to do:
  * when such a rank fails, the launcher adds one line saying so.
  */
-final class KoloClassPath {
+public final class KoloClassPath {
     private static final String KOLO_CLASS = "io/kolo/Kolo.class";
 
     private KoloClassPath() {
@@ -28,7 +28,7 @@ final class KoloClassPath {
      * The hint for a failed rank that ran {@code program}, or empty when its class path holds Kolo or cannot be told
      * from its command line (not {@code java -cp} or {@code java -jar}).
      */
-    static Optional<String> hintFor(List<String> program, String workingDirectory) {
+    public static Optional<String> hintFor(List<String> program, String workingDirectory) {
         Path base = Path.of(workingDirectory == null ? "" : workingDirectory).toAbsolutePath();
         if (program.isEmpty() || !Path.of(program.getFirst()).getFileName().toString().equals("java")) {
             return Optional.empty();

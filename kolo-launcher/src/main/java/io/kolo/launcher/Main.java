@@ -1,5 +1,10 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.tools.BenchCommand;
+import io.kolo.launcher.tools.HostfileCommand;
+import io.kolo.launcher.tools.K8sEntry;
+import io.kolo.launcher.tools.KeysCommand;
+
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -18,7 +23,7 @@ import java.util.function.Supplier;
  * 2 for a usage error (reported as one line).
  */
 public final class Main {
-    static final int USAGE = 2;
+    public static final int USAGE = 2;
 
     /**
      * The subcommands, in the order help lists them. Made when needed: picocli's model of a command is built by
@@ -61,7 +66,7 @@ public final class Main {
     }
 
     /** In-process entry point for tests: no shutdown hook, no System.exit. */
-    static int run(String[] args, PrintStream out, PrintStream err) {
+    public static int run(String[] args, PrintStream out, PrintStream err) {
         return run(args, out, err, false);
     }
 

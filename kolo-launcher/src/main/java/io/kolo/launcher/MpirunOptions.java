@@ -1,5 +1,7 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.job.RankMap;
+
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;

@@ -1,5 +1,16 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.elastic.ElasticPlan;
+import io.kolo.launcher.elastic.ElasticRun;
+import io.kolo.launcher.job.JobPlan;
+import io.kolo.launcher.job.JobStart;
+import io.kolo.launcher.job.RankEnvironment;
+import io.kolo.launcher.job.RankMap;
+import io.kolo.launcher.job.WorkerGroup;
+import io.kolo.launcher.node.NodeRun;
+import io.kolo.launcher.start.Ssh;
+import io.kolo.launcher.start.Subreaper;
+
 import io.kolo.bootstrap.IoReason;
 import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
@@ -39,7 +50,7 @@ import java.util.function.Predicate;
                 "that failed; 2 for a usage error; 127 when a rank cannot be started or a host",
                 "cannot be reached over ssh; 130 on Ctrl-C, 143 on SIGTERM; 141 when the output",
                 "was closed (kolo run ... | head)."})
-final class RunCommand implements Subcommand {
+public final class RunCommand implements Subcommand {
     static final int DEFAULT_START_TIMEOUT = 60;
 
     @Option(names = {"-np", "-n", "-c", "--np"}, paramLabel = "N",
@@ -146,11 +157,11 @@ final class RunCommand implements Subcommand {
     }
 
     /** Everything validated and resolved, ready to start; built without side effects so it can be tested. */
-    record Plan(int np, List<RankMap.Slot> slots, List<String> command, Map<String, String> exports,
+    public record Plan(int np, List<RankMap.Slot> slots, List<String> command, Map<String, String> exports,
                 List<String> warnings, Path outputDir, int startTimeoutSeconds, boolean verbose,
                 List<String> remoteHosts, Ssh ssh, String networkInterface, String workingDirectory,
                 Display display) implements JobPlan {
-        Plan {
+        public Plan {
             remoteHosts = List.copyOf(remoteHosts);
         }
     }
@@ -159,7 +170,7 @@ final class RunCommand implements Subcommand {
      * What the launcher prints besides the ranks' output: the map of ranks to hosts (--display-map), timestamps
      * (--timestamp-output), and the accepted options it ignores (under --verbose).
      */
-    record Display(boolean map, boolean timestamps, List<String> ignored) {
+    public record Display(boolean map, boolean timestamps, List<String> ignored) {
         static final Display PLAIN = new Display(false, false, List.of());
     }
 
@@ -211,7 +222,7 @@ final class RunCommand implements Subcommand {
                 new Display(mpi.displayMap, mpi.timestampOutput, ignored()));
     }
 
-    Plan plan(Map<String, String> launcherEnv, Predicate<String> isLocal) {
+    public Plan plan(Map<String, String> launcherEnv, Predicate<String> isLocal) {
         MpirunOptions mpi = mpirun();
         if (np == null && mpi.perNode == null && hosts == null && hostfile == null
                 && Hosts.defaultHostfile(launcherEnv) == null) {

@@ -7,7 +7,7 @@ import java.io.PrintStream;
  * listed in {@link Main}'s {@code subcommands} and implements this, so Main dispatches without
  * knowing what any of them do.
  */
-interface Subcommand {
+public interface Subcommand {
     /**
      * Runs the command and returns the process exit code. Throw {@link UsageException} for bad input
      * (printed as one line, exit 2).

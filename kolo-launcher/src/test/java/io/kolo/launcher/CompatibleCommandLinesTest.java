@@ -1,5 +1,7 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.job.Job;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kolo.launcher.workers.Worker;

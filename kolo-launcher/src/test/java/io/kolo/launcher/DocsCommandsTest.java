@@ -1,5 +1,7 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.tools.K8sEntry;
+
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 

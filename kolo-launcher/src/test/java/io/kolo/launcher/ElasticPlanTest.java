@@ -1,5 +1,9 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.elastic.ElasticPlan;
+import io.kolo.launcher.elastic.ElasticSlots;
+import io.kolo.launcher.elastic.HostDiscovery;
+
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

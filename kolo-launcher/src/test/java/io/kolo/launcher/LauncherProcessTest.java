@@ -1,5 +1,9 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.job.Job;
+import io.kolo.launcher.start.RankLaunch;
+import io.kolo.launcher.start.TaggedOutput;
+
 import io.kolo.bootstrap.KeyValueStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -1,5 +1,11 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.job.Job;
+import io.kolo.launcher.job.RankMap;
+import io.kolo.launcher.node.NodeRun;
+import io.kolo.launcher.node.RendezvousEndpoint;
+import io.kolo.launcher.start.Ssh;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;

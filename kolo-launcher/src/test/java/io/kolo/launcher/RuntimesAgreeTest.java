@@ -1,5 +1,7 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.start.WorkerStart;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,5 +1,7 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.job.RankEnvironment;
+
 import io.kolo.launcher.workers.Worker;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

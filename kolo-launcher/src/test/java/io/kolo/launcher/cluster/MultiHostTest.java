@@ -1,5 +1,7 @@
 package io.kolo.launcher.cluster;
 
+import io.kolo.launcher.Hosts;
+
 import io.kolo.launcher.workers.Worker;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,5 +1,7 @@
 package io.kolo.launcher.cluster;
 
+import io.kolo.launcher.job.Job;
+
 import io.kolo.launcher.nodes.NodeLaunchers;
 import io.kolo.launcher.workers.Worker;
 import org.junit.jupiter.api.AfterAll;

@@ -1,0 +1,122 @@
+package io.kolo.launcher.tools;
+
+import io.kolo.launcher.Subcommand;
+import io.kolo.launcher.UsageException;
+import io.kolo.launcher.job.RankEnvironment;
+
+import io.kolo.bench.ScaleBench;
+import io.kolo.bench.ScalePlot;
+import io.kolo.bench.ScaleReport;
+import io.kolo.bootstrap.IoReason;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+@Command(name = "scale", addMethodSubcommands = false, sortOptions = false, separator = " ",
+        description = "Start real jobs of 2, 4, 8, ... ranks on this machine (real rendezvous store, handshakes and"
+                + " transport) and measure how start-up time, allreduce latency, store traffic, descriptors and"
+                + " memory per rank grow with the number of ranks.",
+        customSynopsis = {"kolo bench scale [--max-ranks N] [--mode auto|processes|threads]",
+                "                 [--max-processes N] [--step-timeout S] [--transport tcp|shm|auto]",
+                "                 [--json FILE] [--plot FILE.svg|FILE.png]"},
+        footer = {"", "Ranks run as processes up to --max-processes (auto), as threads of this",
+                "JVM beyond, each its own Communicator over loopback. Growing stops at the",
+                "first step that fails or takes longer than --step-timeout; the JSON records",
+                "why. See docs/scaling.md."})
+final class ScaleCommand implements Subcommand {
+    @Option(names = "--max-ranks", paramLabel = "N", defaultValue = "1024",
+            description = "Largest job (default: ${DEFAULT-VALUE}).")
+    int maxRanks = 1024;
+
+    @Option(names = "--mode", paramLabel = "MODE", defaultValue = "auto",
+            description = "processes, threads, or auto: processes up to --max-processes, threads beyond (default:"
+                    + " ${DEFAULT-VALUE}).")
+    String mode = "auto";
+
+    @Option(names = "--max-processes", paramLabel = "N", defaultValue = "16",
+            description = "With --mode auto: the largest job run as processes (default: ${DEFAULT-VALUE}).")
+    int maxProcesses = 16;
+
+    @Option(names = "--step-timeout", paramLabel = "S", defaultValue = "120",
+            description = "Seconds one job size may take before growing stops (default: ${DEFAULT-VALUE}).")
+    int stepTimeoutSeconds = 120;
+
+    @Option(names = "--transport", paramLabel = "T", defaultValue = "tcp",
+            description = "The ranks' KOLO_TRANSPORT: tcp (the full mesh of connections, default), shm or auto.")
+    String transport = "tcp";
+
+    @Option(names = "--json", paramLabel = "FILE", description = "Write the results as JSON.")
+    Path json;
+
+    @Option(names = "--plot", paramLabel = "FILE", description = "Plot every figure against the ranks, log-log, to"
+            + " FILE.svg or FILE.png.")
+    Path plot;
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+    boolean help;
+
+    @Override
+    public int call(PrintStream out, PrintStream err, boolean installShutdownHook) throws InterruptedException {
+        ScaleBench.Config config;
+        try {
+            if (stepTimeoutSeconds < 1) {
+                throw new IllegalArgumentException("--step-timeout must be at least 1 second, got "
+                        + stepTimeoutSeconds);
+            }
+            config = new ScaleBench.Config(2, maxRanks, ScaleBench.Mode.parse(mode), maxProcesses,
+                    Duration.ofSeconds(stepTimeoutSeconds), transport, BenchCommand.workerClasspath(), commandLine());
+            if (plot != null) {
+                io.kolo.bench.Plot.checkName(plot);
+            }
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
+        OutputFile.checkWritable("--json", json);
+        OutputFile.checkWritable("--plot", plot);
+        ScaleReport report = ScaleBench.run(config, err);
+        out.print(report.table());
+        out.flush();
+        try {
+            if (json != null) {
+                if (json.getParent() != null) {
+                    Files.createDirectories(json.getParent());
+                }
+                Files.writeString(json, report.json());
+                err.println("kolo bench scale: wrote " + json);
+            }
+            if (plot != null) {
+                new ScalePlot(report).write(plot);
+                err.println("kolo bench scale: wrote " + plot);
+            }
+        } catch (IOException e) {
+            err.println("kolo: cannot write results: " + IoReason.withFile(e));
+            return 1;
+        }
+        return 0;
+    }
+
+    private String commandLine() {
+        List<String> words = new ArrayList<>(List.of("./kolo", "bench", "scale", "--max-ranks",
+                Integer.toString(maxRanks)));
+        if (!mode.equals("auto")) {
+            words.addAll(List.of("--mode", mode));
+        }
+        if (maxProcesses != 16) {
+            words.addAll(List.of("--max-processes", Integer.toString(maxProcesses)));
+        }
+        if (stepTimeoutSeconds != 120) {
+            words.addAll(List.of("--step-timeout", Integer.toString(stepTimeoutSeconds)));
+        }
+        if (!transport.equals("tcp")) {
+            words.addAll(List.of("--transport", transport));
+        }
+        return RankEnvironment.shellQuote(words);
+    }
+}
