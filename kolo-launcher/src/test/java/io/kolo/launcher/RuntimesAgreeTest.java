@@ -58,6 +58,17 @@ class RuntimesAgreeTest {
                 + " not forwarded"), r.err());
     }
 
+    /** Before: an elastic run accepted --display-map and printed no map. */
+    @Test
+    void anElasticRunPrintsTheMapOfItsJob() {
+        LauncherProcessTest.Result r = LauncherProcessTest.kolo("run", "-np", "2", "--min-np", "1", "-H",
+                "localhost:2", "--display-map", "--", "true");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("kolo: map of 2 ranks:\nkolo:   host localhost: ranks 0,1\n"
+                + "kolo:   rank 0 on localhost: local rank 0 of 2, cross rank 0 of 1\n"
+                + "kolo:   rank 1 on localhost: local rank 1 of 2, cross rank 0 of 1"), r.err());
+    }
+
     /** Before: an elastic run printed no worker's command line and variables under --verbose. */
     @Test
     void anElasticRunSaysEachWorkersCommandAndVariablesUnderVerbose() {

@@ -4,6 +4,7 @@ import io.kolo.launcher.Hosts;
 import io.kolo.launcher.KoloClassPath;
 import io.kolo.launcher.Main;
 import io.kolo.launcher.job.FailureRecord;
+import io.kolo.launcher.job.JobStart;
 import io.kolo.launcher.job.RankEnvironment;
 import io.kolo.launcher.job.RankMap;
 import io.kolo.launcher.job.RestartPolicy;
@@ -313,6 +314,10 @@ public final class ElasticDriver implements RestartPolicy {
             message("kolo: reset " + resets + (plan.resetLimit() != null ? " of at most " + plan.resetLimit() : "")
                     + ": " + why + "; job " + generation + " has " + places.size() + " ranks ("
                     + describe(places) + ")");
+        }
+        if (plan.display().map()) {
+            // Each job of an elastic run has a map of its own: printed as it forms, as a static run prints its one.
+            message(JobStart.displayMap(places.stream().map(ElasticSlots.Place::slot).toList()));
         }
         for (ElasticSlots.Place p : fresh) {
             try {

@@ -145,7 +145,7 @@ public final class JobStart {
     }
 
     /** mpirun --display-map: each host with its ranks, then one line per rank. */
-    static String displayMap(List<RankMap.Slot> slots) {
+    public static String displayMap(List<RankMap.Slot> slots) {
         StringBuilder sb = new StringBuilder("kolo: map of " + slots.size() + " rank" + (slots.size() == 1 ? "" : "s")
                 + ":");
         Map<String, List<Integer>> byHost = new LinkedHashMap<>();
