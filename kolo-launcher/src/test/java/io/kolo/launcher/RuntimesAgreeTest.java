@@ -104,6 +104,20 @@ class RuntimesAgreeTest {
         assertTrue(r.out().strip().matches(STAMPED + "\\[0]<stdout>:hi"), r.out());
     }
 
+    /** Before: a node of an --nnodes job accepted --display-map and printed no map. */
+    @Test
+    void aNodeOfAMultiNodeJobPrintsItsPartOfTheMap() throws IOException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        LauncherProcessTest.Result r = LauncherProcessTest.kolo("run", "--nnodes", "1", "--node-rank", "0",
+                "--rendezvous", "127.0.0.1:" + port, "--np-per-node", "2", "--display-map", "--", "true");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.err().contains("kolo: node 0 of 1 runs ranks 0-1 of 2\nkolo: map of 2 ranks:\n"), r.err());
+        assertTrue(r.err().contains("kolo:   rank 1 on "), r.err());
+    }
+
     /** Before: an elastic job ran on with its output going nowhere (here: past the test's timeout). */
     @Test
     void aClosedStdoutStopsAnElasticJob() {

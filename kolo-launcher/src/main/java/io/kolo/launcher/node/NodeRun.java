@@ -6,6 +6,7 @@ import io.kolo.launcher.RunCommand;
 import io.kolo.launcher.UsageException;
 import io.kolo.launcher.job.Job;
 import io.kolo.launcher.job.JobPlan;
+import io.kolo.launcher.job.JobStart;
 import io.kolo.launcher.job.RankEnvironment;
 import io.kolo.launcher.job.RankMap;
 import io.kolo.launcher.job.Supervisor;
@@ -224,9 +225,17 @@ public final class NodeRun {
         List<RankLaunch> launches = new ArrayList<>();
         // Every node runs perNode ranks, node after node.
         List<Topology> placed = Placement.packed(java.util.Collections.nCopies(plan.nnodes(), plan.perNode()));
+        List<RankMap.Slot> slots = new ArrayList<>();
         for (int local = 0; local < plan.perNode(); local++) {
-            RankMap.Slot slot = new RankMap.Slot(placed.get(plan.nodeRank() * plan.perNode() + local),
-                    plan.hostName());
+            slots.add(new RankMap.Slot(placed.get(plan.nodeRank() * plan.perNode() + local), plan.hostName()));
+        }
+        if (plan.display().map()) {
+            // A node knows its own ranks only: each node prints its part of the job's map.
+            err.println("kolo: node " + plan.nodeRank() + " of " + plan.nnodes() + " runs ranks "
+                    + slots.getFirst().rank() + "-" + slots.getLast().rank() + " of " + plan.nnodes() * plan.perNode());
+            err.println(JobStart.displayMap(slots));
+        }
+        for (RankMap.Slot slot : slots) {
             RankVariables vars = RankEnvironment.koloVars(slot, store, plan.secret(), plan.startTimeoutSeconds());
             if (plan.networkInterface() != null) {
                 vars.networkInterface(plan.networkInterface());
