@@ -6,7 +6,6 @@ import io.kolo.launcher.Subcommand;
 import io.kolo.launcher.UsageException;
 import io.kolo.launcher.job.RankEnvironment;
 
-import io.kolo.bootstrap.IoReason;
 import io.kolo.Communicator;
 import io.kolo.bench.BenchHosts;
 import io.kolo.bench.BenchSuite;
@@ -22,10 +21,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 import java.io.File;
-import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URISyntaxException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -165,23 +162,7 @@ public final class BenchCommand implements Subcommand {
         }
         out.print(report.table());
         out.flush();
-        try {
-            if (json != null) {
-                if (json.getParent() != null) {
-                    Files.createDirectories(json.getParent());
-                }
-                Files.writeString(json, report.json());
-                err.println("kolo bench: wrote " + json);
-            }
-            if (plot != null) {
-                new Plot(report).write(plot);
-                err.println("kolo bench: wrote " + plot);
-            }
-        } catch (IOException e) {
-            err.println("kolo: cannot write results: " + IoReason.withFile(e));
-            return 1;
-        }
-        return 0;
+        return OutputFile.writeResults("kolo bench", json, report.json(), plot, new Plot(report)::write, err);
     }
 
     /** Validates everything before any rank starts, so bad input fails at once with one line. */

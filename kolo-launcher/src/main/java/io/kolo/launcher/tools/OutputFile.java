@@ -6,6 +6,7 @@ import io.kolo.bootstrap.IoReason;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -49,5 +50,34 @@ final class OutputFile {
         } catch (IOException e) {
             throw new UsageException(cannot + IoReason.withFile(e));
         }
+    }
+
+    /** Writes a plot to its file. */
+    interface PlotWriter {
+        void write(Path file) throws IOException;
+    }
+
+    /**
+     * Writes a finished benchmark's JSON and plot where they were asked for (either may be null), saying each file as
+     * {@code who} ("kolo bench"); 0, or 1 after one line saying why a file could not be written.
+     */
+    static int writeResults(String who, Path json, String jsonText, Path plot, PlotWriter plotWriter, PrintStream err) {
+        try {
+            if (json != null) {
+                if (json.getParent() != null) {
+                    Files.createDirectories(json.getParent());
+                }
+                Files.writeString(json, jsonText);
+                err.println(who + ": wrote " + json);
+            }
+            if (plot != null) {
+                plotWriter.write(plot);
+                err.println(who + ": wrote " + plot);
+            }
+        } catch (IOException e) {
+            err.println("kolo: cannot write results: " + IoReason.withFile(e));
+            return 1;
+        }
+        return 0;
     }
 }

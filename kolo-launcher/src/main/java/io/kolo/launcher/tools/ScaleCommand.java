@@ -7,13 +7,10 @@ import io.kolo.launcher.job.RankEnvironment;
 import io.kolo.bench.ScaleBench;
 import io.kolo.bench.ScalePlot;
 import io.kolo.bench.ScaleReport;
-import io.kolo.bootstrap.IoReason;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -83,23 +80,8 @@ final class ScaleCommand implements Subcommand {
         ScaleReport report = ScaleBench.run(config, err);
         out.print(report.table());
         out.flush();
-        try {
-            if (json != null) {
-                if (json.getParent() != null) {
-                    Files.createDirectories(json.getParent());
-                }
-                Files.writeString(json, report.json());
-                err.println("kolo bench scale: wrote " + json);
-            }
-            if (plot != null) {
-                new ScalePlot(report).write(plot);
-                err.println("kolo bench scale: wrote " + plot);
-            }
-        } catch (IOException e) {
-            err.println("kolo: cannot write results: " + IoReason.withFile(e));
-            return 1;
-        }
-        return 0;
+        return OutputFile.writeResults("kolo bench scale", json, report.json(), plot, new ScalePlot(report)::write,
+                err);
     }
 
     private String commandLine() {
