@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.job.UsageException;
 import io.kolo.bootstrap.IoReason;
 import java.io.IOException;
 import java.net.URISyntaxException;
@@ -14,7 +15,7 @@ import java.util.jar.JarFile;
 import java.util.stream.Stream;
 
 /** Turns -jar, -cp and --example into a java command line run with the launcher's own JDK. */
-public final class ChildCommand {
+final class ChildCommand {
     static final String EXAMPLES_PACKAGE = "io.kolo.examples";
     // The ranks use FFM for native memory; without this every rank prints a warning per first use.
     static final String NATIVE_ACCESS = "--enable-native-access=ALL-UNNAMED";

@@ -2,6 +2,9 @@ package io.kolo.launcher;
 
 import io.kolo.launcher.elastic.ElasticPlan;
 import io.kolo.launcher.elastic.HostDiscovery;
+import io.kolo.launcher.job.Hosts;
+import io.kolo.launcher.job.StaticPlan;
+import io.kolo.launcher.job.UsageException;
 
 import picocli.CommandLine.Option;
 
@@ -16,10 +19,10 @@ import java.util.function.Predicate;
  * failed worker no longer ends it; the launcher starts the next generation and the workers re-join under
  * {@code io.kolo.elastic.Elastic.run}.
  */
-public final class ElasticOptions {
+final class ElasticOptions {
     static final int DEFAULT_ELASTIC_TIMEOUT = 600;
     /** On fixed hosts a crashed rank is started again on its host; a host whose ranks keep failing is given up. */
-    public static final int FIXED_HOST_FAILURES = 3;
+    static final int FIXED_HOST_FAILURES = 3;
 
     @Option(names = "--min-np", paramLabel = "A",
             description = "Elastic: the fewest ranks the job runs with; a failed rank no longer ends it.")
@@ -95,7 +98,7 @@ public final class ElasticOptions {
      * The elastic plan: {@code base} is the run's plan for its first hosts (-H or hostfile; localhost:np without
      * either), used for the command, the exports and ssh.
      */
-    ElasticPlan plan(Integer np, String hostsGiven, RunCommand.Plan base, List<Hosts.Host> fixedHosts,
+    ElasticPlan plan(Integer np, String hostsGiven, StaticPlan base, List<Hosts.Host> fixedHosts,
                      Predicate<String> isLocal) {
         if (discoveryScript != null && hostsGiven != null) {
             throw new UsageException("use either --host-discovery-script or -H/--hostfile, not both");

@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.job.UsageException;
 import io.kolo.BadSettingException;
 import io.kolo.bootstrap.KoloSettings;
 import picocli.CommandLine.Option;

@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.job.UsageException;
 import io.kolo.launcher.tools.BenchCommand;
 import io.kolo.launcher.tools.HostfileCommand;
 import io.kolo.launcher.tools.K8sEntry;
@@ -23,7 +24,7 @@ import java.util.function.Supplier;
  * 2 for a usage error (reported as one line).
  */
 public final class Main {
-    public static final int USAGE = 2;
+    public static final int USAGE = UsageException.EXIT_CODE;
 
     /**
      * The subcommands, in the order help lists them. Made when needed: picocli's model of a command is built by

@@ -1,6 +1,7 @@
 package io.kolo.launcher;
 
 import io.kolo.launcher.job.RankMap;
+import io.kolo.launcher.job.UsageException;
 
 import picocli.CommandLine.Option;
 

@@ -1,6 +1,7 @@
 package io.kolo.launcher;
 
 import io.kolo.launcher.job.Job;
+import io.kolo.launcher.job.UsageException;
 import io.kolo.launcher.node.NodeRun;
 
 import picocli.CommandLine.Option;
@@ -12,30 +13,30 @@ import java.util.Map;
  * {@code srun --ntasks-per-node=1}, or by hand. Each instance starts its node's ranks; node 0's also serves the
  * rendezvous store. See {@link NodeRun}.
  */
-public final class NodeOptions {
+final class NodeOptions {
     @Option(names = "--nnodes", paramLabel = "N",
             description = "Per-node launcher: the job runs on N nodes, each starting its own kolo run.")
-    public Integer nnodes;
+    Integer nnodes;
 
     @Option(names = "--node-rank", paramLabel = "R",
             description = "This node's index, 0 to N-1 (default: JOB_COMPLETION_INDEX of a Kubernetes Indexed Job,"
                     + " else SLURM_NODEID). Node 0 serves the rendezvous.")
-    public Integer nodeRank;
+    Integer nodeRank;
 
     @Option(names = "--rendezvous", paramLabel = "HOST[:PORT]",
             description = "Node 0's host and the port its kolo run serves the rendezvous on (default port 29500).")
-    public String rendezvous;
+    String rendezvous;
 
     @Option(names = {"--np-per-node", "-np-per-node"}, paramLabel = "S",
             description = "Ranks on each node (default: -np / N, else 1); ranks are R*S + local rank.")
-    public Integer perNode;
+    Integer perNode;
 
     boolean given() {
         return nnodes != null || nodeRank != null || rendezvous != null || perNode != null;
     }
 
     /** The node rank from the flag, else from the environment an Indexed Job or srun gives each node. */
-    public int nodeRank(Map<String, String> env) {
+    int nodeRank(Map<String, String> env) {
         if (nodeRank != null) {
             return nodeRank;
         }

@@ -2,10 +2,14 @@ package io.kolo.launcher;
 
 import io.kolo.launcher.elastic.ElasticPlan;
 import io.kolo.launcher.elastic.ElasticRun;
+import io.kolo.launcher.job.Display;
+import io.kolo.launcher.job.Hosts;
 import io.kolo.launcher.job.JobPlan;
 import io.kolo.launcher.job.JobStart;
 import io.kolo.launcher.job.RankEnvironment;
 import io.kolo.launcher.job.RankMap;
+import io.kolo.launcher.job.StaticPlan;
+import io.kolo.launcher.job.UsageException;
 import io.kolo.launcher.job.WorkerGroup;
 import io.kolo.launcher.node.NodeRun;
 import io.kolo.launcher.start.Ssh;
@@ -156,24 +160,6 @@ public final class RunCommand implements Subcommand {
         return horovodrunGroup != null ? horovodrunGroup : (horovodrunGroup = new HorovodrunOptions());
     }
 
-    /** Everything validated and resolved, ready to start; built without side effects so it can be tested. */
-    public record Plan(int np, List<RankMap.Slot> slots, List<String> command, Map<String, String> exports,
-                List<String> warnings, Path outputDir, int startTimeoutSeconds, boolean verbose,
-                List<String> remoteHosts, Ssh ssh, String networkInterface, String workingDirectory,
-                Display display) implements JobPlan {
-        public Plan {
-            remoteHosts = List.copyOf(remoteHosts);
-        }
-    }
-
-    /**
-     * What the launcher prints besides the ranks' output: the map of ranks to hosts (--display-map), timestamps
-     * (--timestamp-output), and the accepted options it ignores (under --verbose).
-     */
-    public record Display(boolean map, boolean timestamps, List<String> ignored) {
-        static final Display PLAIN = new Display(false, false, List.of());
-    }
-
     @Override
     public int call(PrintStream out, PrintStream err, boolean installShutdownHook) throws InterruptedException {
         if (installShutdownHook) {
@@ -198,7 +184,7 @@ public final class RunCommand implements Subcommand {
         if (np == null && hosts == null && hostfile == null) {
             np = elastic.minNp != null ? elastic.minNp : 1;   // the base plan's -np, for its checks alone
         }
-        Plan base = plan(launcherEnv, isLocal);
+        StaticPlan base = plan(launcherEnv, isLocal);
         return elastic.plan(given, hosts != null ? hosts : hostfile != null ? hostfile.toString() : null, base,
                 hostList(launcherEnv), isLocal);
     }
@@ -217,12 +203,13 @@ public final class RunCommand implements Subcommand {
         checkStartTimeout(launcherEnv);
         List<String> warnings = new ArrayList<>();
         Map<String, String> exported = exports(launcherEnv, warnings);
-        return NodeRun.Plan.of(node, np, launcherEnv, childCommand(launcherEnv), exported, warnings,
+        return NodeRun.Plan.of(node.nnodes, () -> node.nodeRank(launcherEnv), node.rendezvous, node.perNode, np,
+                launcherEnv, childCommand(launcherEnv), exported, warnings,
                 outputDirectory(), startTimeoutSeconds, verbose, interfaceName(launcherEnv),
                 new Display(mpi.displayMap, mpi.timestampOutput, ignored()));
     }
 
-    public Plan plan(Map<String, String> launcherEnv, Predicate<String> isLocal) {
+    public StaticPlan plan(Map<String, String> launcherEnv, Predicate<String> isLocal) {
         MpirunOptions mpi = mpirun();
         if (np == null && mpi.perNode == null && hosts == null && hostfile == null
                 && Hosts.defaultHostfile(launcherEnv) == null) {
@@ -257,7 +244,7 @@ public final class RunCommand implements Subcommand {
         String iface = interfaceName(launcherEnv);
         Ssh ssh = new Ssh(Ssh.clientCommand(launcherEnv), sshPort, sshIdentityFile,
                 Math.min(sshConnectTimeout, startTimeoutSeconds), sshConnectionAttempts);
-        return new Plan(ranks, slots, childCommand(launcherEnv), exported, warnings, outputDirectory(),
+        return new StaticPlan(ranks, slots, childCommand(launcherEnv), exported, warnings, outputDirectory(),
                 startTimeoutSeconds, verbose, remoteHosts, ssh, iface, workingDirectory(),
                 new Display(mpi.displayMap, mpi.timestampOutput, ignored()));
     }

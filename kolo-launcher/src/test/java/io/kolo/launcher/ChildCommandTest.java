@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.job.UsageException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -3,6 +3,8 @@ package io.kolo.launcher;
 import io.kolo.launcher.elastic.ElasticPlan;
 import io.kolo.launcher.elastic.ElasticSlots;
 import io.kolo.launcher.elastic.HostDiscovery;
+import io.kolo.launcher.job.Hosts;
+import io.kolo.launcher.job.UsageException;
 
 import org.junit.jupiter.api.Test;
 

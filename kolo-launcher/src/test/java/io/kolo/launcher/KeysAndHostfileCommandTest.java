@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.job.Hosts;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,5 +1,6 @@
 package io.kolo.launcher;
 
+import io.kolo.launcher.job.KoloClassPath;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;

@@ -2,6 +2,8 @@ package io.kolo.launcher;
 
 import io.kolo.launcher.job.Job;
 import io.kolo.launcher.job.RankMap;
+import io.kolo.launcher.job.StaticPlan;
+import io.kolo.launcher.job.UsageException;
 import io.kolo.launcher.node.NodeRun;
 import io.kolo.launcher.node.RendezvousEndpoint;
 import io.kolo.launcher.start.Ssh;
@@ -32,7 +34,7 @@ class RunCommandTest {
         return run;
     }
 
-    static RunCommand.Plan plan(String... args) {
+    static StaticPlan plan(String... args) {
         return parse(args).plan(Map.of("HOME", "/home/me"), h -> h.equals("localhost") || h.startsWith("127."));
     }
 
@@ -63,7 +65,7 @@ class RunCommandTest {
 
     @Test
     void defaults() {
-        RunCommand.Plan p = plan("-np", "2", "--", "echo", "hi");
+        StaticPlan p = plan("-np", "2", "--", "echo", "hi");
         assertEquals(2, p.np());
         assertEquals(List.of("echo", "hi"), p.command());
         assertEquals(60, p.startTimeoutSeconds());
@@ -113,7 +115,7 @@ class RunCommandTest {
 
     @Test
     void allOptions(@TempDir Path dir) {
-        RunCommand.Plan p = plan("-np", "3", "-H", "localhost:2,127.0.0.1:2", "-x", "A=1", "-x", "HOME",
+        StaticPlan p = plan("-np", "3", "-H", "localhost:2,127.0.0.1:2", "-x", "A=1", "-x", "HOME",
                 "--output-dir", dir.toString(), "--start-timeout", "5", "--verbose", "--", "sh", "-c", "true");
         assertEquals(List.of("localhost", "localhost", "127.0.0.1"),
                 p.slots().stream().map(RankMap.Slot::host).toList());
@@ -139,7 +141,7 @@ class RunCommandTest {
     void hostfile(@TempDir Path dir) throws IOException {
         Path hf = dir.resolve("hosts");
         Files.write(hf, List.of("# local only", "localhost slots=2", "127.0.0.1:2"));
-        RunCommand.Plan p = plan("-np", "4", "--hostfile", hf.toString(), "--", "true");
+        StaticPlan p = plan("-np", "4", "--hostfile", hf.toString(), "--", "true");
         assertEquals(List.of(0, 1, 0, 1), p.slots().stream().map(s -> s.topology().localRank()).toList());
         assertEquals(List.of(0, 0, 1, 1), p.slots().stream().map(s -> s.topology().crossRank()).toList());
         UsageException tooFew = assertThrows(UsageException.class,
@@ -152,7 +154,7 @@ class RunCommandTest {
 
     @Test
     void otherHostsAreRemoteAndReachedWithTheSshOptions() {
-        RunCommand.Plan p = parse("-np", "3", "-H", "localhost:1,node-1:2", "-p", "2222", "-i", "/keys/id",
+        StaticPlan p = parse("-np", "3", "-H", "localhost:1,node-1:2", "-p", "2222", "-i", "/keys/id",
                 "--ssh-connect-timeout", "30", "--start-timeout", "20", "--network-interface", "eth1", "--", "true")
                 .plan(Map.of("KOLO_SSH_COMMAND", "ssh -F cfg"), h -> h.equals("localhost"));
         assertEquals(List.of("node-1"), p.remoteHosts());
@@ -169,7 +171,7 @@ class RunCommandTest {
     void theMpiDefaultHostfileIsUsedWhenNoHostsAreGiven(@TempDir Path dir) throws IOException {
         Path hf = Files.writeString(dir.resolve("hostfile"), "job-worker-0.job.ns.svc slots=2\n"
                 + "job-worker-1.job.ns.svc slots=2\n");
-        RunCommand.Plan p = parse("-np", "4", "--", "true").plan(
+        StaticPlan p = parse("-np", "4", "--", "true").plan(
                 Map.of("OMPI_MCA_orte_default_hostfile", hf.toString()), h -> false);
         assertEquals(List.of("job-worker-0.job.ns.svc", "job-worker-1.job.ns.svc"), p.remoteHosts());
         UsageException few = assertThrows(UsageException.class, () -> parse("-np", "5", "--", "true").plan(
@@ -181,7 +183,7 @@ class RunCommandTest {
         assertTrue(missing.getMessage().startsWith("cannot read the default hostfile " + dir.resolve("nope")
                 + " (from HYDRA_HOST_FILE)"), missing.getMessage());
         // Without -np, every slot of the default hostfile, as mpirun (and an MPIJob's launcher) does.
-        RunCommand.Plan all = parse("--", "true").plan(Map.of("OMPI_MCA_orte_default_hostfile", hf.toString()),
+        StaticPlan all = parse("--", "true").plan(Map.of("OMPI_MCA_orte_default_hostfile", hf.toString()),
                 h -> false);
         assertEquals(4, all.np());
         assertEquals(List.of("job-worker-0.job.ns.svc", "job-worker-1.job.ns.svc"), all.remoteHosts());
@@ -276,7 +278,7 @@ class RunCommandTest {
 
     @Test
     void mpirunsSpellingsMeanWhatTheyMeanThere(@TempDir Path dir) throws IOException {
-        RunCommand.Plan p = plan("-n", "4", "-host", "localhost:2,127.0.0.1:2", "-map-by", "node", "-x", "A=1", "--",
+        StaticPlan p = plan("-n", "4", "-host", "localhost:2,127.0.0.1:2", "-map-by", "node", "-x", "A=1", "--",
                 "true");
         assertEquals(List.of("localhost", "127.0.0.1", "localhost", "127.0.0.1"),
                 p.slots().stream().map(RankMap.Slot::host).toList());
@@ -284,7 +286,7 @@ class RunCommandTest {
         assertEquals(4, plan("--np", "4", "--", "true").np());
         Path hf = Files.writeString(dir.resolve("machines"), "localhost slots=3\n");
         assertEquals(3, plan("-machinefile", hf.toString(), "--", "true").np(), "-np defaults to every slot");
-        RunCommand.Plan perNode = plan("-N", "2", "-H", "localhost,127.0.0.1", "--", "true");
+        StaticPlan perNode = plan("-N", "2", "-H", "localhost,127.0.0.1", "--", "true");
         assertEquals(List.of("localhost", "localhost", "127.0.0.1", "127.0.0.1"),
                 perNode.slots().stream().map(RankMap.Slot::host).toList());
         assertEquals(3, plan("-np", "3", "--oversubscribe", "-H", "localhost:1", "--", "true").slots().size());
@@ -294,7 +296,7 @@ class RunCommandTest {
         assertUsage("use either --oversubscribe or --nooversubscribe", "-np", "1", "--oversubscribe",
                 "--nooversubscribe", "--", "true");
 
-        RunCommand.Plan out = plan("-np", "2", "--output-filename", dir.resolve("o").toString(), "-wdir", dir.toString(),
+        StaticPlan out = plan("-np", "2", "--output-filename", dir.resolve("o").toString(), "-wdir", dir.toString(),
                 "--display-map", "--timestamp-output", "--report-bindings", "--tag-output", "--allow-run-as-root",
                 "-mca", "pml", "ob1", "--gmca", "btl", "^openib", "--prefix", "/opt/ompi", "--", "true");
         assertEquals(dir.resolve("o").toAbsolutePath().resolve("1"), out.outputDir());
@@ -317,7 +319,7 @@ class RunCommandTest {
 
     @Test
     void horovodrunsFlagsBecomeKoloSettings() {
-        RunCommand.Plan p = plan("-np", "2", "--fusion-threshold-mb", "64", "--cycle-time-ms", "2.5",
+        StaticPlan p = plan("-np", "2", "--fusion-threshold-mb", "64", "--cycle-time-ms", "2.5",
                 "--cache-capacity", "100", "--hierarchical-allreduce", "--no-hierarchical-allgather",
                 "--timeline-filename", "/tmp/t.json", "--timeline-mark-cycles", "--stall-check-warning-time-seconds",
                 "30", "--stall-check-shutdown-time-seconds", "90", "--no-stall-check", "--log-level", "DEBUG",
@@ -344,7 +346,7 @@ class RunCommandTest {
      */
     @Test
     void horovodrunsArgparseSpellingsMeanTheSame() {
-        RunCommand.Plan p = plan("-np=4", "--fusion-threshold-mb=32", "--start-timeout=30", "-x=A=1", "python",
+        StaticPlan p = plan("-np=4", "--fusion-threshold-mb=32", "--start-timeout=30", "-x=A=1", "python",
                 "train.py", "--lr=0.1");
         assertEquals(4, p.np());
         assertEquals(30, p.startTimeoutSeconds());
@@ -360,7 +362,7 @@ class RunCommandTest {
     void elasticFlagsWithoutMinNpMaxNpOrAScriptAreNamedAsIgnoredUnderVerbose() {
         // As in horovodrun, only --min-np, --max-np or a discovery script make the job elastic; the other elastic
         // flags alone change nothing, and --verbose says so instead of staying silent.
-        RunCommand.Plan p = plan("-np", "2", "--reset-limit", "3", "--slots-per-host", "2", "--elastic-timeout", "5",
+        StaticPlan p = plan("-np", "2", "--reset-limit", "3", "--slots-per-host", "2", "--elastic-timeout", "5",
                 "--blacklist-cooldown-range", "2", "4", "--", "true");
         String why = " ignored: the job is elastic only with --min-np, --max-np or --host-discovery-script";
         assertEquals(List.of("kolo: --slots-per-host 2" + why, "kolo: --reset-limit 3" + why,
@@ -375,7 +377,7 @@ class RunCommandTest {
      */
     @Test
     void horovodrunsAutotuneAndCacheFlagsBecomeKoloSettings() {
-        RunCommand.Plan p = plan("-np", "1", "--autotune", "--autotune-warmup-samples", "1",
+        StaticPlan p = plan("-np", "1", "--autotune", "--autotune-warmup-samples", "1",
                 "--autotune-steps-per-sample", "5", "--autotune-bayes-opt-max-samples", "12", "--disable-cache", "--",
                 "true");
         assertEquals(Map.of("KOLO_AUTOTUNE", "1", "KOLO_AUTOTUNE_WARMUP_SAMPLES", "1",
@@ -392,7 +394,7 @@ class RunCommandTest {
         Map<String, String> env = Map.of("HOROVOD_FUSION_THRESHOLD", "1024", "HOROVOD_CYCLE_TIME", "3",
                 "HOROVOD_CACHE_CAPACITY", "5", "KOLO_CACHE_CAPACITY", "6", "HOROVOD_GLOO_IFACE", "lo",
                 "HOROVOD_START_TIMEOUT", "5");
-        RunCommand.Plan p = parse("-np", "2", "--cycle-time-ms", "4", "--", "true").plan(env, h -> true);
+        StaticPlan p = parse("-np", "2", "--cycle-time-ms", "4", "--", "true").plan(env, h -> true);
         assertEquals(Map.of("KOLO_FUSION_THRESHOLD", "1024", "KOLO_CYCLE_TIME", "4", "KOLO_CACHE_CAPACITY", "6"),
                 p.exports());
         assertEquals("lo", p.networkInterface(), "HOROVOD_GLOO_IFACE stands for KOLO_IFACE");

@@ -1,6 +1,6 @@
 package io.kolo.launcher.elastic;
 
-import io.kolo.launcher.Hosts;
+import io.kolo.launcher.job.Hosts;
 
 import java.util.function.Consumer;
 

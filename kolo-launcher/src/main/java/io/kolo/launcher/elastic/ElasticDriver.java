@@ -1,14 +1,14 @@
 package io.kolo.launcher.elastic;
 
-import io.kolo.launcher.Hosts;
-import io.kolo.launcher.KoloClassPath;
-import io.kolo.launcher.Main;
 import io.kolo.launcher.job.FailureRecord;
+import io.kolo.launcher.job.Hosts;
 import io.kolo.launcher.job.JobStart;
+import io.kolo.launcher.job.KoloClassPath;
 import io.kolo.launcher.job.RankEnvironment;
 import io.kolo.launcher.job.RankMap;
 import io.kolo.launcher.job.RestartPolicy;
 import io.kolo.launcher.job.Supervisor;
+import io.kolo.launcher.job.UsageException;
 import io.kolo.launcher.job.WorkerGroup;
 import io.kolo.launcher.start.LocalStart;
 import io.kolo.launcher.start.RankLaunch;
@@ -85,7 +85,7 @@ public final class ElasticDriver implements RestartPolicy {
             hosts = plan.discovery().find();
         } catch (HostDiscovery.Failed e) {
             message("kolo: " + e.getMessage() + "; no worker was started");
-            return Main.USAGE;
+            return UsageException.EXIT_CODE;
         }
         boolean loopbackOnly = !plan.discovery().changes() && hosts.stream().allMatch(h -> plan.isLocal().test(h.name()));
         InetAddress bind = loopbackOnly ? InetAddress.getLoopbackAddress() : plan.networkInterface() != null

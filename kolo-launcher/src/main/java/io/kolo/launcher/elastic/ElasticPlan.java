@@ -1,6 +1,6 @@
 package io.kolo.launcher.elastic;
 
-import io.kolo.launcher.RunCommand;
+import io.kolo.launcher.job.Display;
 import io.kolo.launcher.job.JobPlan;
 import io.kolo.launcher.start.Ssh;
 
@@ -23,5 +23,5 @@ public record ElasticPlan(int np, int minNp, int maxNp, HostDiscovery discovery,
                    Duration cooldownMin, Duration cooldownMax, int hostFailures, List<String> command,
                    Map<String, String> exports, String workingDirectory, int startTimeoutSeconds, Ssh ssh,
                    String networkInterface, Predicate<String> isLocal, boolean verbose, Path outputDir,
-                   List<String> warnings, RunCommand.Display display) implements JobPlan {
+                   List<String> warnings, Display display) implements JobPlan {
 }

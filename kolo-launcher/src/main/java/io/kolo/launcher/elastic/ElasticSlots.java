@@ -1,6 +1,6 @@
 package io.kolo.launcher.elastic;
 
-import io.kolo.launcher.Hosts;
+import io.kolo.launcher.job.Hosts;
 import io.kolo.launcher.job.RankMap;
 
 import java.util.ArrayList;

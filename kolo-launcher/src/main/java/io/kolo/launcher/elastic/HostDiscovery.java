@@ -1,7 +1,7 @@
 package io.kolo.launcher.elastic;
 
-import io.kolo.launcher.Hosts;
-import io.kolo.launcher.UsageException;
+import io.kolo.launcher.job.Hosts;
+import io.kolo.launcher.job.UsageException;
 import io.kolo.launcher.start.ProcessStopper;
 
 import java.io.IOException;

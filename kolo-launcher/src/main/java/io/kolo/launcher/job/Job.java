@@ -1,6 +1,5 @@
 package io.kolo.launcher.job;
 
-import io.kolo.launcher.KoloClassPath;
 import io.kolo.launcher.start.RankLaunch;
 
 import io.kolo.bootstrap.KeyValueStore;

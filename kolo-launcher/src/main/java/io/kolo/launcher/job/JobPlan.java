@@ -1,6 +1,5 @@
 package io.kolo.launcher.job;
 
-import io.kolo.launcher.RunCommand;
 import io.kolo.launcher.elastic.ElasticPlan;
 import io.kolo.launcher.node.NodeRun;
 
@@ -10,7 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What every {@code kolo run} job plans, whichever runtime runs it ({@link RunCommand.Plan}: a static job on one
+ * What every {@code kolo run} job plans, whichever runtime runs it ({@link StaticPlan}: a static job on one
  * launcher; {@link ElasticPlan}; {@link NodeRun.Plan}: this node's share of a job with a launcher per node): the
  * program and what it runs with, and what the launcher shows besides the workers' output. Where the workers run (slots,
  * hosts) and the {@link RestartPolicy} are each runtime's own part of its plan.
@@ -40,7 +39,7 @@ public interface JobPlan {
     List<String> warnings();
 
     /** The map of ranks (--display-map), timestamps (--timestamp-output), the accepted options ignored. */
-    RunCommand.Display display();
+    Display display();
 
     /** The lines said before any worker starts: the warnings, and under --verbose the options ignored. */
     default void announce(PrintStream err) {

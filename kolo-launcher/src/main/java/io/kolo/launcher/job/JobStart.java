@@ -1,7 +1,5 @@
 package io.kolo.launcher.job;
 
-import io.kolo.launcher.Main;
-import io.kolo.launcher.RunCommand;
 import io.kolo.launcher.start.LocalStart;
 import io.kolo.launcher.start.RankLaunch;
 import io.kolo.launcher.start.RankWrapper;
@@ -22,7 +20,7 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
- * Starts a planned {@code kolo run} job (a {@link RunCommand.Plan}): checks the remote hosts over ssh, serves the
+ * Starts a planned {@code kolo run} job (a {@link StaticPlan}): checks the remote hosts over ssh, serves the
  * rendezvous, starts every rank with its variables (locally, or over ssh behind a watchdog) and waits for the job.
  */
 public final class JobStart {
@@ -30,7 +28,7 @@ public final class JobStart {
     }
 
     /** Starts the job and waits for it; the launcher's exit code. */
-    public static int execute(RunCommand.Plan plan, PrintStream out, PrintStream err, boolean installShutdownHook)
+    public static int execute(StaticPlan plan, PrintStream out, PrintStream err, boolean installShutdownHook)
             throws InterruptedException {
         plan.announce(err);
         if (plan.display().map()) {
@@ -65,7 +63,7 @@ public final class JobStart {
             where = RendezvousAddress.choose(plan.networkInterface(), reachable);
         } catch (IllegalArgumentException e) {
             err.println("kolo: " + e.getMessage());
-            return Main.USAGE;
+            return UsageException.EXIT_CODE;
         }
         JobSecret secret = JobSecret.generate();
         RendezvousServer server;

@@ -1,6 +1,5 @@
 package io.kolo.launcher.job;
 
-import io.kolo.launcher.UsageException;
 
 import io.kolo.bootstrap.KoloSettings;
 import io.kolo.bootstrap.RankVariables;

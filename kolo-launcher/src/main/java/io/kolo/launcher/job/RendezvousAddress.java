@@ -1,6 +1,5 @@
 package io.kolo.launcher.job;
 
-import io.kolo.launcher.Hosts;
 
 import io.kolo.bootstrap.AdvertisedAddress;
 

@@ -1,6 +1,5 @@
 package io.kolo.launcher.job;
 
-import io.kolo.launcher.RunCommand;
 import io.kolo.launcher.elastic.HostDiscovery;
 import io.kolo.launcher.start.Subreaper;
 

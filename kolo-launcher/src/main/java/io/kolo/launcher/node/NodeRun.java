@@ -1,15 +1,13 @@
 package io.kolo.launcher.node;
 
-import io.kolo.launcher.Main;
-import io.kolo.launcher.NodeOptions;
-import io.kolo.launcher.RunCommand;
-import io.kolo.launcher.UsageException;
+import io.kolo.launcher.job.Display;
 import io.kolo.launcher.job.Job;
 import io.kolo.launcher.job.JobPlan;
 import io.kolo.launcher.job.JobStart;
 import io.kolo.launcher.job.RankEnvironment;
 import io.kolo.launcher.job.RankMap;
 import io.kolo.launcher.job.Supervisor;
+import io.kolo.launcher.job.UsageException;
 import io.kolo.launcher.start.NodeStart;
 import io.kolo.launcher.start.RankLaunch;
 
@@ -37,6 +35,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntSupplier;
 
 /**
  * {@code kolo run --nnodes N --node-rank R --rendezvous HOST:PORT}: one launcher per node, each starting its node's
@@ -51,7 +50,7 @@ public final class NodeRun {
     public record Plan(int nnodes, int nodeRank, int perNode, RendezvousEndpoint endpoint, List<String> command,
                 Map<String, String> exports, List<String> warnings, Path outputDir, int startTimeoutSeconds,
                 boolean verbose, String networkInterface, JobSecret secret, String hostName,
-                RunCommand.Display display) implements JobPlan {
+                Display display) implements JobPlan {
 
         /** Every node's ranks run in its launcher's working directory. */
         @Override
@@ -63,51 +62,55 @@ public final class NodeRun {
             return rank / perNode == nodeRank;
         }
 
-        /** Checks the node options; {@code np} is -np when given. */
-        public static Plan of(NodeOptions node, Integer np, Map<String, String> env, List<String> command,
-                       Map<String, String> exports, List<String> warnings, Path outputDir, int startTimeoutSeconds,
-                       boolean verbose, String networkInterface, RunCommand.Display display) {
-            if (node.nnodes == null) {
+        /**
+         * Checks the node options ({@code --nnodes}, the node rank, {@code --rendezvous}, {@code --np-per-node});
+         * {@code np} is -np when given. The node rank is asked for only once {@code --nnodes} is known valid.
+         */
+        public static Plan of(Integer nnodes, IntSupplier nodeRank, String rendezvous, Integer perNodeFlag, Integer np,
+                       Map<String, String> env, List<String> command, Map<String, String> exports, List<String> warnings,
+                       Path outputDir, int startTimeoutSeconds, boolean verbose, String networkInterface,
+                       Display display) {
+            if (nnodes == null) {
                 throw new UsageException("--node-rank, --rendezvous and --np-per-node go with --nnodes N (the number"
                         + " of nodes, each running its own kolo run)");
             }
-            if (node.nnodes < 1) {
-                throw new UsageException("--nnodes must be at least 1, got " + node.nnodes);
+            if (nnodes < 1) {
+                throw new UsageException("--nnodes must be at least 1, got " + nnodes);
             }
-            int rank = node.nodeRank(env);
-            if (rank < 0 || rank >= node.nnodes) {
-                throw new UsageException("--node-rank must be from 0 to " + (node.nnodes - 1) + " for --nnodes "
-                        + node.nnodes + ", got " + rank);
+            int rank = nodeRank.getAsInt();
+            if (rank < 0 || rank >= nnodes) {
+                throw new UsageException("--node-rank must be from 0 to " + (nnodes - 1) + " for --nnodes "
+                        + nnodes + ", got " + rank);
             }
-            int perNode = perNode(node, np);
-            if (node.rendezvous == null) {
+            int perNode = perNode(nnodes, perNodeFlag, np);
+            if (rendezvous == null) {
                 throw new UsageException("--nnodes needs --rendezvous HOST[:PORT]: node 0's host name (the same on"
                         + " every node)");
             }
-            RendezvousEndpoint endpoint = RendezvousEndpoint.parse(node.rendezvous);
-            return new Plan(node.nnodes, rank, perNode, endpoint, command, exports, warnings, outputDir,
-                    startTimeoutSeconds, verbose, networkInterface, secret(env, node.nnodes), hostName(env), display);
+            RendezvousEndpoint endpoint = RendezvousEndpoint.parse(rendezvous);
+            return new Plan(nnodes, rank, perNode, endpoint, command, exports, warnings, outputDir,
+                    startTimeoutSeconds, verbose, networkInterface, secret(env, nnodes), hostName(env), display);
         }
 
-        private static int perNode(NodeOptions node, Integer np) {
-            if (node.perNode != null) {
-                if (node.perNode < 1) {
-                    throw new UsageException("--np-per-node must be at least 1, got " + node.perNode);
+        private static int perNode(int nnodes, Integer perNodeFlag, Integer np) {
+            if (perNodeFlag != null) {
+                if (perNodeFlag < 1) {
+                    throw new UsageException("--np-per-node must be at least 1, got " + perNodeFlag);
                 }
-                if (np != null && np != node.perNode * node.nnodes) {
-                    throw new UsageException("-np " + np + " does not match --nnodes " + node.nnodes
-                            + " x --np-per-node " + node.perNode + "; give one or the other");
+                if (np != null && np != perNodeFlag * nnodes) {
+                    throw new UsageException("-np " + np + " does not match --nnodes " + nnodes
+                            + " x --np-per-node " + perNodeFlag + "; give one or the other");
                 }
-                return node.perNode;
+                return perNodeFlag;
             }
             if (np == null) {
                 return 1;
             }
-            if (np < 1 || np % node.nnodes != 0) {
-                throw new UsageException("-np " + np + " is not a multiple of --nnodes " + node.nnodes
+            if (np < 1 || np % nnodes != 0) {
+                throw new UsageException("-np " + np + " is not a multiple of --nnodes " + nnodes
                         + "; give --np-per-node S instead");
             }
-            return np / node.nnodes;
+            return np / nnodes;
         }
 
         private static JobSecret secret(Map<String, String> env, int nnodes) {
@@ -155,7 +158,7 @@ public final class NodeRun {
                     : RendezvousClient.connect(at, plan.secret(), startTimeout.minusNanos(System.nanoTime() - started));
         } catch (UsageException | IllegalArgumentException e) {
             err.println("kolo: " + e.getMessage());
-            return Main.USAGE;
+            return UsageException.EXIT_CODE;
         } catch (KoloException e) {
             err.println("kolo: " + (plan.nodeRank() == 0 ? "node 0 cannot serve the rendezvous on "
                     : "node " + plan.nodeRank() + " cannot join the rendezvous on node 0 at ") + plan.endpoint() + ": "

@@ -1,6 +1,6 @@
 package io.kolo.launcher.node;
 
-import io.kolo.launcher.UsageException;
+import io.kolo.launcher.job.UsageException;
 
 import io.kolo.bootstrap.Rendezvous;
 import io.kolo.bootstrap.RetryDelay;

@@ -1,7 +1,5 @@
 package io.kolo.launcher.start;
 
-import io.kolo.launcher.ChildCommand;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -12,7 +10,7 @@ import java.nio.charset.StandardCharsets;
  * One of the launcher's streams shared by all ranks. Lines are written whole under one lock, so output
  * from different ranks interleaves only between lines; bytes are passed through untouched, whatever the
  * ranks' encoding. One line is dropped: the JDK's notice that a rank uses the incubating Vector API, which
- * {@code kolo run} itself adds to the java commands it builds ({@link ChildCommand#VECTOR_API}).
+ * {@code kolo run} itself adds to the java commands it builds ({@code --add-modules=jdk.incubator.vector}).
  */
 public final class TaggedOutput {
     // A rank printing without newlines must not make the launcher buffer without bound.

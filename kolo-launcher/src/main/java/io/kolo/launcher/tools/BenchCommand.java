@@ -1,10 +1,10 @@
 package io.kolo.launcher.tools;
 
-import io.kolo.launcher.Hosts;
-import io.kolo.launcher.RunCommand;
 import io.kolo.launcher.Subcommand;
-import io.kolo.launcher.UsageException;
+import io.kolo.launcher.job.Hosts;
 import io.kolo.launcher.job.RankEnvironment;
+import io.kolo.launcher.job.StaticPlan;
+import io.kolo.launcher.job.UsageException;
 
 import io.kolo.Communicator;
 import io.kolo.bench.BenchHosts;
@@ -203,7 +203,7 @@ public final class BenchCommand implements Subcommand {
             OutputFile.checkWritable("--json", json);
             OutputFile.checkWritable("--plot", plot);
             // kolo run's own checks of -np, the hosts, ssh and -x, on the plan the ranks will start from.
-            RunCommand.Plan plan = BenchRanks.plan(placement(), BenchRanks.workerCommand(c, type, where, List.of()),
+            StaticPlan plan = BenchRanks.plan(placement(), BenchRanks.workerCommand(c, type, where, List.of()),
                     env);
             BenchHosts placed = givenHosts() ? BenchRanks.hosts(plan, env) : null;
             ranks = plan.np();

@@ -1,9 +1,10 @@
 package io.kolo.launcher.tools;
 
-import io.kolo.launcher.Hosts;
 import io.kolo.launcher.RunCommand;
-import io.kolo.launcher.UsageException;
+import io.kolo.launcher.job.Hosts;
 import io.kolo.launcher.job.JobStart;
+import io.kolo.launcher.job.StaticPlan;
+import io.kolo.launcher.job.UsageException;
 import io.kolo.launcher.start.Ssh;
 
 import io.kolo.bench.BenchHosts;
@@ -49,7 +50,7 @@ final class BenchRanks implements BenchSuite.KoloRunner {
     }
 
     /** kolo run's plan for {@code placement} followed by {@code rest}; throws {@link UsageException} for bad input. */
-    static RunCommand.Plan plan(List<String> placement, List<String> rest, Map<String, String> env) {
+    static StaticPlan plan(List<String> placement, List<String> rest, Map<String, String> env) {
         List<String> args = new ArrayList<>(placement);
         args.addAll(rest);
         RunCommand run = new RunCommand();
@@ -65,7 +66,7 @@ final class BenchRanks implements BenchSuite.KoloRunner {
      * The hosts as the Open MPI peer needs them: {@code host:ranks} in rank order, the interface unless it is an
      * address (one host's own), and the ssh client and options kolo run uses.
      */
-    static BenchHosts hosts(RunCommand.Plan plan, Map<String, String> env) {
+    static BenchHosts hosts(StaticPlan plan, Map<String, String> env) {
         Map<String, Integer> perHost = new LinkedHashMap<>();
         plan.slots().forEach(s -> perHost.merge(s.host(), 1, Integer::sum));
         List<String> slots = new ArrayList<>();
@@ -101,7 +102,7 @@ final class BenchRanks implements BenchSuite.KoloRunner {
             gate.variables().forEach((k, v) -> rest.addAll(List.of("-x", k + "=" + v)));
         }
         rest.addAll(workerCommand(c, type, where, steps));
-        RunCommand.Plan plan = plan(placement, rest, env);
+        StaticPlan plan = plan(placement, rest, env);
         Results results = new Results(err);
         int code;
         try (PrintStream out = new PrintStream(results, true, StandardCharsets.UTF_8)) {

@@ -1,7 +1,7 @@
 package io.kolo.launcher.tools;
 
 import io.kolo.launcher.Subcommand;
-import io.kolo.launcher.UsageException;
+import io.kolo.launcher.job.UsageException;
 
 import io.kolo.bootstrap.IoReason;
 import picocli.CommandLine.Command;

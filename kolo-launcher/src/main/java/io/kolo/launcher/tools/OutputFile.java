@@ -1,6 +1,6 @@
 package io.kolo.launcher.tools;
 
-import io.kolo.launcher.UsageException;
+import io.kolo.launcher.job.UsageException;
 
 import io.kolo.bootstrap.IoReason;
 

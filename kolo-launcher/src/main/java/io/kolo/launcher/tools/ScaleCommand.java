@@ -1,8 +1,8 @@
 package io.kolo.launcher.tools;
 
 import io.kolo.launcher.Subcommand;
-import io.kolo.launcher.UsageException;
 import io.kolo.launcher.job.RankEnvironment;
+import io.kolo.launcher.job.UsageException;
 
 import io.kolo.bench.ScaleBench;
 import io.kolo.bench.ScalePlot;

@@ -1,6 +1,6 @@
 package io.kolo.launcher.cluster;
 
-import io.kolo.launcher.Hosts;
+import io.kolo.launcher.job.Hosts;
 
 import io.kolo.launcher.workers.Worker;
 import org.junit.jupiter.api.AfterAll;

@@ -1,8 +1,6 @@
 package io.kolo.launcher.job;
 
-import io.kolo.launcher.Hosts;
 import io.kolo.launcher.Main;
-import io.kolo.launcher.UsageException;
 
 import io.kolo.Topology;
 import io.kolo.bootstrap.KoloSettings;

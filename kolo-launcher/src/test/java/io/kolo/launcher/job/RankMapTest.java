@@ -1,7 +1,5 @@
 package io.kolo.launcher.job;
 
-import io.kolo.launcher.Hosts;
-import io.kolo.launcher.UsageException;
 
 import io.kolo.Topology;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package io.kolo.launcher;
+package io.kolo.launcher.job;
 
 import java.io.File;
 import java.io.IOException;
@@ -59,7 +59,7 @@ public final class KoloClassPath {
     }
 
     /** The kolo-core jar (or classes) this launcher runs with: it exists, and matches the launcher. */
-    static String coreJar() {
+    public static String coreJar() {
         try {
             return Path.of(io.kolo.Kolo.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
         } catch (URISyntaxException | RuntimeException e) {

@@ -1,4 +1,4 @@
-package io.kolo.launcher;
+package io.kolo.launcher.job;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package io.kolo.launcher;
+package io.kolo.launcher.job;
 
 import java.net.InetAddress;
 import java.util.ArrayList;
@@ -40,7 +40,7 @@ public final class Hosts {
      * Lines of a hostfile: Open MPI ({@code host slots=N [max_slots=M]}) or MPICH ({@code host:N}), with
      * {@code #} comments and blank lines.
      */
-    static List<Host> parseHostfile(List<String> lines, String fileName) {
+    public static List<Host> parseHostfile(List<String> lines, String fileName) {
         List<Host> hosts = new ArrayList<>();
         for (int i = 0; i < lines.size(); i++) {
             String where = fileName + ":" + (i + 1);
@@ -154,7 +154,7 @@ public final class Hosts {
             "PRTE_MCA_prte_default_hostfile", "I_MPI_HYDRA_HOST_FILE", "HYDRA_HOST_FILE");
 
     /** The variable and file of the default hostfile named by the environment, or null when there is none. */
-    static Map.Entry<String, String> defaultHostfile(Map<String, String> env) {
+    public static Map.Entry<String, String> defaultHostfile(Map<String, String> env) {
         for (String var : DEFAULT_HOSTFILE_VARS) {
             String v = env.get(var);
             if (v != null && !v.isBlank()) {
