@@ -106,7 +106,8 @@ final class SetCollectives {
         for (int i = 0; i < tensors.size(); i++) {
             Tensor t = tensors.get(i);
             AllreduceOps.Allreduce a = allreduces.of(group + "." + i, t, op, 1.0, 1.0, compression);
-            handles.add(submit(a.op().group(group, tensors.size()), x -> a.finish(t)));
+            Op member = name != null ? a.op().group(group, tensors.size()) : a.op().unnamedGroup(group, tensors.size());
+            handles.add(submit(member, x -> a.finish(t)));
         }
         Handle<List<Tensor>> all = new Handle<>(group, engine.settings().timeout());
         all.explainedBy(n -> engine.waitingFor(set, n + ".0"));

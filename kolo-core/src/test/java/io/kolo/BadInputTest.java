@@ -163,6 +163,32 @@ class BadInputTest {
     }
 
     /**
+     * An unnamed grouped allreduce on one rank and a plain unnamed allreduce on the other: the group's names
+     * ({@code grouped_allreduce.noname.1.0}) never met the plain one's and both ranks waited out KOLO_TIMEOUT_SECONDS.
+     * Now both fail at once naming each, every member of the group with them, and the job goes on.
+     */
+    @Test
+    void anUnnamedGroupAgainstAPlainAllreduceFailsBothRanksAtOnce() {
+        var outcomes = Ranks.<Object>outcomes(2, Map.of("KOLO_TIMEOUT_SECONDS", "20"), comm -> {
+            try {
+                if (comm.rank() == 0) {
+                    comm.groupedAllreduce(List.of(Tensor.of(new float[2]), Tensor.of(new float[3])), ReduceOp.SUM);
+                } else {
+                    comm.allreduce(new float[2], ReduceOp.SUM);
+                }
+                return "no error";
+            } finally {
+                float[] y = {1};
+                comm.allreduce("after", Tensor.of(y), ReduceOp.SUM);
+                assertEquals(2f, y[0]);
+            }
+        });
+        assertEveryRankFails(outcomes, "the ranks submitted different collectives as their unnamed op #1: "
+                + "rank 0 allreduce 'grouped_allreduce.noname.1.0' FLOAT32[2] SUM as 1 of a group of 2, "
+                + "rank 1 allreduce 'allreduce.noname.1' FLOAT32[2] SUM; unnamed ops are matched by their order");
+    }
+
+    /**
      * A rank with an extra step before a barrier: its allreduce and the other's barrier, both unnamed, held the same
      * place and never met, and both ranks waited out KOLO_TIMEOUT_SECONDS. Now both fail at once, naming each.
      */

@@ -113,6 +113,17 @@ public final class Op {
         return this;
     }
 
+    /**
+     * Marks this op as member of a group the caller submitted without a name (its name and the group's were made up
+     * from a counter): the whole group takes one place among the rank's unnamed ops, so the coordinator tells a rank's
+     * unnamed group from another's plain op in the same place ({@link UnnamedOrder}).
+     */
+    public Op unnamedGroup(String group, int groupSize) {
+        group(group, groupSize);
+        this.generatedName = true;
+        return this;
+    }
+
     /** Runs the op among the ranks of process set {@code id} (see {@link Engine#addProcessSet}); 0, the default, is every rank. */
     public Op processSet(int id) {
         this.processSet = id;

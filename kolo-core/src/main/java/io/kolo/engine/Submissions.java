@@ -12,6 +12,9 @@ final class Submissions {
     private final long[] unnamedOfKind = new long[OpKind.values().length];
     /** Unnamed ops so far, every kind but join; guarded by this. */
     private long unnamed;
+    /** The unnamed group whose members are being submitted, and its place; guarded by this. */
+    private String lastGroup;
+    private long lastGroupPlace;
 
     Submissions(int rank, InFlightNames inFlight) {
         this.rank = rank;
@@ -29,8 +32,18 @@ final class Submissions {
             synchronized (this) {
                 op.name = op.kind.label() + ".noname." + ++unnamedOfKind[op.kind.ordinal()];
                 op.unnamed = op.kind == OpKind.JOIN ? 0 : ++unnamed;
+                lastGroup = null;
             }
             op.generatedName = true;
+        } else if (op.generatedName && op.group != null) {
+            // An unnamed group's members, submitted one after another, share the group's one place.
+            synchronized (this) {
+                if (!op.group.equals(lastGroup)) {
+                    lastGroup = op.group;
+                    lastGroupPlace = ++unnamed;
+                }
+                op.unnamed = lastGroupPlace;
+            }
         }
     }
 

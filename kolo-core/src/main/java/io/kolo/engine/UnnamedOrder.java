@@ -14,7 +14,8 @@ import java.util.TreeMap;
  * <p>The rule: when every rank that has not joined holds its unnamed op of some place among the requests still
  * waiting (none of them could be answered this round), and those ops are not all of one kind, the ranks broke the
  * order that unnamed ops must keep (the same on every rank), and those ops fail on every rank with one message naming
- * each rank's. Named ops are never compared by order: ranks may submit them in any order, from any thread.
+ * each rank's. An unnamed grouped allreduce takes one place for the whole group, and differs from a plain allreduce
+ * or a group of another size in that place. Named ops are never compared by order: ranks may submit them in any order, from any thread.
  */
 final class UnnamedOrder {
     /** The set's ranks in the job, by set rank. */
@@ -35,53 +36,66 @@ final class UnnamedOrder {
      * @param joined  by set rank: whether the rank has joined (it submits nothing until the others join too)
      */
     Response check(Iterable<Request[]> waiting, boolean[] joined) {
-        Map<Long, Request[]> byPlace = null;
+        Map<Long, List<Request>> byPlace = null;
         for (Request[] byRank : waiting) {
             for (Request r : byRank) {
                 if (r != null && r.unnamed() > 0) {
                     if (byPlace == null) {
                         byPlace = new TreeMap<>();
                     }
-                    byPlace.computeIfAbsent(r.unnamed(), p -> new Request[members.length])[r.rank()] = r;
+                    byPlace.computeIfAbsent(r.unnamed(), p -> new ArrayList<>()).add(r);
                 }
             }
         }
         if (byPlace == null) {
             return null;
         }
-        for (Map.Entry<Long, Request[]> e : byPlace.entrySet()) {
-            if (everyRankThere(e.getValue(), joined) && !oneKind(e.getValue())) {
-                return error(e.getKey(), e.getValue());
+        for (Map.Entry<Long, List<Request>> e : byPlace.entrySet()) {
+            Request[] firstByRank = everyRankThere(e.getValue(), joined);
+            if (firstByRank != null && !oneKind(firstByRank)) {
+                return error(e.getKey(), firstByRank, e.getValue());
             }
         }
         return null;
     }
 
-    private static boolean everyRankThere(Request[] byRank, boolean[] joined) {
-        boolean any = false;
-        for (int r = 0; r < byRank.length; r++) {
-            if (byRank[r] == null && !joined[r]) {
-                return false;
+    /**
+     * Each rank's first request of one place, when every rank that has not joined is there whole (all the members of
+     * an unnamed group, which share their place); null otherwise.
+     */
+    private Request[] everyRankThere(List<Request> atPlace, boolean[] joined) {
+        Request[] first = new Request[members.length];
+        int[] count = new int[members.length];
+        for (Request r : atPlace) {
+            // A group's first member by name, whatever order the waiting ops come in, for a message that reads the same.
+            if (first[r.rank()] == null || r.name().compareTo(first[r.rank()].name()) < 0) {
+                first[r.rank()] = r;
             }
-            any |= byRank[r] != null;
+            count[r.rank()]++;
         }
-        return any;
+        for (int r = 0; r < first.length; r++) {
+            if (first[r] == null ? !joined[r] : count[r] < Math.max(1, first[r].groupSize())) {
+                return null;
+            }
+        }
+        return first;
     }
 
+    /** One kind, and either all plain or all unnamed groups of one size. */
     private static boolean oneKind(Request[] byRank) {
-        OpKind kind = null;
+        Request seen = null;
         for (Request r : byRank) {
             if (r != null) {
-                if (kind != null && r.kind() != kind) {
+                if (seen != null && (r.kind() != seen.kind() || r.groupSize() != seen.groupSize())) {
                     return false;
                 }
-                kind = r.kind();
+                seen = r;
             }
         }
         return true;
     }
 
-    private Response error(long place, Request[] byRank) {
+    private Response error(long place, Request[] byRank, List<Request> atPlace) {
         StringBuilder sb = new StringBuilder("the ranks submitted different collectives as their unnamed op #")
                 .append(place).append(where).append(": ");
         List<String> names = new ArrayList<>();
@@ -97,10 +111,12 @@ final class UnnamedOrder {
                 sb.append(' ').append(r.describe(members));
             }
             sep = ", ";
+            kind = kind == null ? r.kind() : kind;
+        }
+        for (Request r : atPlace) {
             if (!names.contains(r.name())) {
                 names.add(r.name());
             }
-            kind = kind == null ? r.kind() : kind;
         }
         sb.append("; unnamed ops are matched by their order on each rank: call the same collectives in the same order"
                 + " on every rank, or give them names");
