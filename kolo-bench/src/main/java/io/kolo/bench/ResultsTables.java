@@ -278,7 +278,7 @@ public final class ResultsTables {
                 t.append("| ").append(set.path("label").asText()).append(" | ").append(i++).append(" | ")
                         .append(fixed(r.path("step_ms"))).append(" | ").append(fixed(r.path("averaging_ms")))
                         .append(" | ").append(fixed(r.path("wait_ms"))).append(" | ")
-                        .append(fixed(r.path("collectives_ms"))).append(" (").append(r.path("responses").asInt())
+                        .append(fixed(r.path("collectives_ms"))).append(" (").append(fixed(r.path("responses")))
                         .append(") | ").append(fixed(r.path("copies_ms"))).append(" | ")
                         .append(fixed(r.path("rest_ms"))).append(" | ").append(fixed(r.path("bench_ms")))
                         .append(" |\n");

@@ -82,9 +82,9 @@ class ResultsTablesTest {
                      "responses": 3.0, "copies_ms": 1.0, "rest_ms": 2.0}]}]}
                 """));
         assertTrue(table.startsWith("`kolo-bench/scripts/averaging-breakdown.sh`"), table);
-        assertTrue(table.contains("| KOLO_SHM_SINGLE_COPY=1 | 1 | 850.5 | 84.3 | 40.0 | 30.0 (2) | 1.0 | 3.0 | 9.5 |"),
+        assertTrue(table.contains("| KOLO_SHM_SINGLE_COPY=1 | 1 | 850.5 | 84.3 | 40.0 | 30.0 (2.0) | 1.0 | 3.0 | 9.5 |"),
                 table);
-        assertTrue(table.contains("| default | 1 | 840.0 | 60.0 | 35.0 | 20.0 (3) | 1.0 | 2.0 | – |"), table);
+        assertTrue(table.contains("| default | 1 | 840.0 | 60.0 | 35.0 | 20.0 (3.0) | 1.0 | 2.0 | – |"), table);
     }
 
     @Test
