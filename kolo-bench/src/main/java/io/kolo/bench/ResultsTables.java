@@ -97,8 +97,9 @@ public final class ResultsTables {
             case "ddp" -> ddp(json);
             case "elastic-chaos" -> json.path("table").asText() + "\n";
             case "scale" -> scale(json);
+            case "averaging" -> averaging(json);
             default -> throw new IllegalArgumentException("unknown results table '" + kind
-                    + "' (bench, first-run, autotune, ddp, elastic-chaos, scale)");
+                    + "' (bench, first-run, autotune, ddp, elastic-chaos, scale, averaging)");
         };
     }
 
@@ -258,6 +259,30 @@ public final class ResultsTables {
                     .append(fixed(ddp.path("np1_img_sec"))).append(" | ").append(fixed(ddp.path("total_img_sec")))
                     .append(" | ").append(percent(ddp.path("scaling_efficiency"))).append(" | ")
                     .append(percent(r.path("ceiling").path("scaling_efficiency"))).append(" |\n");
+        }
+        return t.toString();
+    }
+
+    /**
+     * averaging-breakdown.sh: where a training step's gradient averaging goes, per setting and run, beside kolo
+     * bench's time for the same bytes.
+     */
+    private static String averaging(JsonNode json) {
+        StringBuilder t = new StringBuilder("`kolo-bench/scripts/averaging-breakdown.sh`; medians per step after the"
+                + " warm-up, in ms, from rank 0's timeline:\n\n| setting | run | step | averaging (trainer) | waiting for"
+                + " the other rank | collectives | fusion copies | rest | kolo bench, same bytes |\n"
+                + "|---|---|---|---|---|---|---|---|---|\n");
+        for (JsonNode set : json.path("sets")) {
+            int i = 1;
+            for (JsonNode r : set.path("runs")) {
+                t.append("| ").append(set.path("label").asText()).append(" | ").append(i++).append(" | ")
+                        .append(fixed(r.path("step_ms"))).append(" | ").append(fixed(r.path("averaging_ms")))
+                        .append(" | ").append(fixed(r.path("wait_ms"))).append(" | ")
+                        .append(fixed(r.path("collectives_ms"))).append(" (").append(fixed(r.path("responses")))
+                        .append(") | ").append(fixed(r.path("copies_ms"))).append(" | ")
+                        .append(fixed(r.path("rest_ms"))).append(" | ").append(fixed(r.path("bench_ms")))
+                        .append(" |\n");
+            }
         }
         return t.toString();
     }

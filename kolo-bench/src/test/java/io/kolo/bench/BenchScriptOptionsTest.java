@@ -79,4 +79,27 @@ class BenchScriptOptionsTest {
         }
         assertFalse(Files.exists(out), "something ran");
     }
+
+    @Test
+    void averagingBreakdownBadValuesAreOneLineNamingTheOption(@TempDir Path dir) throws Exception {
+        Path out = dir.resolve("out.json");
+        for (List<String> args : List.of(List.of("--runs", "abc"), List.of("--runs", "0"), List.of("--skip", "-1"),
+                List.of("--kolo-home", dir.resolve("nowhere").toString()), List.of("--bogus"), List.of("--label"))) {
+            List<String> command = new ArrayList<>(List.of("bash", "scripts/averaging-breakdown.sh", "--out",
+                    out.toString()));
+            command.addAll(args);
+            if (args.size() == 2) {
+                command.addAll(List.of("--", "--model", "mlp"));
+            }
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            String given = String.join(" ", args);
+            assertEquals(2, p.waitFor(), given + ": " + output);
+            assertEquals(1, output.lines().count(), given + ": " + output);
+            assertTrue(output.startsWith("averaging-breakdown: ") && output.contains(args.getFirst() + " "),
+                    given + ": " + output);
+        }
+        assertFalse(Files.exists(out), "something ran");
+    }
 }

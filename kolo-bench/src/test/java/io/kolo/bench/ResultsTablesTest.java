@@ -25,7 +25,7 @@ class ResultsTablesTest {
             assertEquals(text, ResultsTables.rewrite(ROOT, page, text),
                     ROOT.relativize(page) + " is out of date with its JSON: run " + ResultsTables.COMMAND);
         }
-        assertTrue(blocks >= 7, "the pages lost their results tables: " + blocks);
+        assertTrue(blocks >= 8, "the pages lost their results tables: " + blocks);
     }
 
     @Test
@@ -68,6 +68,23 @@ class ResultsTablesTest {
                 table);
         assertFalse(table.contains("| 8 |"), "a failed size has no row: " + table);
         assertTrue(table.contains("Stopped at 8 ranks as threads: failed, ran out of file descriptors"), table);
+    }
+
+    @Test
+    void anAveragingTableHasARowPerRunOfEachSettingBesideKoloBench() throws IOException {
+        String table = ResultsTables.table("averaging", new com.fasterxml.jackson.databind.json.JsonMapper().readTree("""
+                {"sets": [
+                  {"label": "KOLO_SHM_SINGLE_COPY=1", "command": "kolo run ...", "runs": [
+                    {"step_ms": 850.5, "averaging_ms": 84.25, "wait_ms": 40.0, "collectives_ms": 30.0,
+                     "responses": 2.0, "copies_ms": 1.0, "rest_ms": 3.0, "bench_ms": 9.5}]},
+                  {"label": "default", "command": "kolo run ...", "runs": [
+                    {"step_ms": 840.0, "averaging_ms": 60.0, "wait_ms": 35.0, "collectives_ms": 20.0,
+                     "responses": 3.0, "copies_ms": 1.0, "rest_ms": 2.0}]}]}
+                """));
+        assertTrue(table.startsWith("`kolo-bench/scripts/averaging-breakdown.sh`"), table);
+        assertTrue(table.contains("| KOLO_SHM_SINGLE_COPY=1 | 1 | 850.5 | 84.3 | 40.0 | 30.0 (2.0) | 1.0 | 3.0 | 9.5 |"),
+                table);
+        assertTrue(table.contains("| default | 1 | 840.0 | 60.0 | 35.0 | 20.0 (3.0) | 1.0 | 2.0 | – |"), table);
     }
 
     @Test

@@ -3,9 +3,10 @@ package io.kolo.transport;
 import java.util.Arrays;
 
 /**
- * Picks, message by message, how a large message from native memory travels over shared memory: read once straight
- * out of the sender's memory by the kernel ({@link CrossMemory}), or copied twice through the ring. Neither wins
- * everywhere, and the winner changes while a job runs: on a VM whose memory changes speed from one minute to the
+ * Picks, message by message, how a message of {@link ShmWire#DIRECT_MIN_BYTES} or more from native memory travels
+ * over shared memory, at every size: read once straight out of the sender's memory by the kernel
+ * ({@link CrossMemory}), or copied twice through the ring. Neither wins everywhere, at any size, and the winner
+ * changes while a job runs: on a VM whose memory changes speed from one minute to the
  * next, the ring wins in one mode and the single copy in the other ({@code kolo bench allreduce -np 2 -x
  * KOLO_SHM_SINGLE_COPY=1} against {@code =0}, alternated; docs/performance.md, "Measured constants").
  *

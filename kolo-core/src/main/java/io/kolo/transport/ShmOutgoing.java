@@ -57,7 +57,7 @@ final class ShmOutgoing {
         if (peer >= 0 && length >= ShmWire.DIRECT_MIN_BYTES && readBy[peer]) {
             // Both sides know the length and the pair's ability, so both know a header comes. Heap memory has no
             // fixed address for the receiver to read: it goes through the ring behind an inline header.
-            timed = choice != null && seg.isNative() && length < ShmWire.CHOICE_MAX_BYTES;
+            timed = choice != null && seg.isNative();
             if (timed) {
                 startNanos = System.nanoTime();
             }

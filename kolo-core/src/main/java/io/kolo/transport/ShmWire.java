@@ -35,13 +35,6 @@ final class ShmWire {
      */
     static final long DIRECT_MIN_BYTES = 64 << 10;
     /**
-     * Messages this large always travel as single copies where they may: a message as large as the default ring
-     * cannot run ahead of its reader, and single copies measured faster than both the ring and choosing between them
-     * at 2 and 4 MiB allreduces ({@code kolo bench allreduce -np 2 -x KOLO_SHM_SINGLE_COPY=...};
-     * docs/performance.md, "Measured constants").
-     */
-    static final long CHOICE_MAX_BYTES = 1L << 20;
-    /**
      * Whether a message of {@code length} bytes travels as one slot ({@link ShmRing#offerSlot}): the sender and the
      * receiver both ask, so both frame it alike.
      */
