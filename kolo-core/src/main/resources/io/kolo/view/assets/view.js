@@ -301,14 +301,20 @@
     Array.prototype.forEach.call(box.children, function (figure) { figure.hidden = !byName[figure.dataset.metric]; });
     // Order follows the sorted names.
     names.forEach(function (name) { box.appendChild(charts[name].figure); });
+    // A new chart narrows the others that share its row.
+    fitCharts();
   }
 
-  window.addEventListener('resize', function () {
+  function fitCharts() {
     Object.keys(charts).forEach(function (name) {
       var c = charts[name];
-      if (c.plot) { c.plot.setSize({width: chartWidth(c.figure), height: 220}); }
+      if (c.plot && c.plot.width !== chartWidth(c.figure)) {
+        c.plot.setSize({width: chartWidth(c.figure), height: 220});
+      }
     });
-  });
+  }
+
+  window.addEventListener('resize', fitCharts);
 
   // --- the whole page -----------------------------------------------------------------------------------------
 
