@@ -172,7 +172,12 @@
 
   function renderEvents(job) {
     var list = $('events');
-    var events = (job.events || []).slice(-MAX_EVENTS).reverse();
+    var all = job.events || [];
+    // Unchanged events leave the list (and where the reader scrolled it) alone.
+    var key = all.length + '/' + (all.length ? all[all.length - 1].timeMillis + all[all.length - 1].message : '');
+    if (list.getAttribute('data-key') === key) { return; }
+    list.setAttribute('data-key', key);
+    var events = all.slice(-MAX_EVENTS).reverse();
     var start = job.startedAtMillis;
     list.textContent = '';
     events.forEach(function (ev) {
@@ -253,7 +258,8 @@
     var caption = el('figcaption', null, ENGINE_SERIES[name] || name);
     if (ENGINE_SERIES[name]) { caption.appendChild(el('span', {'class': 'chart-note'}, ' (' + name + ')')); }
     figure.appendChild(caption);
-    figure.appendChild(el('div', {'class': 'plot'}));
+    figure.appendChild(el('div', {'class': 'plot', role: 'img',
+                                  'aria-label': (ENGINE_SERIES[name] || name) + ', one line per rank'}));
     return figure;
   }
 
