@@ -4,7 +4,6 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.BindException;
 import java.net.InetAddress;
@@ -17,7 +16,6 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.regex.Pattern;
 
 /**
  * Serves a {@link JobView} over HTTP: {@code /} the page, {@code /assets/*} what it loads, {@code /api/job} the view as
@@ -26,9 +24,6 @@ import java.util.regex.Pattern;
  * {@link #url()} includes. No CORS headers: a page of another origin cannot read the view.
  */
 public final class DashboardServer implements AutoCloseable {
-    /** Where the page and its assets lie among kolo-core's resources. */
-    static final String PAGE = "page.html";
-    private static final Pattern ASSET = Pattern.compile("[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*");
 
     private final HttpServer server;
     private final ExecutorService threads;
@@ -131,46 +126,21 @@ public final class DashboardServer implements AutoCloseable {
             }
             String path = exchange.getRequestURI().getPath();
             switch (path) {
-                case "/", "/index.html" -> resource(exchange, PAGE);
+                case "/", "/index.html" -> send(exchange, 200, "text/html; charset=utf-8", PageAssets.page());
                 case "/api/job" -> send(exchange, 200, "application/json", view.json());
                 case "/metrics" -> send(exchange, 200, "text/plain; version=0.0.4", view.prometheus());
                 default -> {
-                    if (path.startsWith("/assets/") && ASSET.matcher(path.substring("/assets/".length())).matches()) {
-                        resource(exchange, path.substring(1));
+                    String name = path.startsWith("/assets/") ? path.substring("/assets/".length()) : "";
+                    java.util.Optional<byte[]> asset = name.isEmpty() ? java.util.Optional.empty()
+                            : PageAssets.asset(name);
+                    if (asset.isPresent()) {
+                        send(exchange, 200, PageAssets.contentType(name), asset.get());
                     } else {
                         send(exchange, 404, "text/plain", "no such page: " + path + "\n");
                     }
                 }
             }
         }
-    }
-
-    private static void resource(HttpExchange exchange, String name) throws IOException {
-        try (InputStream in = DashboardServer.class.getResourceAsStream(name)) {
-            if (in == null) {
-                send(exchange, 404, "text/plain", "no such page: /" + name + "\n");
-                return;
-            }
-            send(exchange, 200, contentType(name), in.readAllBytes());
-        }
-    }
-
-    static String contentType(String name) {
-        String lower = name.toLowerCase(java.util.Locale.ROOT);
-        if (lower.endsWith(".html")) {
-            return "text/html; charset=utf-8";
-        } else if (lower.endsWith(".js")) {
-            return "text/javascript; charset=utf-8";
-        } else if (lower.endsWith(".css")) {
-            return "text/css; charset=utf-8";
-        } else if (lower.endsWith(".svg")) {
-            return "image/svg+xml";
-        } else if (lower.endsWith(".png")) {
-            return "image/png";
-        } else if (lower.endsWith(".json")) {
-            return "application/json";
-        }
-        return "text/plain; charset=utf-8";
     }
 
     private boolean tokenMatches(String query) {

@@ -75,11 +75,12 @@ class DashboardServerTest {
                         r.headers().toString());
             }
             Response page = get(server.url());
-            boolean havePage = DashboardServer.class.getResource(DashboardServer.PAGE) != null;
-            assertEquals(havePage ? 200 : 404, page.statusCode());
-            if (havePage) {
-                assertTrue(page.header("content-type").startsWith("text/html"));
-            }
+            assertEquals(200, page.statusCode());
+            assertTrue(page.header("content-type").startsWith("text/html"));
+            assertEquals(PageAssets.page(), page.body());
+            Response script = get(server.url() + "assets/view.js");
+            assertEquals(200, script.statusCode());
+            assertTrue(script.header("content-type").startsWith("text/javascript"));
             assertEquals(404, get(server.url() + "assets/../../module-info.class").statusCode());
             assertEquals(404, get(server.url() + "nothing-here").statusCode());
         }
