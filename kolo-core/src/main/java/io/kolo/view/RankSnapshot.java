@@ -7,6 +7,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 
 /**
@@ -142,6 +143,20 @@ public record RankSnapshot(int rank, int size, String host, long pid, int genera
             throw new UncheckedIOException(e);   // a byte array does not fail
         }
         return bytesOut.toByteArray();
+    }
+
+    /** The snapshot as the job's store holds it (its values are text): {@link #encode}'s bytes in Base64. */
+    public String toStoreValue() {
+        return Base64.getEncoder().encodeToString(encode());
+    }
+
+    /**
+     * Reads a store value {@link #toStoreValue} wrote.
+     *
+     * @throws IllegalArgumentException when {@code value} is not one
+     */
+    public static RankSnapshot fromStoreValue(String value) {
+        return decode(Base64.getDecoder().decode(value));
     }
 
     /**
