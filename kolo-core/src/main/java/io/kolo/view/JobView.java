@@ -80,7 +80,7 @@ public final class JobView implements AutoCloseable {
     private final TreeMap<Integer, Rank> ranks = new TreeMap<>();
     private final Map<MetricKey, Deque<RankSnapshot.Point>> metrics = new LinkedHashMap<>();
     private final Deque<Event> events = new ArrayDeque<>();
-    // Rank 0's snapshots of the last STRAGGLER_WINDOW, oldest first: the straggler rule looks at that span.
+    // Rank 0's snapshots of the last Stragglers.WINDOW, oldest first: the straggler rule looks at that span.
     private final Deque<RankSnapshot> coordinatorWindow = new ArrayDeque<>();
     private KeyValueStore store;
     private int size;
@@ -154,7 +154,7 @@ public final class JobView implements AutoCloseable {
             }
             RankSnapshot snapshot;
             try {
-                snapshot = RankSnapshot.decode(java.util.Base64.getDecoder().decode(value.get()));
+                snapshot = RankSnapshot.fromStoreValue(value.get());
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.DEBUG, "unreadable view snapshot of rank {0}: {1}", r, e.getMessage());
                 continue;
@@ -232,41 +232,18 @@ public final class JobView implements AutoCloseable {
             }
         }
         stalls = s.stalls();
-        Set<Integer> flagged = stragglers(s);
+        coordinatorWindow.addLast(s);
+        while (s.timeMillis() - coordinatorWindow.getFirst().timeMillis() > Stragglers.WINDOW.toMillis()) {
+            coordinatorWindow.removeFirst();
+        }
+        boolean[] flagged = Stragglers.mark(List.copyOf(coordinatorWindow));
         for (Rank r : ranks.values()) {
             boolean was = r.straggler;
-            r.straggler = flagged.contains(r.rank);
+            r.straggler = r.rank < flagged.length && flagged[r.rank];
             if (r.straggler && !was) {
                 addEvent("straggler", r.rank, "rank " + r.rank + " is a straggler: the others keep waiting for it");
             }
         }
-    }
-
-    /**
-     * The ranks the others keep waiting for, over rank 0's snapshots of the last 30 s: last to submit in at least
-     * half the ops, and waited for on average more than max(5 ms, 10 % of the mean time between ops).
-     */
-    private Set<Integer> stragglers(RankSnapshot newest) {
-        coordinatorWindow.addLast(newest);
-        while (newest.timeMillis() - coordinatorWindow.getFirst().timeMillis() > 30_000) {
-            coordinatorWindow.removeFirst();
-        }
-        RankSnapshot oldest = coordinatorWindow.getFirst();
-        long ops = newest.ops() - oldest.ops();
-        Set<Integer> flagged = new java.util.HashSet<>();
-        if (ops <= 0) {
-            return flagged;
-        }
-        double between = (newest.timeMillis() - oldest.timeMillis()) * 1e6 / ops;
-        double threshold = Math.max(5e6, 0.1 * between);
-        for (int i = 0; i < newest.lastCounts().length && i < newest.latenessNanos().length; i++) {
-            long last = newest.lastCounts()[i] - (i < oldest.lastCounts().length ? oldest.lastCounts()[i] : 0);
-            long waited = newest.latenessNanos()[i] - (i < oldest.latenessNanos().length ? oldest.latenessNanos()[i] : 0);
-            if (last > 0 && 2 * last >= ops && (double) waited / last > threshold) {
-                flagged.add(i);
-            }
-        }
-        return flagged;
     }
 
     /** Rank {@code rank}'s process started on {@code host} with {@code pid} (the launcher's view of it). */

@@ -8,7 +8,6 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,7 +30,7 @@ class JobViewTest {
     }
 
     private static void publish(InMemoryStore store, RankSnapshot s) {
-        store.put(StoreKeys.view(s.rank()), Base64.getEncoder().encodeToString(s.encode()));
+        store.put(StoreKeys.view(s.rank()), s.toStoreValue());
     }
 
     private static JsonNode json(JobView view) throws Exception {
