@@ -65,6 +65,7 @@
     $('job-generation').textContent = (isNumber(job.generation) ? job.generation : '–') +
         (job.elastic ? ' (elastic)' : ' (static)');
     $('job-command').textContent = job.command || '';
+    $('job-command').title = job.command || '';
     var hasProgress = isNumber(job.progressPercentage);
     $('job-progress-item').hidden = !hasProgress;
     if (hasProgress) {
@@ -266,7 +267,8 @@
   function renderCharts(job) {
     var byName = {};
     (job.metrics || []).forEach(function (p) {
-      if (!p || typeof p.name !== 'string') { return; }
+      // "progress" is the header's bar and time left; a chart of it would say the same again.
+      if (!p || typeof p.name !== 'string' || p.name === 'progress') { return; }
       (byName[p.name] = byName[p.name] || []).push(p);
     });
     // The program's metrics first, by name, then the engine's throughput and time in collectives.

@@ -128,8 +128,18 @@ final class Browser implements AutoCloseable {
         return (List<String>) script("return performance.getEntriesByType('resource').map(e => e.name);");
     }
 
-    byte[] screenshot() {
-        return driver.getScreenshotAs(org.openqa.selenium.OutputType.BYTES);
+    /** A picture of the whole page: the window grows to the page's height first, and the charts fit it again. */
+    byte[] screenshot() throws InterruptedException {
+        org.openqa.selenium.Dimension before = driver.manage().window().getSize();
+        long height = ((Number) script("return document.documentElement.scrollHeight;")).longValue();
+        driver.manage().window().setSize(new org.openqa.selenium.Dimension(before.getWidth(),
+                (int) Math.min(4000, height + 120)));
+        Thread.sleep(1500);
+        try {
+            return driver.getScreenshotAs(org.openqa.selenium.OutputType.BYTES);
+        } finally {
+            driver.manage().window().setSize(before);
+        }
     }
 
     @Override

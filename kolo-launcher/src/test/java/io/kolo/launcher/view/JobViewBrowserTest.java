@@ -47,7 +47,7 @@ class JobViewBrowserTest {
         try (Browser browser = Browser.start()) {
             CompletableFuture<Integer> job = CompletableFuture.supplyAsync(() -> Main.run(new String[] {
                     "run", "-np", "3", "--dashboard", "0", "--report", report.toString(),
-                    "-cp", CP, SlowRankTraining.class.getName(), "100000"}, out, out));
+                    "-cp", CP, SlowRankTraining.class.getName(), "3000"}, out, out));
             String url = awaitUrl(printed, job);
             browser.open(url);
             browser.await("three rows of ranks", d -> browser.all("#ranks tbody tr[data-rank]").size() == 3);
