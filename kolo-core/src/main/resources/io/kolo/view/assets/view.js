@@ -359,8 +359,10 @@
       if (!finished(job.state)) { window.setTimeout(poll, POLL_MILLIS); }
     }).catch(function (err) {
       status.classList.add('lost');
+      // The launcher serves the view only while the job runs: once it is gone the job has most likely ended.
       status.textContent = 'Cannot reach the job (' + err.message + ')' +
-          (lastJob ? '; showing its last view. ' : '. ') + 'Retrying.';
+          (lastJob ? ': it has probably ended (kolo run --report keeps its final view). Showing the last view; ' :
+                     '. ') + 'retrying.';
       window.setTimeout(poll, POLL_MILLIS);
     });
   }
