@@ -180,6 +180,10 @@ public final class NodeRun {
                 return UsageException.EXIT_CODE;
             }
             view.watch(store);
+            if (plan.nodeRank() != 0 && plan.display().view().on()) {
+                err.println("kolo: node " + plan.nodeRank() + ": --dashboard and --report are node 0's, which holds the"
+                        + " job's store; its view shows this node's ranks too");
+            }
             NodeFailures failures = new NodeFailures(store, err);
             Job job = new Job(launches(plan, at, err), failures, out, err, plan.outputDir(), Supervisor.DEFAULT_GRACE,
                     view).timestampOutput(plan.display().timestamps());
