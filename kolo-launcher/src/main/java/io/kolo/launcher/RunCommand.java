@@ -160,6 +160,9 @@ public final class RunCommand implements Subcommand {
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
     boolean help;
 
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     @Parameters(paramLabel = "COMMAND", description = "The program to run and its arguments (after --).")
     List<String> command = new ArrayList<>();
 
@@ -288,7 +291,9 @@ public final class RunCommand implements Subcommand {
         } catch (io.kolo.BadSettingException | java.nio.file.InvalidPathException e) {
             throw new UsageException(e.getMessage() + " (no rank was started)");
         }
-        return new ViewPlan(port, bind, file);
+        List<String> typed = spec == null ? List.of() : spec.commandLine().getParseResult() == null ? List.of()
+                : spec.commandLine().getParseResult().originalArgs();
+        return new ViewPlan(port, bind, file, typed.isEmpty() ? null : "kolo " + RankEnvironment.shellQuote(typed));
     }
 
     /** -H, --hostfile, the MPI default hostfile, or this host with -np slots. */

@@ -116,6 +116,8 @@ class DashboardRunTest {
             return true;
         });
         assertEquals("RUNNING", running.get("state").asText());
+        assertTrue(running.get("command").asText().startsWith("kolo run -np 3 --dashboard 0 --report "),
+                running.get("command").asText());
         assertEquals(3, running.get("size").asInt());
         for (JsonNode r : running.get("ranks")) {
             assertTrue(r.get("pid").asLong() > 0, r.toString());

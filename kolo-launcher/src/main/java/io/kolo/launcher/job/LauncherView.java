@@ -39,7 +39,7 @@ public final class LauncherView {
      * Opens the view {@code plan} asks for, before any worker starts: serves it (and prints its URL once) under
      * {@code --dashboard}.
      *
-     * @param command the job's command line, for the page's header
+     * @param command the program's command line, for the page's header when {@code plan} names no command
      * @param size    the number of ranks the job starts with
      * @throws UsageException when the dashboard cannot be served (the port in use, the address not this host's)
      */
@@ -49,7 +49,8 @@ public final class LauncherView {
             return OFF;
         }
         long interval = KoloSettings.VIEW_INTERVAL_MS.from(launcherEnv);
-        JobView view = new JobView(command, size, elastic, Duration.ofMillis(interval));
+        JobView view = new JobView(plan.command() != null ? plan.command() : command, size, elastic,
+                Duration.ofMillis(interval));
         DashboardServer server = null;
         if (plan.dashboardPort() != null) {
             try {

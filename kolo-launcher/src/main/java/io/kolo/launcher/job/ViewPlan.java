@@ -10,10 +10,11 @@ import java.nio.file.StandardOpenOption;
 /**
  * The job view a {@code kolo run} asks for: served live on {@code dashboardPort} ({@code --dashboard}; 0 picks a free
  * port; null: not served) at {@code bind} ({@code --dashboard-bind}; null: 127.0.0.1), and frozen into
- * {@code report} ({@code --report}; null: none) when the job ends.
+ * {@code report} ({@code --report}; null: none) when the job ends; {@code command} is the {@code kolo run} command
+ * line its header shows (null: the program's).
  */
-public record ViewPlan(Integer dashboardPort, String bind, Path report) {
-    public static final ViewPlan NONE = new ViewPlan(null, null, null);
+public record ViewPlan(Integer dashboardPort, String bind, Path report, String command) {
+    public static final ViewPlan NONE = new ViewPlan(null, null, null, null);
 
     /**
      * Checks what can be checked before anything starts: the port's range, and that the report can be written where
