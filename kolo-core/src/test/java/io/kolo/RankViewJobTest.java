@@ -142,6 +142,91 @@ class RankViewJobTest {
         }
     }
 
+    /** An op rank 2 is late for shows in rank 0's snapshots as a stall naming it, and goes once rank 2 submits it. */
+    @Test
+    void rankZeroPublishesTheStallsItSees() throws Exception {
+        JobSecret secret = JobSecret.generate();
+        try (RendezvousService service = RendezvousService.start(InetAddress.getLoopbackAddress(), 0, secret);
+             RendezvousClient store = RendezvousClient.connect(service.address(), secret, Duration.ofSeconds(20))) {
+            java.util.concurrent.CountDownLatch seen = new java.util.concurrent.CountDownLatch(1);
+            List<RankSnapshot.Stall> stalls = new ArrayList<>();
+            Thread poller = Thread.ofPlatform().start(() -> {
+                long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                while (System.nanoTime() < deadline) {
+                    Optional<RankSnapshot> zero = read(store, 0);
+                    if (zero.isPresent() && !zero.get().stalls().isEmpty()) {
+                        stalls.addAll(zero.get().stalls());
+                        seen.countDown();
+                        return;
+                    }
+                    try {
+                        Thread.sleep(50);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            });
+            List<Object> results = Ranks.fromEnvironment(3, r -> Map.of("KOLO_RANK", Integer.toString(r),
+                    "KOLO_SIZE", "3", "KOLO_RENDEZVOUS_ADDR", "127.0.0.1",
+                    "KOLO_RENDEZVOUS_PORT", Integer.toString(service.address().getPort()),
+                    "KOLO_RENDEZVOUS_SERVER", "launcher", "KOLO_SECRET", secret.toHex(),
+                    "KOLO_START_TIMEOUT_SECONDS", "30", "KOLO_TRANSPORT", "tcp",
+                    "KOLO_VIEW", "1", "KOLO_VIEW_INTERVAL_MS", "100"), c -> {
+                if (c.rank() == 2 && !seen.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                    throw new AssertionError("rank 0 never published the stall");
+                }
+                c.allreduce("late", Tensor.of(new float[]{1}), ReduceOp.SUM);
+                return null;
+            });
+            poller.join();
+            for (Object r : results) {
+                assertNull(r, "every rank finished");
+            }
+            assertEquals(1, stalls.size(), stalls.toString());
+            assertEquals("late", stalls.getFirst().op());
+            assertArrayEquals(new int[]{2}, stalls.getFirst().missingRanks());
+            assertTrue(stalls.getFirst().seconds() >= 1, stalls.getFirst().seconds() + " s");
+            assertEquals(List.of(), read(store, 0).orElseThrow().stalls(), "no stall once rank 2 submitted");
+        }
+    }
+
+    /**
+     * Under mpirun rank 0 serves the store, which goes when rank 0 leaves: the other ranks' last snapshots may find it
+     * gone. That says nothing on stderr, let alone a stack trace.
+     */
+    @Test
+    void aStoreGoneAtTheEndPrintsNothing() throws Exception {
+        int port = Ranks.freePort();
+        String secret = JobSecret.generate().toHex();
+        java.io.PrintStream err = System.err;
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+        List<Object> results;
+        try {
+            results = Ranks.fromEnvironment(3, r -> Map.of("KOLO_RANK", Integer.toString(r), "KOLO_SIZE", "3",
+                    "KOLO_RENDEZVOUS_ADDR", "127.0.0.1", "KOLO_RENDEZVOUS_PORT", Integer.toString(port),
+                    "KOLO_SECRET", secret, "KOLO_START_TIMEOUT_SECONDS", "30", "KOLO_TRANSPORT", "tcp",
+                    "KOLO_VIEW", "1", "KOLO_VIEW_INTERVAL_MS", "10"), c -> {
+                for (int i = 0; i < 20; i++) {
+                    c.allreduce(new float[]{1}, ReduceOp.SUM);
+                    c.report("step", i);
+                }
+                if (c.rank() != 0) {
+                    // Rank 0, and the store with it, leaves first.
+                    Thread.sleep(300);
+                }
+                return null;
+            });
+        } finally {
+            System.setErr(err);
+        }
+        for (Object r : results) {
+            assertNull(r, "every rank finished");
+        }
+        String said = captured.toString(java.nio.charset.StandardCharsets.UTF_8);
+        assertFalse(said.contains("Exception") || said.contains("\tat "), said);
+    }
+
     private static Optional<RankSnapshot> read(RendezvousClient store, int rank) {
         return store.tryGet(StoreKeys.view(rank)).map(RankSnapshot::fromStoreValue);
     }
