@@ -205,10 +205,10 @@
         box.appendChild(part);
       }
       var pre = part.querySelector('pre');
-      var text = (r.output || []).join('\n');
+      var text = (r.output || []).join('\n') || '(no output)';
       if (pre.textContent !== text) {
         var atBottom = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
-        pre.textContent = text || '(no output yet)';
+        pre.textContent = text;
         if (atBottom) { pre.scrollTop = pre.scrollHeight; }
       }
     });
