@@ -39,6 +39,8 @@ public final class Communicator extends Collectives implements AutoCloseable {
     private volatile int resets;
     /** Publishes this rank's figures for the job view; null when the view is off. */
     private volatile RankReporter reporter;
+    // The job's view, when this rank holds it (rank 0 serving the store under mpirun or srun).
+    private volatile io.kolo.view.ViewHolder view;
 
     /** @param hosts every rank's host (process sets are built from it) */
     Communicator(Topology topology, Hosts hosts, Engine engine, Transport transport,
@@ -201,6 +203,11 @@ public final class Communicator extends Collectives implements AutoCloseable {
                 ProcessHandle.current().pid(), generation), interval, () -> points, () -> resets);
     }
 
+    /** Holds the job's view until this communicator closes, after its own last snapshot. */
+    void holdView(io.kolo.view.ViewHolder held) {
+        view = held;
+    }
+
     /** This rank's engine counters (coordinator rounds, cache hits, fused buffers), for diagnostics. */
     public EngineStats stats() {
         return engine.stats();
@@ -325,6 +332,11 @@ public final class Communicator extends Collectives implements AutoCloseable {
         if (r != null) {
             // Its last snapshot, while the store is there.
             r.close();
+        }
+        io.kolo.view.ViewHolder v = view;
+        if (v != null) {
+            // Frozen after this rank's last snapshot, before the store it reads goes with the rank.
+            v.close();
         }
         engine.shutdown();
         sets.release();

@@ -314,6 +314,13 @@ public final class JobView implements AutoCloseable {
             stalls = List.of();
             coordinatorWindow.clear();
             for (Rank r : ranks.values()) {
+                if (r.ended()) {
+                    // The rank number goes on in the next generation, held by a survivor or a new worker; what ended
+                    // the old holder stays in the events.
+                    r.state = "STARTING";
+                    r.exitCode = null;
+                    r.cause = null;
+                }
                 r.latest = null;
                 r.straggler = false;
                 r.latenessSeconds = 0;

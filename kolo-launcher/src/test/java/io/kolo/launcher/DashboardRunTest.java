@@ -2,24 +2,21 @@ package io.kolo.launcher;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kolo.launcher.ViewClient.Response;
+import io.kolo.launcher.ViewClient.Sample;
 import io.kolo.launcher.workers.ViewWorker;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintStream;
-import java.net.HttpURLConnection;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +26,9 @@ import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import static io.kolo.launcher.ViewClient.get;
+import static io.kolo.launcher.ViewClient.parseExposition;
+import static io.kolo.launcher.ViewClient.reportJson;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -74,21 +74,6 @@ class DashboardRunTest {
         }
     }
 
-    record Response(int status, String body) {
-    }
-
-    static Response get(String url) throws IOException {
-        HttpURLConnection c = (HttpURLConnection) URI.create(url).toURL().openConnection();
-        c.setConnectTimeout(10_000);
-        c.setReadTimeout(10_000);
-        int status = c.getResponseCode();
-        try (InputStream in = status < 400 ? c.getInputStream() : c.getErrorStream()) {
-            return new Response(status, in == null ? "" : new String(in.readAllBytes(), StandardCharsets.UTF_8));
-        } finally {
-            c.disconnect();
-        }
-    }
-
     /** Polls {@code /api/job} until {@code until} holds; the last answer. */
     private static JsonNode awaitJob(Launcher launcher, String base, Predicate<JsonNode> until) throws Exception {
         long deadline = System.nanoTime() + 90_000_000_000L;
@@ -102,56 +87,6 @@ class DashboardRunTest {
         }
         throw new AssertionError("the job view never showed what was awaited; last: " + job + "\n"
                 + launcher.err().toString(StandardCharsets.UTF_8));
-    }
-
-    /** The job's JSON embedded in a report file. */
-    static JsonNode reportJson(Path report) throws IOException {
-        String html = Files.readString(report);
-        String open = "<script type=\"application/json\" id=\"kolo-job\">";
-        int from = html.indexOf(open);
-        assertTrue(from >= 0, "no kolo-job element in " + report);
-        int to = html.indexOf("</script>", from);
-        return JSON.readTree(html.substring(from + open.length(), to));
-    }
-
-    private static final Pattern SAMPLE = Pattern.compile("([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{(.*)})? (\\S+)");
-    private static final Pattern LABEL = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\",?");
-
-    record Sample(String name, Map<String, String> labels, double value) {
-    }
-
-    /** Parses Prometheus' text exposition 0.0.4; every sample's family must be typed before it. */
-    static List<Sample> parseExposition(String text) {
-        List<Sample> samples = new ArrayList<>();
-        Set<String> typed = new HashSet<>();
-        for (String line : text.split("\n")) {
-            if (line.isEmpty() || line.startsWith("# HELP ")) {
-                continue;
-            }
-            if (line.startsWith("# TYPE ")) {
-                String[] parts = line.split(" ");
-                assertEquals(4, parts.length, line);
-                assertTrue(Set.of("counter", "gauge", "untyped").contains(parts[3]), line);
-                assertTrue(typed.add(parts[2]), "typed twice: " + line);
-                continue;
-            }
-            Matcher m = SAMPLE.matcher(line);
-            assertTrue(m.matches(), "not a sample line: " + line);
-            assertTrue(typed.contains(m.group(1)), "no # TYPE before " + line);
-            Map<String, String> labels = new HashMap<>();
-            if (m.group(3) != null) {
-                Matcher l = LABEL.matcher(m.group(3));
-                int at = 0;
-                while (l.find() && l.start() == at) {
-                    labels.put(l.group(1), l.group(2).replace("\\\"", "\"").replace("\\n", "\n")
-                            .replace("\\\\", "\\"));
-                    at = l.end();
-                }
-                assertEquals(m.group(3).length(), at, "bad labels: " + line);
-            }
-            samples.add(new Sample(m.group(1), labels, Double.parseDouble(m.group(4))));
-        }
-        return samples;
     }
 
     private static String[] job(Path pids, long seconds, String... options) {

@@ -101,6 +101,7 @@ public final class Supervisor {
             return;
         }
         HostDiscovery.stopAll();
+        view.event("stop", "the launcher was interrupted (Ctrl-C or SIGTERM)");
         int alive = group.running();
         if (alive > 0) {
             message("kolo: interrupted; terminating " + alive + (alive == 1 ? " rank" : " ranks"));
@@ -109,7 +110,6 @@ public final class Supervisor {
             message("kolo: some processes did not exit even after SIGKILL");
         }
         if (view.on()) {
-            view.event("stop", "the launcher was interrupted (Ctrl-C or SIGTERM)");
             // The JVM ends when the shutdown hooks return: give run() the moment it needs to finish the job's view,
             // else freeze it from here, so that the report is written however the job ends.
             try {
