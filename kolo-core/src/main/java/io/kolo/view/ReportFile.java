@@ -60,8 +60,8 @@ public final class ReportFile {
 
     /**
      * JSON inside a script element must not close it ({@code </script>}) nor open a comment that changes how the
-     * element ends ({@code <!--}). Both can only occur inside JSON strings, where {@code <\/} and {@code \u003c}
-     * read back as the same characters.
+     * element ends ({@code <!--}). Both can only occur inside JSON strings, where {@code <\/} reads back as
+     * {@code </}, and a {@code <} written as JSON's unicode escape as {@code <}.
      */
     static String escapeJson(String json) {
         return json.replace("<!--", "\\u003c!--").replace("</", "<\\/");

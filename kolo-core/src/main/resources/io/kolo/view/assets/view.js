@@ -205,10 +205,10 @@
         box.appendChild(part);
       }
       var pre = part.querySelector('pre');
-      var text = (r.output || []).join('\n');
+      var text = (r.output || []).join('\n') || '(no output)';
       if (pre.textContent !== text) {
         var atBottom = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
-        pre.textContent = text || '(no output yet)';
+        pre.textContent = text;
         if (atBottom) { pre.scrollTop = pre.scrollHeight; }
       }
     });
@@ -338,6 +338,11 @@
     document.body.setAttribute('data-job-state', job.state || '');
   }
 
+  // The status line is a live region: it changes only when what it says changes, so a screen reader says it once.
+  function say(node, text) {
+    if (node.textContent !== text) { node.textContent = text; }
+  }
+
   function finished(state) { return state === 'SUCCEEDED' || state === 'FAILED'; }
 
   // The token the page was opened with goes with every request (bound beyond loopback, the server wants it).
@@ -354,15 +359,14 @@
     }).then(function (job) {
       render(job);
       status.classList.remove('lost');
-      status.textContent = finished(job.state) ? 'The job has ended; this is its final view.' :
-          'Live: updated every second.';
+      say(status, finished(job.state) ? 'The job has ended; this is its final view.' : 'Live: updated every second.');
       if (!finished(job.state)) { window.setTimeout(poll, POLL_MILLIS); }
     }).catch(function (err) {
       status.classList.add('lost');
       // The launcher serves the view only while the job runs: once it is gone the job has most likely ended.
-      status.textContent = 'Cannot reach the job (' + err.message + ')' +
+      say(status, 'Cannot reach the job (' + err.message + ')' +
           (lastJob ? ': it has probably ended (kolo run --report keeps its final view). Showing the last view; ' :
-                     '. ') + 'retrying.';
+                     '. ') + 'retrying.');
       window.setTimeout(poll, POLL_MILLIS);
     });
   }
