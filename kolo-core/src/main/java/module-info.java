@@ -15,6 +15,7 @@
 @SuppressWarnings("module")
 module io.kolo.core {
     requires java.logging;
+    requires jdk.httpserver;
     requires static jdk.incubator.vector;
 
     exports io.kolo;
@@ -23,4 +24,5 @@ module io.kolo.core {
     exports io.kolo.bootstrap to io.kolo.launcher, io.kolo.bench;
     exports io.kolo.transport to io.kolo.launcher;
     exports io.kolo.collective to io.kolo.bench;
+    exports io.kolo.view to io.kolo.launcher;
 }

@@ -1,9 +1,12 @@
 package io.kolo;
 
+import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.collective.Hosts;
 import io.kolo.engine.Engine;
 import io.kolo.engine.EngineSettings;
 import io.kolo.transport.Transport;
+import io.kolo.view.MetricPoints;
+import io.kolo.view.RankReporter;
 
 import java.util.List;
 import java.util.Map;
@@ -30,6 +33,14 @@ public final class Communicator extends Collectives implements AutoCloseable {
     private volatile boolean closed;
     private final ProcessSets sets;
     private final SetCollectives all;
+    /** The program's metric points ({@link #report}); the facade's own, shared by its successive communicators. */
+    private volatile MetricPoints points = new MetricPoints();
+    /** Elastic resets the process went through before this communicator (the facade's count). */
+    private volatile int resets;
+    /** Publishes this rank's figures for the job view; null when the view is off. */
+    private volatile RankReporter reporter;
+    // The job's view, when this rank holds it (rank 0 serving the store under mpirun or srun).
+    private volatile io.kolo.view.ViewHolder view;
 
     /** @param hosts every rank's host (process sets are built from it) */
     Communicator(Topology topology, Hosts hosts, Engine engine, Transport transport,
@@ -144,6 +155,57 @@ public final class Communicator extends Collectives implements AutoCloseable {
     /** How many hosts run a rank of this local rank. */
     public int crossSize() {
         return topology.crossSize();
+    }
+
+    /**
+     * Reports this rank's value of a metric now, for the job view ({@code kolo run --dashboard}, {@code --report}):
+     * a loss, an accuracy, samples per second. See {@link #report(String, double, long)}.
+     */
+    public void report(String name, double value) {
+        points.add(name, value, -1);
+    }
+
+    /**
+     * Reports this rank's value of a metric at training step {@code step}, for the job view, which charts each name
+     * over steps per rank ({@code "progress"}, a fraction from 0 to 1 of the whole job, gives its percentage and
+     * remaining time). It never blocks, never communicates on the calling thread and allocates nothing: the value goes
+     * into a ring of this rank's newest 256 points, which a background thread publishes every
+     * {@code KOLO_VIEW_INTERVAL_MS} when the view is on ({@code KOLO_VIEW=1}); with the view off it is only kept.
+     * Report each name at most a few hundred times per interval: older points beyond 256 are not published.
+     *
+     * <pre>{@code
+     * for (long step = 0; step < steps; step++) {
+     *     double loss = trainStep();
+     *     comm.report("loss", loss, step);
+     *     comm.report("progress", (step + 1) / (double) steps);
+     * }
+     * }</pre>
+     *
+     * @param step the training step, or -1 for none
+     * @throws IllegalArgumentException when {@code name} is null or blank
+     */
+    public void report(String name, double value, long step) {
+        points.add(name, value, step);
+    }
+
+    /** The facade's points and reset count, kept across the communicators it makes (elastic resets). */
+    void adopt(MetricPoints facadePoints, int resetsBefore) {
+        points = facadePoints;
+        resets = resetsBefore;
+    }
+
+    /**
+     * Starts publishing this rank's figures and reported points for the job view to {@code store}, the job's store,
+     * every {@code interval}, until this communicator closes.
+     */
+    void publishView(KeyValueStore store, String host, int generation, java.time.Duration interval) {
+        reporter = RankReporter.start(store, engine, new RankReporter.Identity(rank(), size(), host,
+                ProcessHandle.current().pid(), generation), interval, () -> points, () -> resets);
+    }
+
+    /** Holds the job's view until this communicator closes, after its own last snapshot. */
+    void holdView(io.kolo.view.ViewHolder held) {
+        view = held;
     }
 
     /** This rank's engine counters (coordinator rounds, cache hits, fused buffers), for diagnostics. */
@@ -266,6 +328,16 @@ public final class Communicator extends Collectives implements AutoCloseable {
             return;
         }
         closed = true;
+        RankReporter r = reporter;
+        if (r != null) {
+            // Its last snapshot, while the store is there.
+            r.close();
+        }
+        io.kolo.view.ViewHolder v = view;
+        if (v != null) {
+            // Frozen after this rank's last snapshot, before the store it reads goes with the rank.
+            v.close();
+        }
         engine.shutdown();
         sets.release();
         transport.close();

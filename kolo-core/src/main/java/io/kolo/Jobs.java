@@ -79,6 +79,20 @@ final class Jobs {
         // The watch first: it writes to the store, which closes with the last words.
         Communicator c = assemble(topology, placedOn(env), transport, null, job, rendezvous.store(), storeInRankZero,
                 watch, settings, watch, storeAndLastWords);
+        if (io.kolo.view.RankReporter.wanted(env)) {
+            // The store's part for this job (an elastic generation's own), as the rendezvous joined it.
+            c.publishView(rendezvous.store(), hostName(env), io.kolo.bootstrap.ElasticGeneration.of(env).orElse(0),
+                    java.time.Duration.ofMillis(io.kolo.bootstrap.KoloSettings.VIEW_INTERVAL_MS.from(env)));
+        }
+        if (rendezvous.servesStore()) {
+            // No launcher holds the job's view (mpirun, srun): the rank that serves the store does, when asked.
+            try {
+                io.kolo.view.ViewHolder.open(env, job.size(), rendezvous.store()).ifPresent(c::holdView);
+            } catch (RuntimeException e) {
+                c.close();
+                throw e;
+            }
+        }
         JoinLog.joined(env, c.topology(), transport, settings, started);
         return c;
     }

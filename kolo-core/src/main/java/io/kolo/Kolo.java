@@ -1,6 +1,7 @@
 package io.kolo;
 
 import io.kolo.bootstrap.ElasticScope;
+import io.kolo.view.MetricPoints;
 
 import java.util.List;
 
@@ -23,6 +24,10 @@ import java.util.List;
 public final class Kolo {
     private static final String NOT_INITIALISED = "Kolo is not initialised: call Kolo.init() first";
     private static volatile Communicator current;
+    /** The program's metric points: kept from before {@link #init()} and across an elastic job's communicators. */
+    private static final MetricPoints POINTS = new MetricPoints();
+    /** Jobs this process joined through the facade (an elastic worker joins one per reset). */
+    private static int joins;
 
     private Kolo() {
     }
@@ -57,7 +62,7 @@ public final class Kolo {
     public static synchronized void init(ProcessSet... processSets) {
         if (current == null) {
             try {
-                current = Communicator.fromEnvironment(System.getenv(), processSets);
+                current = joined(Communicator.fromEnvironment(System.getenv(), processSets));
                 ElasticScope.joined(System.getenv());
             } catch (BadSettingException e) {
                 System.err.println("kolo: " + e.getMessage());
@@ -93,9 +98,45 @@ public final class Kolo {
      */
     public static synchronized void init(java.util.Map<String, String> env) {
         if (current == null) {
-            current = Communicator.fromEnvironment(env);
+            current = joined(Communicator.fromEnvironment(env));
             ElasticScope.joined(env);
         }
+    }
+
+    private static Communicator joined(Communicator c) {
+        c.adopt(POINTS, joins++);
+        return c;
+    }
+
+    /**
+     * Reports this rank's value of a metric now (a loss, an accuracy, samples per second) for the job view
+     * ({@code kolo run --dashboard}, {@code --report}). See {@link #report(String, double, long)}.
+     */
+    public static void report(String name, double value) {
+        POINTS.add(name, value, -1);
+    }
+
+    /**
+     * Reports this rank's value of a metric at training step {@code step} (-1: none) for the job view, which charts
+     * each name per rank; {@code "progress"}, a fraction from 0 to 1 of the whole job, gives the job's percentage and
+     * remaining time. It never blocks, never communicates on the calling thread and allocates nothing: the point goes
+     * into a ring of this process's newest 256, which a background thread publishes every
+     * {@code KOLO_VIEW_INTERVAL_MS} while the view is on ({@code KOLO_VIEW=1}, set by {@code kolo run --dashboard}).
+     * Points reported before {@link #init()} are kept and published once the rank joins; with the view off they are
+     * only kept. An elastic worker's points and their numbering go on across resets.
+     *
+     * <pre>{@code
+     * for (long step = 0; step < steps; step++) {
+     *     double loss = trainStep();
+     *     Kolo.report("loss", loss, step);
+     *     Kolo.report("progress", (step + 1) / (double) steps);
+     * }
+     * }</pre>
+     *
+     * @throws IllegalArgumentException when {@code name} is null or blank
+     */
+    public static void report(String name, double value, long step) {
+        POINTS.add(name, value, step);
     }
 
     /** Whether {@link #init()} was called and {@link #shutdown()} not since. */

@@ -41,7 +41,9 @@ class ModuleBoundaryTest {
         assertEquals(Map.of("io.kolo", Set.of("*"), "io.kolo.elastic", Set.of("*"), "io.kolo.launch", Set.of("*"),
                 // kolo-bench: the rendezvous server's request counts for kolo bench scale.
                 "io.kolo.bootstrap", Set.of("io.kolo.launcher", "io.kolo.bench"),
-                "io.kolo.transport", Set.of("io.kolo.launcher"), "io.kolo.collective", Set.of("io.kolo.bench")),
+                "io.kolo.transport", Set.of("io.kolo.launcher"), "io.kolo.collective", Set.of("io.kolo.bench"),
+                // kolo run serves the job view from the launcher.
+                "io.kolo.view", Set.of("io.kolo.launcher")),
                 exports);
         assertTrue(module.requires().stream().allMatch(r -> r.name().startsWith("java.") || r.name().startsWith("jdk.")),
                 "kolo-core depends on the JDK alone: " + module.requires());

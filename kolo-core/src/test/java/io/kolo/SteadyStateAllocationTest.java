@@ -185,7 +185,42 @@ class SteadyStateAllocationTest {
         check(overTcp(comm -> measureGathers(comm, 256, 128)));
     }
 
+    /**
+     * With the job view on, a thread per rank reads the engine's figures every 10 ms (a hundred times its default
+     * pace) and publishes them: the engine's steady state still allocates nothing, the caller no more than without it,
+     * and a reported point nothing at all.
+     */
+    @Test
+    void withTheJobViewOnTheStepsStillAllocateNothingAndAReportNothingAtAll() throws Exception {
+        Map<String, String> view = Map.of("KOLO_VIEW", "1", "KOLO_VIEW_INTERVAL_MS", "10");
+        check(overTcp(SteadyStateAllocationTest::measure, view));
+        check(overTcp(SteadyStateAllocationTest::measureNamed, view), 64);
+        for (long[] perReport : overTcp(SteadyStateAllocationTest::measureReport, view)) {
+            assertEquals(0, perReport[1], "bytes a reported point allocated on the caller's thread");
+        }
+    }
+
+    /** {0, caller bytes per report} for points reported while the ranks' reporters publish them. */
+    private static long[] measureReport(Communicator comm) {
+        var bean = threads();
+        for (int i = 0; i < WARMUP; i++) {
+            comm.report("loss", i * 0.5, i);
+        }
+        long caller0 = bean.getCurrentThreadAllocatedBytes();
+        for (int i = 0; i < 100 * OPS; i++) {
+            comm.report("loss", i * 0.5, i);
+            comm.report("accuracy", i);
+        }
+        long caller = bean.getCurrentThreadAllocatedBytes() - caller0;
+        return new long[]{0, caller / (200L * OPS)};
+    }
+
     private static List<long[]> overTcp(java.util.function.Function<Communicator, long[]> measure) throws Exception {
+        return overTcp(measure, Map.of());
+    }
+
+    private static List<long[]> overTcp(java.util.function.Function<Communicator, long[]> measure,
+                                        Map<String, String> settings) throws Exception {
         threads(); // skips here, on the test's thread, when the JVM cannot count
         int port;
         try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
@@ -196,9 +231,10 @@ class SteadyStateAllocationTest {
         try {
             List<Future<long[]>> futures = new ArrayList<>();
             for (int r = 0; r < 2; r++) {
-                Map<String, String> env = Map.of("KOLO_RANK", Integer.toString(r), "KOLO_SIZE", "2",
-                        "KOLO_RENDEZVOUS_ADDR", "127.0.0.1", "KOLO_RENDEZVOUS_PORT", Integer.toString(port),
-                        "KOLO_SECRET", secret, "KOLO_START_TIMEOUT_SECONDS", "20");
+                Map<String, String> env = new java.util.HashMap<>(Map.of("KOLO_RANK", Integer.toString(r), "KOLO_SIZE",
+                        "2", "KOLO_RENDEZVOUS_ADDR", "127.0.0.1", "KOLO_RENDEZVOUS_PORT", Integer.toString(port),
+                        "KOLO_SECRET", secret, "KOLO_START_TIMEOUT_SECONDS", "20"));
+                env.putAll(settings);
                 futures.add(pool.submit(() -> {
                     try (Communicator c = Communicator.fromEnvironment(env)) {
                         return measure.apply(c);

@@ -188,6 +188,17 @@ public final class KoloSettings {
     public static final Setting<String> COMPRESSION = choice("KOLO_COMPRESSION", "none", "none, fp16 or bf16",
             choices("none", "none", "fp16", "fp16", "float16", "fp16", "bf16", "bf16", "bfloat16", "bf16"));
 
+    // The job view (kolo run --dashboard / --report; rank 0 under mpirun/srun).
+    public static final Setting<String> VIEW = choice("KOLO_VIEW", "off", "0 or 1", ON_OFF);
+    public static final Setting<Long> VIEW_INTERVAL_MS = range("KOLO_VIEW_INTERVAL_MS", 1000L, 10, 3_600_000L,
+            "a number of milliseconds from 10 to 3600000");
+    public static final Setting<Integer> DASHBOARD_PORT = new Setting<>("KOLO_DASHBOARD_PORT", null,
+            "a TCP port from 0 (any free port) to 65535", v -> inRange(Integer.parseInt(v), 0, 65535));
+    public static final Setting<String> DASHBOARD_BIND = text("KOLO_DASHBOARD_BIND", "127.0.0.1",
+            "a host name or IP address of this host to serve the job view on");
+    public static final Setting<String> REPORT = text("KOLO_REPORT", null,
+            "the path of the HTML report written when the job ends");
+
     // The transports.
     public static final Setting<String> TRANSPORT = choice("KOLO_TRANSPORT", "auto", "auto (shared memory within a"
             + " host, TCP between hosts), shm (the same, but fail if /dev/shm is unusable) or tcp",

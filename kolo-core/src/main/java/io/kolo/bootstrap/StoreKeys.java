@@ -82,4 +82,9 @@ public final class StoreKeys {
     public static String nodeDone(int node) {
         return "node/" + node + "/done";
     }
+
+    /** {@code rank}'s latest {@code io.kolo.view.RankSnapshot}, which its reporter rewrites while the job view is on. */
+    public static String view(int rank) {
+        return "view/" + rank;
+    }
 }

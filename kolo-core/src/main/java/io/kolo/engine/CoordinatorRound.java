@@ -48,6 +48,7 @@ final class CoordinatorRound {
         byte[][] all = ops.gather(ControlMessages.encodeRequests(requests), 0);
         byte[] answer = null;
         if (table != null) {
+            table.newRound();
             List<Response> out = new ArrayList<>();
             for (byte[] b : all) {
                 table.add(ControlMessages.decodeRequests(b), out);
@@ -73,6 +74,11 @@ final class CoordinatorRound {
     /** What rank 0 last said the op named {@code name} waits for, or null. */
     String waitingFor(String name) {
         return waitingFor.get(name);
+    }
+
+    /** Rank 0's figures of who the set's ranks waited for, or null on the other ranks. */
+    CoordinatorFigures figures() {
+        return table == null ? null : table.figures();
     }
 
     long rounds() {

@@ -20,6 +20,8 @@ final class DirectOp {
     private int position = -1;
     private InFlightNames.Slot slot;
     private boolean done;
+    /** When the caller armed it: the op's start, for the engine's figures. */
+    private long armedNanos;
     /** The last name that matched, as the caller passed it, and the cache entry it matched. */
     private String lastName;
     private Response lastMatched;
@@ -78,6 +80,7 @@ final class DirectOp {
         input = in;
         output = out;
         done = false;
+        armedNanos = System.nanoTime();
         return true;
     }
 
@@ -105,6 +108,11 @@ final class DirectOp {
     /** Where the armed op's result goes. */
     MemorySegment output() {
         return output;
+    }
+
+    /** When the armed op was armed, in {@link System#nanoTime()} terms. */
+    long armedNanos() {
+        return armedNanos;
     }
 
     /** The cycle ran the op on every rank and wrote the result. */

@@ -73,7 +73,7 @@ final class EagerExchange {
         long negotiated = execution.trace().clock();
         if (parkedOp == null) {
             EagerPayload.deliver(r, direct.output(), vote.bits(), vote.payloadAt(), execution.rank(), execution.size());
-            execution.outcomes().countCompleted();
+            execution.outcomes().countCompleted(r.names().getFirst(), directMemory.byteSize(), direct.armedNanos());
             direct.completed();
         } else if (EagerPayload.deliver(r, parkedOp, vote.bits(), vote.payloadAt(), execution)) {
             execution.done(r, parkedOp, negotiated, execution.trace().clock());

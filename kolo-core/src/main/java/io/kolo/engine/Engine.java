@@ -49,6 +49,8 @@ public final class Engine implements AutoCloseable {
     private final List<Runnable> betweenCycles = new ArrayList<>();
     /** Sets removed, so that a late submission can say so rather than "unknown". */
     private final Map<Integer, String> ended = new ConcurrentHashMap<>();
+    /** What every set's ops have done, for the job view. */
+    private final OpActivity activity = new OpActivity();
 
     public Engine(CollectiveOps ops, EngineSettings settings, FailureExplainer explainer) {
         this.rank = ops.rank();
@@ -61,7 +63,7 @@ public final class Engine implements AutoCloseable {
         for (int r = 0; r < size; r++) {
             everyone[r] = r;
         }
-        this.global = new ProcessSetEngine(0, everyone, ops, settings, explainer, runner, null);
+        this.global = new ProcessSetEngine(0, everyone, ops, settings, explainer, runner, activity, null);
         byId.put(0, global);
         cycling.add(global);
         runner.start();
@@ -108,7 +110,7 @@ public final class Engine implements AutoCloseable {
      */
     public void addProcessSet(int id, int[] members, CollectiveOps ops) {
         requireCycleThread();
-        ProcessSetEngine set = new ProcessSetEngine(id, members.clone(), ops, settings, explainer, runner,
+        ProcessSetEngine set = new ProcessSetEngine(id, members.clone(), ops, settings, explainer, runner, activity,
                 why -> removeProcessSet(id, why));
         // Submissions are accepted at once (the caller may submit before this cycle ends: they wait in the set's
         // queue); the set's cycles start with the next one.
@@ -151,6 +153,19 @@ public final class Engine implements AutoCloseable {
             }
         }
         return sum;
+    }
+
+    /** What this rank's ops have done, over every process set (read from any thread, for the job view). */
+    public OpActivity activity() {
+        return activity;
+    }
+
+    /**
+     * Rank 0's figures of who the job's ranks waited for and what waits now (read from any thread, for the job view);
+     * null on the other ranks.
+     */
+    public CoordinatorFigures coordinatorFigures() {
+        return global.coordinatorFigures();
     }
 
     /** The first fatal error, if the engine has failed. */

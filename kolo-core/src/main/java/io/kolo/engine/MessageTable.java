@@ -25,15 +25,23 @@ final class MessageTable {
     /** Which ranks each long-waiting op still waits for, as of the last inspection; null once sent. */
     private Map<String, String> waitingFor;
     private boolean toldWaiting;
+    /** Who the ranks waited for, and what waits now: for the job view. */
+    private final CoordinatorFigures figures;
+    /** The coordinator round now, and when it began: see {@link #newRound}. */
+    private long round;
+    private long roundNanos = System.nanoTime();
 
     private static final class Entry {
         final Request[] byRank;
         final long firstSeen = System.nanoTime();
+        /** The round of the first request: a rank whose request came in a later round kept the others waiting. */
+        final long firstRound;
         int count;
         boolean warned;
 
-        Entry(int size) {
+        Entry(int size, long firstRound) {
             byRank = new Request[size];
+            this.firstRound = firstRound;
         }
     }
 
@@ -60,6 +68,18 @@ final class MessageTable {
         this.agreement = new Agreement(this.members, where);
         this.warnings = new StallWarnings(where);
         this.unnamedOrder = new UnnamedOrder(this.members, where);
+        this.figures = new CoordinatorFigures(size);
+    }
+
+    /** Who the ranks waited for (by set rank), and what waits now. */
+    CoordinatorFigures figures() {
+        return figures;
+    }
+
+    /** A coordinator round begins: the requests added until the next call arrived together. */
+    void newRound() {
+        round++;
+        roundNanos = System.nanoTime();
     }
 
     private static int[] identity(int size) {
@@ -84,7 +104,11 @@ final class MessageTable {
                 }
                 continue;
             }
-            Entry e = entries.computeIfAbsent(r.name(), n -> new Entry(size));
+            Entry e = entries.get(r.name());
+            if (e == null) {
+                e = new Entry(size, round);
+                entries.put(r.name(), e);
+            }
             if (e.byRank[r.rank()] != null) {
                 entries.remove(r.name());
                 errors.add(Response.error(r.kind(), List.of(r.name()), "rank " + members[r.rank()] + " submitted '" + r.name()
@@ -93,6 +117,10 @@ final class MessageTable {
             }
             e.byRank[r.rank()] = r;
             e.count++;
+            if (e.count == size && e.firstRound != round) {
+                // The last request of the op, a round or more after the first: the others waited for this rank.
+                figures.last(r.rank(), roundNanos - e.firstSeen);
+            }
         }
     }
 
@@ -139,6 +167,10 @@ final class MessageTable {
             failGroups(failedGroups, ready);
         }
         failOutOfOrder(ready);
+        if (entries.isEmpty()) {
+            // Nothing waits any more (the stall inspector may not look again while the cache answers every op).
+            figures.waiting(List.of());
+        }
         if (joinedCount == size) {
             ready.add(Response.join(joinOrder.getLast()));
             Arrays.fill(joined, false);
@@ -284,6 +316,7 @@ final class MessageTable {
         }
         lastStallCheck = now;
         Map<String, String> waiting = new LinkedHashMap<>();
+        List<CoordinatorFigures.Waiting> waits = new ArrayList<>();
         List<String> stalled = new ArrayList<>();
         for (Entry e : entries.values()) {
             List<Integer> missing = missing(e);
@@ -294,6 +327,8 @@ final class MessageTable {
             long age = now - e.firstSeen;
             Request first = any(e);
             if (age >= INSPECT_NANOS) {
+                waits.add(new CoordinatorFigures.Waiting(first.name(),
+                        missing.stream().mapToInt(Integer::intValue).toArray(), age));
                 List<Integer> submitted = submitted(e);
                 waiting.put(first.name(), "rank" + (missing.size() == 1 ? " " : "s ") + join(missing)
                         + " had not submitted it after " + age / 1_000_000_000L + " s (rank"
@@ -308,6 +343,7 @@ final class MessageTable {
             }
         }
         warnings.log();
+        figures.waiting(waits);
         if (!waiting.isEmpty() || toldWaiting) {
             waitingFor = waiting;
             toldWaiting = !waiting.isEmpty();

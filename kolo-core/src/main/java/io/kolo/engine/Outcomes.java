@@ -22,10 +22,13 @@ final class Outcomes {
     private final PendingOps pending = new PendingOps();
     private final InFlightNames inFlight;
     private final Counter completed = new Counter();
+    /** The engine's figures over every set, for the job view. */
+    private final OpActivity activity;
 
-    Outcomes(int rank, InFlightNames inFlight) {
+    Outcomes(int rank, InFlightNames inFlight, OpActivity activity) {
         this.rank = rank;
         this.inFlight = inFlight;
+        this.activity = activity;
     }
 
     /** The pending ops, to look up by name (only this class adds or removes them). */
@@ -75,10 +78,11 @@ final class Outcomes {
 
     /** Completes the ops of {@code r} that this rank has (a joined rank has none). */
     void finish(Response r) {
+        long now = System.nanoTime();
         for (int i = 0; i < r.names().size(); i++) {
             Op op = pending.remove(r.names().get(i));
             if (op != null) {
-                completeRemoved(op);
+                completeRemoved(op, now);
             }
         }
     }
@@ -86,19 +90,24 @@ final class Outcomes {
     /** Completes {@code op}, pending under its own name (the key is its own string: no character comparison). */
     void finish(Op op) {
         pending.remove(op.name);
-        completeRemoved(op);
+        completeRemoved(op, System.nanoTime());
     }
 
     /** Ends an op that was just taken out of the pending ops, its collective run. */
-    private void completeRemoved(Op op) {
+    private void completeRemoved(Op op, long now) {
         release(op);
         completed.increment();
+        activity.completed(op.name, op.input == null ? 0 : op.input.byteSize(), op.submittedNanos, now);
         notifyCompleted(op);
     }
 
-    /** Counts an allreduce that completed without an op (see {@link Engine#allreduceNow}). */
-    void countCompleted() {
+    /**
+     * Counts an op that completed without an op object (see {@link Engine#allreduceNow}): {@code name}, of
+     * {@code bytes}, whose caller took the cycle at {@code startNanos}.
+     */
+    void countCompleted(String name, long bytes, long startNanos) {
         completed.increment();
+        activity.completed(name, bytes, startNanos, System.nanoTime());
     }
 
     /** Completes an op that was never pending under its name (a join). */

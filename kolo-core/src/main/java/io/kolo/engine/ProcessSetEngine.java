@@ -88,7 +88,7 @@ final class ProcessSetEngine implements CycleAgent {
      * @param remove  what ends a set but the global one when its ranks agree it must (called with why)
      */
     ProcessSetEngine(int id, int[] members, CollectiveOps ops, EngineSettings settings, FailureExplainer explainer,
-                     CycleRunner runner, java.util.function.Consumer<String> remove) {
+                     CycleRunner runner, OpActivity activity, java.util.function.Consumer<String> remove) {
         this.id = id;
         this.ops = ops;
         this.rank = ops.rank();
@@ -104,7 +104,7 @@ final class ProcessSetEngine implements CycleAgent {
         this.direct = new DirectOp(cache, inFlight, rank);
         this.vote = new CycleVote(settings.cacheCapacity(), settings.eagerAllreduceBytes());
         this.admission = new Admission(cache, vote, settings.cacheCapacity(), rank);
-        this.outcomes = new Outcomes(rank, inFlight);
+        this.outcomes = new Outcomes(rank, inFlight, activity);
         this.fusionPlanner = new FusionPlanner(settings.fusionThresholdBytes(), outcomes.pending());
         this.coordinator = new CoordinatorRound(ops, settings, fusionPlanner, members, id);
         this.trace = OpTrace.open(settings, rank, id);
@@ -170,6 +170,11 @@ final class ProcessSetEngine implements CycleAgent {
     EngineStats stats() {
         return new EngineStats(coordinator.rounds(), cachedOps.get(), fusedBuffers.get(), outcomes.completed(),
                 eagerOps.get());
+    }
+
+    /** Rank 0's figures of who this set's ranks waited for, or null on the other ranks. */
+    CoordinatorFigures coordinatorFigures() {
+        return coordinator.figures();
     }
 
     RuntimeException failure() {

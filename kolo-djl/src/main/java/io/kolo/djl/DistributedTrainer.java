@@ -2,10 +2,12 @@ package io.kolo.djl;
 
 import ai.djl.Model;
 import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.types.Shape;
 import ai.djl.nn.Parameter;
 import ai.djl.training.Trainer;
 import ai.djl.training.TrainingConfig;
+import ai.djl.training.loss.Loss;
 import ai.djl.util.Pair;
 import io.kolo.Communicator;
 import io.kolo.DataType;
@@ -35,6 +37,11 @@ import java.util.Objects;
  * identical on every rank, and DJL does not save it in checkpoints.
  *
  * <p>One device per rank: pick it with {@link KoloDjl#device()} (by local rank) in the training config.
+ *
+ * <p>At each optimizer step it reports, for the job view ({@code kolo run --dashboard}), the loss of the last batch
+ * ({@code loss}), the config's training metrics when DJL's evaluator listener accumulates them (as in
+ * {@code EasyTrain.fit}), and {@code samples/s}, with the step's number (see {@link Communicator#report}); the loss is
+ * the one computed through {@link #getLoss()}.
  */
 public class DistributedTrainer extends Trainer {
     private final Communicator comm;
@@ -43,6 +50,8 @@ public class DistributedTrainer extends Trainer {
     private int passes;
     private long allreduceNanos;
     private long allreduces;
+    private final ReportedLoss loss;
+    private final TrainingReports reports;
 
     /** Joins the job of {@link Kolo#communicator()} with the default options. */
     public DistributedTrainer(Model model, TrainingConfig config) {
@@ -66,6 +75,34 @@ public class DistributedTrainer extends Trainer {
                     + "config lists " + config.getDevices().length + "; use optDevices(new Device[]{KoloDjl.device()})");
         }
         this.averager = new GradientAverager(comm, options);
+        this.loss = new ReportedLoss(config.getLossFunction());
+        this.reports = new TrainingReports(comm);
+    }
+
+    /** The config's loss; the value it computes last before each step is reported as the step's {@code loss}. */
+    @Override
+    public Loss getLoss() {
+        return loss;
+    }
+
+    /** Runs the training forward pass as {@link Trainer#forward(NDList)} does, counting the batch's samples. */
+    @Override
+    public NDList forward(NDList data) {
+        countSamples(data);
+        return super.forward(data);
+    }
+
+    /** Runs the training forward pass as {@link Trainer#forward(NDList, NDList)} does, counting the batch's samples. */
+    @Override
+    public NDList forward(NDList data, NDList labels) {
+        countSamples(data);
+        return super.forward(data, labels);
+    }
+
+    private void countSamples(NDList data) {
+        if (!data.isEmpty() && data.head().getShape().dimension() > 0) {
+            reports.samples(data.head().getShape().get(0));
+        }
     }
 
     public Communicator communicator() {
@@ -107,6 +144,7 @@ public class DistributedTrainer extends Trainer {
         allreduces++;
         addMetric("allreduce", begin);
         super.step();
+        reports.stepped(loss, getEvaluators(), super.getLoss());
     }
 
     /**
@@ -158,6 +196,7 @@ public class DistributedTrainer extends Trainer {
         allreduceNanos += System.nanoTime() - begin;
         allreduces++;
         addMetric("allreduce", begin);
+        reports.stepped(loss, getEvaluators(), super.getLoss());
     }
 
     /**

@@ -198,6 +198,8 @@ public final class MnistExample {
             try (DistributedTrainer trainer = new DistributedTrainer(model, config)) {
                 trainer.initialize(new Shape(1).addAll(sample));
                 double accuracy = 0;
+                // Each rank's share of an epoch (the sampler pads the last), for the job view's progress.
+                long perEpoch = Math.ceilDiv(Math.ceilDiv(mnist.trainLabels().length, Kolo.size()), batchSize);
                 for (int epoch = 1; epoch <= epochs; epoch++) {
                     long start = System.nanoTime();
                     double lossSum = 0;
@@ -205,6 +207,7 @@ public final class MnistExample {
                     for (Batch batch : trainer.iterateDataset(train)) {
                         lossSum += trainStep(trainer, batch);
                         batches++;
+                        Kolo.report("progress", Math.min(1.0, (epoch - 1 + batches / (double) perEpoch) / epochs));
                     }
                     double loss = trainer.averageAcrossRanks("loss", lossSum / batches)[0];
                     accuracy = testAccuracy(trainer, manager, mnist, sample);

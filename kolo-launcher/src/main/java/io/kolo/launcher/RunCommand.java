@@ -10,12 +10,14 @@ import io.kolo.launcher.job.RankEnvironment;
 import io.kolo.launcher.job.RankMap;
 import io.kolo.launcher.job.StaticPlan;
 import io.kolo.launcher.job.UsageException;
+import io.kolo.launcher.job.ViewPlan;
 import io.kolo.launcher.job.WorkerGroup;
 import io.kolo.launcher.node.NodeRun;
 import io.kolo.launcher.start.Ssh;
 import io.kolo.launcher.start.Subreaper;
 
 import io.kolo.bootstrap.IoReason;
+import io.kolo.bootstrap.KoloSettings;
 import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -126,6 +128,22 @@ public final class RunCommand implements Subcommand {
                     + " sets KOLO_BIND_TO).")
     String bindTo;
 
+    @Option(names = "--dashboard", paramLabel = "PORT",
+            description = "Serve the job's view while it runs: a live page at http://127.0.0.1:PORT/, /api/job (JSON)"
+                    + " and /metrics (Prometheus); 0 picks a free port. The URL is printed (default: the"
+                    + " launcher's KOLO_DASHBOARD_PORT, else none).")
+    Integer dashboard;
+
+    @Option(names = "--dashboard-bind", paramLabel = "ADDR",
+            description = "Serve the view on ADDR instead of 127.0.0.1; every request then needs the token printed"
+                    + " in the URL (default: the launcher's KOLO_DASHBOARD_BIND).")
+    String dashboardBind;
+
+    @Option(names = "--report", paramLabel = "FILE.html",
+            description = "When the job ends, however it ends, write its view frozen into one self-contained HTML"
+                    + " file (default: the launcher's KOLO_REPORT, else none).")
+    Path report;
+
     @Option(names = "--verbose", description = "Print each rank's command line and KOLO_* variables (never the secret).")
     boolean verbose;
 
@@ -141,6 +159,9 @@ public final class RunCommand implements Subcommand {
 
     @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
     boolean help;
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
 
     @Parameters(paramLabel = "COMMAND", description = "The program to run and its arguments (after --).")
     List<String> command = new ArrayList<>();
@@ -206,7 +227,7 @@ public final class RunCommand implements Subcommand {
         return NodeRun.Plan.of(node.nnodes, () -> node.nodeRank(launcherEnv), node.rendezvous, node.perNode, np,
                 launcherEnv, childCommand(launcherEnv), exported, warnings,
                 outputDirectory(), startTimeoutSeconds, verbose, interfaceName(launcherEnv),
-                new Display(mpi.displayMap, mpi.timestampOutput, ignored()));
+                new Display(mpi.displayMap, mpi.timestampOutput, ignored(), viewPlan(launcherEnv)));
     }
 
     public StaticPlan plan(Map<String, String> launcherEnv, Predicate<String> isLocal) {
@@ -246,7 +267,33 @@ public final class RunCommand implements Subcommand {
                 Math.min(sshConnectTimeout, startTimeoutSeconds), sshConnectionAttempts);
         return new StaticPlan(ranks, slots, childCommand(launcherEnv), exported, warnings, outputDirectory(),
                 startTimeoutSeconds, verbose, remoteHosts, ssh, iface, workingDirectory(),
-                new Display(mpi.displayMap, mpi.timestampOutput, ignored()));
+                new Display(mpi.displayMap, mpi.timestampOutput, ignored(), viewPlan(launcherEnv)));
+    }
+
+    /**
+     * --dashboard, --dashboard-bind and --report, else the launcher's own KOLO_DASHBOARD_PORT, KOLO_DASHBOARD_BIND and
+     * KOLO_REPORT: under kolo run the launcher holds the view (ranks only publish to it), whoever asked for it.
+     */
+    ViewPlan viewPlan(Map<String, String> launcherEnv) {
+        Integer port = dashboard;
+        String bind = dashboardBind;
+        Path file = report;
+        try {
+            if (port == null) {
+                port = KoloSettings.DASHBOARD_PORT.from(launcherEnv);
+            }
+            if (bind == null && port != null && launcherEnv.get(KoloSettings.DASHBOARD_BIND.name()) != null) {
+                bind = KoloSettings.DASHBOARD_BIND.from(launcherEnv);
+            }
+            if (file == null && KoloSettings.REPORT.from(launcherEnv) != null) {
+                file = Path.of(KoloSettings.REPORT.from(launcherEnv));
+            }
+        } catch (io.kolo.BadSettingException | java.nio.file.InvalidPathException e) {
+            throw new UsageException(e.getMessage() + " (no rank was started)");
+        }
+        List<String> typed = spec == null ? List.of() : spec.commandLine().getParseResult() == null ? List.of()
+                : spec.commandLine().getParseResult().originalArgs();
+        return new ViewPlan(port, bind, file, typed.isEmpty() ? null : "kolo " + RankEnvironment.shellQuote(typed));
     }
 
     /** -H, --hostfile, the MPI default hostfile, or this host with -np slots. */
@@ -347,6 +394,10 @@ public final class RunCommand implements Subcommand {
                         + " one processor package) or none");
             }
             given.put("KOLO_BIND_TO", bindTo);
+        }
+        if (viewPlan(launcherEnv).on()) {
+            // The ranks publish what they do; the launcher serves and writes the view (never a rank: no port here).
+            given.put(KoloSettings.VIEW.name(), "1");
         }
         if (mpirun().reportBindings) {
             given.put(io.kolo.bootstrap.KoloSettings.REPORT_BINDINGS.name(), "1");

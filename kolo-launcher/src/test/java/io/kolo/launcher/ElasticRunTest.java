@@ -87,6 +87,33 @@ class ElasticRunTest {
      * Each generation's rank 0 opened KOLO_TIMELINE afresh, so the job after a reset truncated the timeline of the one
      * that failed, and with it the failed op. A later generation now writes beside it (tl.gen1.json).
      */
+    /** The elastic job's view: the failed worker, the reset that replaced it, the next generation's ranks. */
+    @Test
+    void theReportShowsTheFailureTheResetAndTheNextGeneration(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("throw.w1"), "10");
+        Path report = dir.resolve("elastic.html");
+        var job = start(dir, 40, 30, "-np", "3", "--min-np", "2", "-H", "localhost:3", "--reset-limit", "3",
+                "--report", report.toString());
+        LauncherProcessTest.Result r = finish(job, dir);
+        assertEquals(0, r.code(), r.out() + r.err());
+        com.fasterxml.jackson.databind.JsonNode view = ViewClient.reportJson(report);
+        assertEquals("SUCCEEDED", view.get("state").asText());
+        assertTrue(view.get("elastic").asBoolean());
+        assertEquals(1, view.get("generation").asInt());
+        assertEquals(3, view.get("size").asInt());
+        List<String> events = new java.util.ArrayList<>();
+        view.get("events").forEach(e -> events.add(e.get("kind").asText() + " " + e.get("message").asText()));
+        assertTrue(events.stream().anyMatch(e -> e.startsWith("failure rank 1 on host localhost failed:"
+                + " IllegalStateException: worker w1 throws at step 10")), events.toString());
+        assertTrue(events.stream().anyMatch(e -> e.startsWith("reset reset 1: rank 1 on host localhost failed")
+                && e.endsWith("job 1 has 3 ranks (localhost:3)")), events.toString());
+        for (com.fasterxml.jackson.databind.JsonNode rank : view.get("ranks")) {
+            assertEquals("EXITED", rank.get("state").asText(), rank.toString());
+            assertTrue(rank.get("ops").asLong() > 0, rank.toString());
+        }
+        assertNothingLeft(dir);
+    }
+
     @Test
     void aResetKeepsTheFailedGenerationsTimeline(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("throw.w1"), "10");

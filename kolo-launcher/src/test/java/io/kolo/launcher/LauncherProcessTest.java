@@ -416,6 +416,20 @@ class LauncherProcessTest {
         assertFalse(log.contains("failed"), log);
     }
 
+    /** --report is written however the job ends: here by SIGTERM to the launcher, the view frozen as FAILED. */
+    @Test
+    void sigtermToTheLauncherStillWritesItsReport(@TempDir Path dir) throws Exception {
+        Path report = dir.resolve("job.html");
+        assertSigtermSaysInterruptedAndLeavesNothing(dir, launcherWithSleepingRanks(dir, "--report",
+                report.toString()));
+        com.fasterxml.jackson.databind.JsonNode job = ViewClient.reportJson(report);
+        assertEquals("FAILED", job.get("state").asText());
+        assertEquals(3, job.get("ranks").size());
+        List<String> kinds = new ArrayList<>();
+        job.get("events").forEach(e -> kinds.add(e.get("kind").asText()));
+        assertTrue(kinds.contains("stop") && kinds.getLast().equals("end"), kinds.toString());
+    }
+
     /** SIGTERM to {@code launcher} of three sleeping ranks: exit 143, "interrupted", every rank gone. Its log. */
     private static String assertSigtermSaysInterruptedAndLeavesNothing(Path dir, Process launcher) throws Exception {
         try {

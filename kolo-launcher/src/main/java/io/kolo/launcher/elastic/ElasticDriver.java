@@ -164,7 +164,9 @@ public final class ElasticDriver implements RestartPolicy {
             // Named by its rank in this generation, which may not be the one it started with.
             RankLaunch now = new RankLaunch(ranks.remove(e.worker()), plan.command(), Map.of(),
                     plan.workingDirectory(), e.launch().start());
-            causes.add(FailureRecord.inStore(store, err).record(now, e.code()).cause());
+            String cause = FailureRecord.inStore(store, err).record(now, e.code()).cause();
+            supervisor.view().exited(now.rank(), e.code(), cause);
+            causes.add(cause);
             hostsFailed.add(host);
         }
         if (size > 1 && ranks.isEmpty()) {
@@ -208,6 +210,8 @@ public final class ElasticDriver implements RestartPolicy {
         if (rank == null) {
             return null;
         }
+        supervisor.view().exited(rank, exit.code(), exit.code() == 0 ? null : "rank " + rank + " on host "
+                + hostOf.get(exit.worker()) + " exited with code " + exit.code() + " while the job was finishing");
         if (!finishing) {
             // Workers that lost their job to this exit wait for a next one: tell them there will be none.
             server.put(ElasticGeneration.FINISHED, "rank " + rank + " on host " + hostOf.get(exit.worker())
@@ -310,7 +314,10 @@ public final class ElasticDriver implements RestartPolicy {
             }
         }
         ranks = next;
+        supervisor.view().generation(generation, places.size(), ElasticGeneration.scope(server, generation));
         if (generation > 0) {
+            supervisor.view().event("reset", "reset " + resets + ": " + why + "; job " + generation + " has "
+                    + places.size() + " ranks (" + describe(places) + ")");
             message("kolo: reset " + resets + (plan.resetLimit() != null ? " of at most " + plan.resetLimit() : "")
                     + ": " + why + "; job " + generation + " has " + places.size() + " ranks ("
                     + describe(places) + ")");

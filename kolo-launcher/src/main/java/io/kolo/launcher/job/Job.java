@@ -37,9 +37,15 @@ public final class Job implements RestartPolicy {
 
     public Job(List<RankLaunch> launches, FailureRecord failures, PrintStream out, PrintStream err, Path outputDir,
         Duration grace) {
+        this(launches, failures, out, err, outputDir, grace, LauncherView.OFF);
+    }
+
+    /** @param view the job's view, which sees every rank's start, output and exit */
+    public Job(List<RankLaunch> launches, FailureRecord failures, PrintStream out, PrintStream err, Path outputDir,
+        Duration grace, LauncherView view) {
         this.launches = launches;
         this.failures = failures;
-        this.supervisor = new Supervisor(this, out, err, outputDir, grace);
+        this.supervisor = new Supervisor(this, out, err, outputDir, grace, view);
         this.group = supervisor.group();
     }
 
@@ -94,15 +100,20 @@ public final class Job implements RestartPolicy {
     public Integer handle(WorkerGroup.Event event) throws InterruptedException {
         switch (event) {
             case WorkerGroup.Exited exit -> {
+                int rank = exit.launch().rank();
                 if (exit.code() != 0 && !ending()) {
                     // Record before killing anyone, so ranks that notice the failure first can name the cause.
                     own = failures.record(exit.launch(), exit.code());
+                    supervisor.view().exited(rank, exit.code(), own.cause());
                     failFast(own.cause(), "the other ", exit.launch());
+                } else {
+                    supervisor.view().exited(rank, exit.code(), exit.code() == 0 ? null : stoppedBecause(exit));
                 }
             }
             case WorkerGroup.FailedElsewhere e -> {
                 if (!ending()) {
                     elsewhere = e.failure();
+                    supervisor.view().event("failure", elsewhere.cause());
                     failFast(elsewhere.cause(), "this node's ", null);
                 }
             }
@@ -117,6 +128,14 @@ public final class Job implements RestartPolicy {
             return elsewhere.code();
         }
         return supervisor.stopped() ? supervisor.stoppedCode() : 0;
+    }
+
+    /** Why a rank that exited non-zero after the job began to end did: it was stopped, for the job's failure. */
+    private String stoppedBecause(WorkerGroup.Exited exit) {
+        FailureRecord.Failure first = own != null ? own : elsewhere;
+        return exit.launch().describe() + " exited with code " + exit.code() + (first != null
+                ? " after the job failed: " + first.cause() : supervisor.stopped() ? " when the launcher was stopped"
+                : "");
     }
 
     /**

@@ -65,14 +65,24 @@ public final class JobStart {
             err.println("kolo: " + e.getMessage());
             return UsageException.EXIT_CODE;
         }
+        LauncherView view;
+        try {
+            view = LauncherView.open(plan.display().view(), RankEnvironment.shellQuote(plan.command()), plan.np(),
+                    false, System.getenv(), err);
+        } catch (UsageException e) {
+            err.println("kolo: " + e.getMessage());
+            return UsageException.EXIT_CODE;
+        }
         JobSecret secret = JobSecret.generate();
         RendezvousServer server;
         try {
             server = RendezvousServer.start(where.bind(), 0, secret);
         } catch (RuntimeException e) {
             err.println("kolo: " + e.getMessage());
+            view.finish(1);
             return 1;
         }
+        view.watch(server);
         // Segments of earlier jobs that were killed before their ranks could unlink them: on a thread of its own while
         // the ranks start, since local ranks clear them too before they size their own, and no rank waits for this.
         Thread.ofPlatform().daemon().name("kolo-stale-segments").start(ShmSegments::removeStale);
@@ -104,8 +114,8 @@ public final class JobStart {
                 launches.add(new RankLaunch(slot.rank(), plan.command(), env, plan.workingDirectory(),
                         remote ? new SshStart(plan.ssh(), slot.host()) : LocalStart.THIS_HOST));
             }
-            Job job = new Job(launches, server, out, err, plan.outputDir(), Supervisor.DEFAULT_GRACE)
-                    .timestampOutput(plan.display().timestamps());
+            Job job = new Job(launches, FailureRecord.inStore(server, err), out, err, plan.outputDir(),
+                    Supervisor.DEFAULT_GRACE, view).timestampOutput(plan.display().timestamps());
             Thread hook = installShutdownHook ? new Thread(job::stop, "kolo-shutdown") : null;
             if (hook != null) {
                 Runtime.getRuntime().addShutdownHook(hook);

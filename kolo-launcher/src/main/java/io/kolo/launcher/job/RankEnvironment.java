@@ -23,6 +23,12 @@ public final class RankEnvironment {
     /** Set by an elastic kolo run for each worker, on top of {@link #LAUNCHER_VARS}. */
     static final Set<String> ELASTIC_VARS = RankVariables.ELASTIC;
     private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+    /**
+     * The launcher's own view settings: under kolo run the launcher serves and writes the view ({@link ViewPlan}), so
+     * these never travel to the ranks (a rank given them would try to be the view's holder as under mpirun).
+     */
+    static final Set<String> VIEW_HOLDER_VARS = Set.of(KoloSettings.DASHBOARD_PORT.name(),
+            KoloSettings.DASHBOARD_BIND.name(), KoloSettings.REPORT.name());
 
     private RankEnvironment() {
     }
@@ -99,7 +105,7 @@ public final class RankEnvironment {
         }
         own.putAll(KoloSettings.fromHorovod(launcherEnv));
         own.keySet().removeIf(name -> LAUNCHER_VARS.contains(name) || ELASTIC_VARS.contains(name)
-                || name.equals(KoloSettings.IFACE.name()));
+                || name.equals(KoloSettings.IFACE.name()) || VIEW_HOLDER_VARS.contains(name));
         return own;
     }
 

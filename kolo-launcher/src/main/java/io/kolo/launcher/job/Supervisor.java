@@ -21,27 +21,45 @@ public final class Supervisor {
     static final int STOPPED = 143;
     public static final Duration DEFAULT_GRACE = Duration.ofSeconds(5);
     private static final Duration POLL = Duration.ofMillis(100);
+    // How long Ctrl-C waits for the job's end to write its report before writing it itself.
+    private static final Duration FINISH_WAIT = Duration.ofSeconds(5);
 
     private final RestartPolicy policy;
     private final WorkerGroup group;
+    private final LauncherView view;
     private final PrintStream messages;
+    // Counted down once run() has finished the job (its view's report written), for a Ctrl-C that waits for it.
+    private final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
     private volatile boolean stopped;
     private volatile boolean outputClosed;
 
     public Supervisor(RestartPolicy policy, PrintStream out, PrintStream err, Path outputDir, Duration grace) {
+        this(policy, out, err, outputDir, grace, LauncherView.OFF);
+    }
+
+    /** @param view the job's view, fed with the workers' starts, output and exits and finished with the job */
+    public Supervisor(RestartPolicy policy, PrintStream out, PrintStream err, Path outputDir, Duration grace,
+                      LauncherView view) {
         this.policy = policy;
         this.messages = err;
-        this.group = new WorkerGroup(out, err, outputDir, grace, this::outputClosed);
+        this.view = view;
+        this.group = new WorkerGroup(out, err, outputDir, grace, this::outputClosed, view);
     }
 
     public WorkerGroup group() {
         return group;
     }
 
+    /** The job's view ({@link LauncherView#OFF} when none was asked for). */
+    public LauncherView view() {
+        return view;
+    }
+
     /** Runs the job to its end; the launcher's exit code. */
     public int run() throws InterruptedException {
         // No worker starts before this process adopts orphans (RunCommand made it a subreaper where it could).
         Subreaper.settle();
+        int result = 1;
         try {
             Integer code = policy.start(this);
             while (code == null) {
@@ -50,13 +68,20 @@ public final class Supervisor {
                 // Here, on the thread that starts every worker (see WorkerGroup.reapOrphans).
                 group.reapOrphans();
             }
+            result = code;
             return code;
         } finally {
-            // Before the store goes: a worker still waiting on it would fail with a stack trace about it instead.
-            if (!group.finish()) {
-                message("kolo: some processes did not exit even after SIGKILL");
+            try {
+                // Before the store goes: a worker still waiting on it would fail with a stack trace about it instead.
+                if (!group.finish()) {
+                    message("kolo: some processes did not exit even after SIGKILL");
+                }
+                // Before the store goes too: the view reads the ranks' last snapshots from it.
+                view.finish(stopped ? stoppedCode() : result);
+                policy.close();
+            } finally {
+                done.countDown();
             }
-            policy.close();
         }
     }
 
@@ -76,12 +101,25 @@ public final class Supervisor {
             return;
         }
         HostDiscovery.stopAll();
+        view.event("stop", "the launcher was interrupted (Ctrl-C or SIGTERM)");
         int alive = group.running();
         if (alive > 0) {
             message("kolo: interrupted; terminating " + alive + (alive == 1 ? " rank" : " ranks"));
         }
         if (!group.stopAll()) {
             message("kolo: some processes did not exit even after SIGKILL");
+        }
+        if (view.on()) {
+            // The JVM ends when the shutdown hooks return: give run() the moment it needs to finish the job's view,
+            // else freeze it from here, so that the report is written however the job ends.
+            try {
+                if (!done.await(FINISH_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                    view.finish(stoppedCode());
+                }
+            } catch (InterruptedException e) {
+                view.finish(stoppedCode());
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

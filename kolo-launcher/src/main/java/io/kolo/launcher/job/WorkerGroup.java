@@ -79,6 +79,7 @@ public final class WorkerGroup {
     private final TaggedOutput err;
     private final Path outputDir;
     private final Duration grace;
+    private final LauncherView view;
     private final Map<String, Running> workers = new ConcurrentHashMap<>();
     private final List<Thread> pumps = new ArrayList<>();
     private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
@@ -96,11 +97,17 @@ public final class WorkerGroup {
      * @param outputDir      also write each worker's output to DIR/rank.N/stdout and stderr; null: no
      * @param onOutputClosed run when the launcher's stdout can no longer be written ({@code kolo run ... | head})
      */
-    WorkerGroup(PrintStream out, PrintStream err, Path outputDir, Duration grace, Runnable onOutputClosed) {
+    WorkerGroup(PrintStream out, PrintStream err, Path outputDir, Duration grace, Runnable onOutputClosed,
+                LauncherView view) {
         this.out = new TaggedOutput(out, "stdout", onOutputClosed);
         this.err = new TaggedOutput(err, "stderr");
         this.outputDir = outputDir;
         this.grace = grace;
+        this.view = view;
+        if (view.on()) {
+            this.out.copyLinesTo(view::output);
+            this.err.copyLinesTo(view::output);
+        }
     }
 
     /** Prefixes every line of the workers' output with the time it arrived (mpirun --timestamp-output). */
@@ -138,6 +145,7 @@ public final class WorkerGroup {
             pumps.addAll(own);
             workers.put(id, new Running(id, launch, p, own));
         }
+        view.started(launch.rank(), how.host() != null ? how.host() : "localhost", p.pid());
         // A thread of its own rather than onExit(), whose callbacks need a free thread of the common pool.
         Thread.ofPlatform().daemon().name("kolo-wait-" + id).start(() -> {
             while (true) {

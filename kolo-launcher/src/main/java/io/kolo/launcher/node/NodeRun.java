@@ -4,6 +4,7 @@ import io.kolo.launcher.job.Display;
 import io.kolo.launcher.job.Job;
 import io.kolo.launcher.job.JobPlan;
 import io.kolo.launcher.job.JobStart;
+import io.kolo.launcher.job.LauncherView;
 import io.kolo.launcher.job.RankEnvironment;
 import io.kolo.launcher.job.RankMap;
 import io.kolo.launcher.job.Supervisor;
@@ -168,9 +169,24 @@ public final class NodeRun {
         // Segments of earlier jobs that were killed before their ranks could unlink them.
         ShmSegments.removeStale();
         try (store) {
+            // Node 0 holds the store, so it serves the job's view; the other nodes' ranks reach it through the store.
+            LauncherView view;
+            try {
+                view = plan.nodeRank() != 0 ? LauncherView.OFF : LauncherView.open(plan.display().view(),
+                        RankEnvironment.shellQuote(plan.command()), plan.nnodes() * plan.perNode(), false,
+                        System.getenv(), err);
+            } catch (UsageException e) {
+                err.println("kolo: " + e.getMessage());
+                return UsageException.EXIT_CODE;
+            }
+            view.watch(store);
+            if (plan.nodeRank() != 0 && plan.display().view().on()) {
+                err.println("kolo: node " + plan.nodeRank() + ": --dashboard and --report are node 0's, which holds the"
+                        + " job's store; its view shows this node's ranks too");
+            }
             NodeFailures failures = new NodeFailures(store, err);
-            Job job = new Job(launches(plan, at, err), failures, out, err, plan.outputDir(), Supervisor.DEFAULT_GRACE)
-                    .timestampOutput(plan.display().timestamps());
+            Job job = new Job(launches(plan, at, err), failures, out, err, plan.outputDir(), Supervisor.DEFAULT_GRACE,
+                    view).timestampOutput(plan.display().timestamps());
             NodeWatch watch = new NodeWatch(plan, store, failures, job, err);
             watch.start();
             if (installShutdownHook) {

@@ -24,6 +24,12 @@ public final class TaggedOutput {
     private final String streamName;
     private final Runnable onClosed;
     private volatile boolean timestamps;
+    private volatile Lines copy;
+
+    /** Where each line also goes as text (the job view keeps each rank's last lines). */
+    public interface Lines {
+        void line(int rank, String text);
+    }
 
     public TaggedOutput(PrintStream target, String streamName) {
         this(target, streamName, null);
@@ -42,6 +48,11 @@ public final class TaggedOutput {
     /** Prefixes each line with the time it arrived (mpirun --timestamp-output). */
     public void timestamps(boolean on) {
         timestamps = on;
+    }
+
+    /** Also hands every line shown to {@code lines}, as text. */
+    public void copyLinesTo(Lines lines) {
+        copy = lines;
     }
 
     void line(int rank, byte[] buf, int len) {
@@ -102,6 +113,10 @@ public final class TaggedOutput {
         // Strip the CR of CRLF so the tag is not followed by a stray carriage return on screen.
         int shown = len > 0 && line[len - 1] == '\r' ? len - 1 : len;
         line(rank, line, shown);
+        Lines lines = copy;
+        if (lines != null) {
+            lines.line(rank, new String(line, 0, shown, java.nio.charset.Charset.defaultCharset()));
+        }
         if (file != null) {
             file.write(line, 0, len);
             if (newline) {

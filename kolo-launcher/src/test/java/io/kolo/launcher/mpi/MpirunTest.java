@@ -105,6 +105,51 @@ class MpirunTest {
                 r.toString());
     }
 
+    @Test
+    void rank0ServesTheJobViewOnKoloDashboardPortAndWritesKoloReport(@TempDir Path tmp) throws Exception {
+        int port = freePort();
+        Path report = tmp.resolve("mpirun.html");
+        java.util.concurrent.CompletableFuture<Mpirun.Result> job = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        return Mpirun.run(Mpirun.oneHost(3, "-x", "KOLO_DASHBOARD_PORT=" + port, "-x",
+                                "KOLO_REPORT=" + report, "-x", "KOLO_VIEW_INTERVAL_MS=200"),
+                                Map.of("TMPDIR", tmp.toString()), "seconds-8");
+                    } catch (Exception e) {
+                        throw new java.util.concurrent.CompletionException(e);
+                    }
+                });
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        com.fasterxml.jackson.databind.JsonNode live = null;
+        long deadline = System.nanoTime() + 80_000_000_000L;
+        boolean allRunning = false;
+        while (!allRunning && !job.isDone() && System.nanoTime() - deadline < 0) {
+            Thread.sleep(200);
+            try {
+                live = json.readTree(io.kolo.launcher.ViewClient.get("http://127.0.0.1:" + port + "/api/job")
+                        .body());
+            } catch (java.io.IOException notYet) {
+                continue;
+            }
+            allRunning = live.get("ranks").size() == 3;
+            for (com.fasterxml.jackson.databind.JsonNode r : live.get("ranks")) {
+                allRunning &= r.get("state").asText().equals("RUNNING") && r.get("ops").asLong() > 0;
+            }
+        }
+        Mpirun.Result r = job.get(120, java.util.concurrent.TimeUnit.SECONDS);
+        assertTrue(allRunning, "rank 0 never showed 3 running ranks; last: " + live + "\n" + r);
+        assertEquals(0, r.code(), r.toString());
+        assertEquals(1, r.errLines("kolo: job view at http://127.0.0.1:" + port + "/").size(), r.toString());
+        com.fasterxml.jackson.databind.JsonNode end = io.kolo.launcher.ViewClient.reportJson(report);
+        assertEquals("SUCCEEDED", end.get("state").asText());
+        assertEquals(3, end.get("ranks").size());
+        boolean loss = false;
+        for (com.fasterxml.jackson.databind.JsonNode m : end.get("metrics")) {
+            loss |= m.get("name").asText().equals("loss");
+        }
+        assertTrue(loss, "no loss point in the report: " + end.get("metrics"));
+    }
+
     private static int freePort() throws Exception {
         try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();

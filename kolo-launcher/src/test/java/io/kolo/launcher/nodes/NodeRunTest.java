@@ -1,5 +1,7 @@
 package io.kolo.launcher.nodes;
 
+import io.kolo.launcher.ViewClient;
+import io.kolo.launcher.workers.ViewWorker;
 import io.kolo.launcher.workers.Worker;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -55,6 +57,33 @@ class NodeRunTest {
                     n0.out().toString().lines().sorted().toList());
             assertEquals(List.of("[2]<stdout>:2/4 0/2 1/2" + at, "[3]<stdout>:3/4 1/2 1/2" + at),
                     n1.out().toString().lines().sorted().toList());
+        }
+    }
+
+    /** Node 0 holds the store, so its view shows every node's ranks; another node's --report writes nothing. */
+    @Test
+    void node0sReportShowsTheRanksOfEveryNode(@TempDir Path dir) throws Exception {
+        int port = NodeLaunchers.freePort();
+        Path pids = Files.createDirectories(dir.resolve("pids"));
+        List<String> program = List.of("-cp", NodeLaunchers.CP, ViewWorker.class.getName(), "4", pids.toString());
+        try (NodeLaunchers nodes = new NodeLaunchers()) {
+            NodeLaunchers.Node n0 = nodes.start(0, concat(args(2, 0, 2, port, "--report",
+                    dir.resolve("node0.html").toString()), program));
+            NodeLaunchers.Node n1 = nodes.start(1, concat(args(2, 1, 2, port, "--report",
+                    dir.resolve("node1.html").toString()), program));
+            assertEquals(0, n0.await(), n0.output());
+            assertEquals(0, n1.await(), n1.output());
+            assertTrue(n1.err().toString().contains("kolo: node 1: --dashboard and --report are node 0's"),
+                    n1.output());
+        }
+        assertFalse(Files.exists(dir.resolve("node1.html")));
+        com.fasterxml.jackson.databind.JsonNode job = ViewClient.reportJson(dir.resolve("node0.html"));
+        assertEquals("SUCCEEDED", job.get("state").asText());
+        assertEquals(4, job.get("size").asInt());
+        assertEquals(4, job.get("ranks").size(), job.get("ranks").toString());
+        for (com.fasterxml.jackson.databind.JsonNode r : job.get("ranks")) {
+            assertTrue(r.get("ops").asLong() > 0, r.toString());
+            assertTrue(r.get("pid").asLong() > 0, r.toString());
         }
     }
 

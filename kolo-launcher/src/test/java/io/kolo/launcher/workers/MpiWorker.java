@@ -16,6 +16,8 @@ import java.util.Arrays;
  *   <li>{@code throw-rank-2-finally}: every rank allreduces in {@code try { ... } finally { Kolo.shutdown(); }}, and
  *       rank 2 throws IllegalStateException("injected failure at iteration 20") at step 20, uncaught: it leaves the
  *       job before its exception reaches the JVM, and no launcher of Kolo's records its exit.</li>
+ *   <li>{@code seconds-6}: allreduces for 6 seconds of rank 0's clock, every rank reporting its "loss" each step,
+ *       then prints "rank R done".</li>
  * </ul>
  * A failing init or collective prints {@code "rank ? failed: CLASS: MESSAGE"} and exits 1.
  */
@@ -33,6 +35,10 @@ public final class MpiWorker {
         try {
             Kolo.init();
             int rank = Kolo.rank();
+            if (mode.startsWith("seconds-")) {
+                forSeconds(rank, Integer.parseInt(mode.substring("seconds-".length())));
+                return;
+            }
             if (mode.equals("exit-rank-1") && rank == 1) {
                 System.exit(3);
             }
@@ -55,6 +61,28 @@ public final class MpiWorker {
             System.out.println("rank ? failed: " + e.getClass().getSimpleName() + ": " + e.getMessage());
             System.exit(1);
         }
+    }
+
+    private static void forSeconds(int rank, int seconds) {
+        float[] x = new float[1000];
+        long end = System.nanoTime() + seconds * 1_000_000_000L;
+        for (int step = 0; ; step++) {
+            // Rank 0's clock decides when every rank stops, so that all run the same steps.
+            x[0] = rank == 0 && System.nanoTime() - end > 0 ? 1 : 0;
+            Kolo.allreduce(x, ReduceOp.SUM);
+            Kolo.report("loss", 1.0 / (step + 1), step);
+            if (x[0] > 0) {
+                break;
+            }
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        System.out.println("rank " + rank + " done");
+        Kolo.shutdown();
     }
 
     private static void throwOnRank2(int rank) {
