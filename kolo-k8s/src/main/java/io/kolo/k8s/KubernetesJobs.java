@@ -163,7 +163,7 @@ public final class KubernetesJobs implements AutoCloseable {
                         + (kolos ? "kubectl get pods,services,secrets -l " + Manifests.JOB_LABEL + "=" + name : "")
                         + (kolos && operators ? " and " : "")
                         + (operators ? "kubectl get jobs,services,configmaps,secrets -l " + OPERATOR_APP_LABEL + "="
-                        + name + " (the MPI Operator's)" : ""));
+                        + name + " (the MPIJob operator's)" : ""));
             }
             try {
                 Thread.sleep(200);

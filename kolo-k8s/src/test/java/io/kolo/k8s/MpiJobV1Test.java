@@ -180,4 +180,42 @@ class MpiJobV1Test {
         }
         assertEquals(1, cluster.everything().size());
     }
+    /** No training operator acts on the MPIJob (its CRD installed, its controller not running): following says so. */
+    @Test
+    void aV1MpiJobThatGetsNoPodAsksWhetherTheTrainingOperatorRuns() throws Exception {
+        CliRun run = CliRun.run(cluster, submit("mpijob-v1", "--start-timeout", "1"));
+        assertEquals(1, run.code(), run.toString());
+        assertEquals("kolo k8s: stopped following job train: none of its pods has appeared in 1 s (--start-timeout):"
+                + " is the Kubeflow training operator running?; the job is left as it is: kolo k8s delete train, then"
+                + " submit it again", run.err().lines().toList().getLast(), run.err());
+    }
+
+    /**
+     * A submit right after a delete waits for the old job's launcher pod and the operator's hostfile ConfigMap (labelled
+     * app=NAME, owned by the v1 MPIJob), so the new launcher does not read the old job's hostfile.
+     */
+    @Test
+    void aSubmitRightAfterADeleteWaitsForTheTrainingOperatorsObjectsToGo() throws Exception {
+        assertEquals(0, CliRun.run(cluster, SubmitAndFollowTest.withDetach(submit("mpijob-v1"))).code());
+        cluster.startMpiJob("train");
+        var mpi = cluster.client.genericKubernetesResources("kubeflow.org/v1", "MPIJob").withName("train").get();
+        cluster.client.configMaps().resource(new io.fabric8.kubernetes.api.model.ConfigMapBuilder().withNewMetadata()
+                .withName("train-config").withNamespace(FakeCluster.NS).withLabels(Map.of("app", "train"))
+                .withOwnerReferences(Manifests.ownedBy(mpi)).endMetadata()
+                .withData(Map.of("hostfile", "train-worker-0 slots=2\ntrain-worker-1 slots=2\n")).build()).create();
+        assertEquals(0, CliRun.run(cluster, "delete", "train").code());
+        cluster.client.pods().withLabel("training.kubeflow.org/job-name", "train").delete();
+        try (KubernetesJobs k8s = cluster.jobs()) {
+            k8s.leftoverWait = java.time.Duration.ofMillis(300);
+            KubernetesJobException e = org.junit.jupiter.api.Assertions.assertThrows(KubernetesJobException.class,
+                    () -> k8s.submit(KoloJobSpec.builder("train").image("registry.example.com/train:1.0")
+                            .mode(KoloJobSpec.Mode.MPIJOB_V1).command(List.of("true")).build()));
+            assertEquals("cannot submit job train: an earlier job train is still being deleted (ConfigMap train-config"
+                    + " after 0 s); wait, or see kubectl get jobs,services,configmaps,secrets -l app=train (the MPIJob"
+                    + " operator's)", e.getMessage());
+        }
+        cluster.collectGarbage();
+        CliRun again = CliRun.run(cluster, SubmitAndFollowTest.withDetach(submit("mpijob-v1")));
+        assertEquals(0, again.code(), again.toString());
+    }
 }
