@@ -216,8 +216,11 @@ final class Manifests {
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("replicas", count);
         r.put("restartPolicy", "Never");
-        r.put("template", Map.of("metadata", Map.of("labels", labels(spec, role)),
-                "spec", Map.of("containers", List.of(c))));
+        // Ordered maps, so that --dry-run prints each object as kubectl would: metadata first, a variable's name first.
+        Map<String, Object> template = new LinkedHashMap<>();
+        template.put("metadata", Map.of("labels", labels(spec, role)));
+        template.put("spec", Map.of("containers", List.of(c)));
+        r.put("template", template);
         return r;
     }
 
@@ -228,7 +231,12 @@ final class Manifests {
         c.put("image", image);
         c.put("command", command);
         if (!env.isEmpty()) {
-            c.put("env", env.stream().map(e -> Map.of("name", e.getName(), "value", e.getValue())).toList());
+            c.put("env", env.stream().map(e -> {
+                Map<String, String> v = new LinkedHashMap<>();
+                v.put("name", e.getName());
+                v.put("value", e.getValue());
+                return v;
+            }).toList());
         }
         if (!resources.isEmpty()) {
             c.put("resources", resources);
