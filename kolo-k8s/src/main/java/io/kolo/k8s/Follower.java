@@ -13,7 +13,8 @@ import java.util.Set;
 /**
  * Follows a job until it ends: the ranks' tagged output as it comes (each worker's per-node launcher tags it, or the
  * MPIJob's launcher), one line per change of a pod's state, one line per new reason it is not running, once the
- * pod that serves the job's page exists the kubectl line that reaches it, and at the end the job's exit code. {@link #interrupt()} (Ctrl-C) stops following without touching the job.
+ * pod that serves the job's page exists the kubectl line that reaches it, and at the end the job's exit code.
+ * {@link #interrupt()} (Ctrl-C) stops following without touching the job.
  */
 final class Follower {
     /** {@link #follow()}'s result when interrupted. */

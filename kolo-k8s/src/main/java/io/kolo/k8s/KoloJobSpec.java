@@ -13,7 +13,7 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
- * What to run on Kubernetes: W workers (pods) of S ranks each running one command, in one of two modes. Built with
+ * What to run on Kubernetes: W workers (pods) of S ranks each running one command, in one of three modes. Built with
  * {@link #builder(String)}; {@link Builder#build()} checks every value and throws {@link IllegalArgumentException}
  * with one line naming what is wrong.
  *

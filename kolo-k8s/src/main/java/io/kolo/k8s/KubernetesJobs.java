@@ -179,7 +179,7 @@ public final class KubernetesJobs implements AutoCloseable {
     private record Leftover(String what, boolean operators) {
     }
 
-    /** The label the MPI Operator puts on the objects it makes for an MPIJob other than its pods. */
+    /** The label the MPI Operator and the training operator put on the objects they make for an MPIJob but its pods. */
     static final String OPERATOR_APP_LABEL = "app";
     /** The label the MPI Operator puts on an MPIJob's pods. */
     static final String OPERATOR_JOB_LABEL = "training.kubeflow.org/job-name";
