@@ -28,8 +28,9 @@ import java.util.regex.Pattern;
  */
 final class Explainer {
     private static final Pattern INSUFFICIENT = Pattern.compile("Insufficient ([a-zA-Z0-9/-]+(?:\\.[a-zA-Z0-9/-]+)*)");
+    // "cannot start rank": a v1 MPIJob's launcher whose rsh agent (kubectl exec) could not start a rank.
     private static final Pattern KOLO_LINE = Pattern.compile("^kolo: .*(exited with code|was lost|did not resolve"
-            + "|cannot join|cannot serve|lost the rendezvous).*");
+            + "|cannot join|cannot serve|lost the rendezvous|cannot start rank).*");
     private static final Set<String> PULL_ERRORS = Set.of("ErrImagePull", "ImagePullBackOff", "InvalidImageName",
             "ErrImageNeverPull");
     private static final int LOG_LINES = 20;

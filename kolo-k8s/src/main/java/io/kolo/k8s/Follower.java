@@ -7,12 +7,14 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
  * Follows a job until it ends: the ranks' tagged output as it comes (each worker's per-node launcher tags it, or the
- * MPIJob's launcher), one line per change of a pod's state, one line per new reason it is not running, and at the
- * end the job's exit code. {@link #interrupt()} (Ctrl-C) stops following without touching the job.
+ * MPIJob's launcher), one line per change of a pod's state, one line per new reason it is not running, once the
+ * pod that serves the job's page exists the kubectl line that reaches it, and at the end the job's exit code.
+ * {@link #interrupt()} (Ctrl-C) stops following without touching the job.
  */
 final class Follower {
     /** {@link #follow()}'s result when interrupted. */
@@ -52,6 +54,7 @@ final class Follower {
         Map<String, Long> stuckSince = new HashMap<>();
         long started = System.nanoTime();
         List<String> logPods = List.of();
+        boolean dashboardSaid = false;
         while (!interrupted) {
             JobStatus s;
             try {
@@ -74,6 +77,11 @@ final class Follower {
                     streams.put(p.name(), Thread.ofVirtual().name("kolo-k8s-log-" + p.name())
                             .start(() -> job.followPod(p.name(), rank, this::print)));
                 }
+            }
+            if (!dashboardSaid) {
+                Optional<String> dashboard = job.dashboard(s);
+                dashboard.ifPresent(line -> say("dashboard: " + line));
+                dashboardSaid = dashboard.isPresent();
             }
             for (String problem : s.problems()) {
                 if (problems.add(problem)) {
@@ -128,8 +136,8 @@ final class Follower {
         }
         if (s.pods().isEmpty() && now - started > startTimeout.toNanos()) {
             return "none of its pods has appeared in " + startTimeout.toSeconds() + " s (--start-timeout)"
-                    + (job.mode() == KoloJobSpec.Mode.MPIJOB ? ": is the MPI Operator running?"
-                    : ", and Kubernetes keeps retrying");
+                    + (job.mode() == KoloJobSpec.Mode.OPERATOR_FREE ? ", and Kubernetes keeps retrying"
+                    : ": is " + KubernetesJobs.operator(job.mode()) + " running?");
         }
         return null;
     }

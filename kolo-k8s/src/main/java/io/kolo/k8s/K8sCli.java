@@ -159,8 +159,8 @@ public final class K8sCli {
 
     @Command(name = "submit", sortOptions = false, description = "Submit a job and follow it (unless --detach).",
             customSynopsis = {"kolo k8s submit NAME --image IMG --workers W [--slots S] [--cpu C] [--memory M]"
-                    + " [--gpu G]", "      [--mode operator-free|mpijob] [--env K=V]... [--dry-run] [--detach]"
-                    + " -- COMMAND [ARGS...]"})
+                    + " [--gpu G]", "      [--mode operator-free|mpijob|mpijob-v1] [--env K=V]... [--dashboard PORT]"
+                    + " [--dry-run] [--detach]", "      -- COMMAND [ARGS...]"})
     static final class Submit extends Sub {
         @Parameters(index = "0", paramLabel = "NAME", description = "Job name (a DNS label).")
         String name;
@@ -186,8 +186,12 @@ public final class K8sCli {
         @Option(names = "--env", paramLabel = "K=V", description = "Variable for every rank (repeatable).")
         List<String> env = new ArrayList<>();
         @Option(names = "--mode", paramLabel = "MODE", defaultValue = "operator-free",
-                description = "operator-free (Indexed Job, default) or mpijob (MPI Operator).")
+                description = "operator-free (Indexed Job, default), mpijob (MPI Operator's v2beta1 MPIJob) or"
+                        + " mpijob-v1 (the training operator's v1 MPIJob, as Flyte makes it).")
         String mode;
+        @Option(names = "--dashboard", paramLabel = "PORT", description = "Serve the job's live page on this port of"
+                + " node 0's pod (the MPIJob's launcher); prints the kubectl port-forward line that reaches it.")
+        Integer dashboard;
         @Option(names = "--backoff-limit", paramLabel = "N", defaultValue = "0", description = "Retries of the job.")
         int backoffLimit;
         @Option(names = "--active-deadline", paramLabel = "S", description = "Fail the job after S seconds.")
@@ -216,7 +220,8 @@ public final class K8sCli {
             KoloJobSpec.Builder b = KoloJobSpec.builder(name).image(image).workers(workers).slots(slots).cpu(cpu)
                     .memory(memory).gpus(gpus).limitCpu(limitCpu).limitMemory(limitMemory).namespace(namespace)
                     .mode(KoloJobSpec.Mode.of(mode)).command(command).backoffLimit(backoffLimit)
-                    .activeDeadlineSeconds(activeDeadline).ttlSecondsAfterFinished(ttl).startTimeoutSeconds(startTimeout);
+                    .activeDeadlineSeconds(activeDeadline).ttlSecondsAfterFinished(ttl).startTimeoutSeconds(startTimeout)
+                    .dashboardPort(dashboard);
             vars.forEach(b::env);
             return b.build();
         }
@@ -232,6 +237,12 @@ public final class K8sCli {
                 KoloJob job = k8s.submit(spec);
                 cli.err.println("kolo k8s: submitted job " + job.name() + " (" + spec.mode().flag() + ", "
                         + spec.workers() + " x " + spec.slots() + " ranks) in namespace " + job.namespace());
+                if (detach && spec.dashboardPort() != null) {
+                    // The pod that serves the page gets its name only when its controller makes it.
+                    cli.err.println("kolo k8s: the dashboard will be on port " + spec.dashboardPort() + " of "
+                            + (spec.mpiJob() ? "the launcher pod" : "pod 0") + "; kolo k8s status " + job.name()
+                            + " prints the kubectl port-forward line once that pod exists");
+                }
                 return detach ? 0 : follow(job, null, outputDir, spec.startTimeoutSeconds());
             }
         }
@@ -246,7 +257,12 @@ public final class K8sCli {
         public Integer call() {
             KoloJobSpec.checkNamespace(namespace);
             try (KubernetesJobs k8s = cli.connect.get()) {
-                cli.out.print(k8s.get(name, namespace).status().describe());
+                KoloJob job = k8s.get(name, namespace);
+                JobStatus status = job.status();
+                cli.out.print(status.describe());
+                job.dashboardPort().ifPresent(port -> cli.out.println("  dashboard: " + job.dashboard(status)
+                        .orElse("port " + port + " of " + (job.mode() == KoloJobSpec.Mode.OPERATOR_FREE ? "pod 0"
+                                : "the launcher pod") + ", which does not exist yet")));
                 return 0;
             }
         }

@@ -16,6 +16,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
@@ -54,6 +56,32 @@ public final class KoloJob {
 
     public int slots() {
         return target.slots();
+    }
+
+    /**
+     * How to reach the job's page: the {@code kubectl port-forward} line for the pod that serves it (node 0's, or the
+     * MPIJob's launcher), once that pod exists; empty when the job has no page or the pod is not there yet.
+     */
+    public Optional<String> dashboard() {
+        return target.dashboardPort() == null ? Optional.empty() : dashboard(status());
+    }
+
+    /** {@link #dashboard()} as of {@code status}. */
+    Optional<String> dashboard(JobStatus status) {
+        if (target.dashboardPort() == null) {
+            return Optional.empty();
+        }
+        int port = target.dashboardPort();
+        boolean launcher = target.mode() != KoloJobSpec.Mode.OPERATOR_FREE;
+        return status.pods().stream().filter(p -> launcher ? p.index() < 0 : p.index() == 0).findFirst()
+                .map(p -> "kubectl port-forward pod/" + p.name() + " " + port + ":" + port + " -n " + namespace()
+                        + ", then open http://localhost:" + port + "/ with the token of the URL kolo run prints in its"
+                        + " log (kolo k8s logs " + name() + ")");
+    }
+
+    /** The port of the job's page, when it has one. */
+    public OptionalInt dashboardPort() {
+        return target.dashboardPort() == null ? OptionalInt.empty() : OptionalInt.of(target.dashboardPort());
     }
 
     /** Pods, phase, exit code and the one-line reasons why the job is not running as it should. */
@@ -98,7 +126,7 @@ public final class KoloJob {
     List<String> logPods(Integer rank) {
         List<Pod> pods = KubernetesJobs.call(client, "read the pods of job " + name(),
                 () -> new StatusReader(client, target).pods());
-        return pods.stream().filter(p -> target.mode() == KoloJobSpec.Mode.MPIJOB ? StatusReader.index(p) < 0
+        return pods.stream().filter(p -> target.mode() != KoloJobSpec.Mode.OPERATOR_FREE ? StatusReader.index(p) < 0
                         : StatusReader.index(p) >= 0 && (rank == null || StatusReader.index(p) == rank / slots()))
                 .map(p -> p.getMetadata().getName()).toList();
     }
@@ -140,8 +168,9 @@ public final class KoloJob {
     /** Deletes the job and, through their owner references, everything made for it. */
     public void cancel() {
         KubernetesJobs.call(client, "delete job " + name(), () -> {
-            if (target.mode() == KoloJobSpec.Mode.MPIJOB) {
-                client.genericKubernetesResources(Manifests.MPIJOB_API, Manifests.MPIJOB_KIND).inNamespace(namespace())
+            if (target.mode() != KoloJobSpec.Mode.OPERATOR_FREE) {
+                client.genericKubernetesResources(Manifests.mpiJobApi(target.mode()), Manifests.MPIJOB_KIND)
+                        .inNamespace(namespace())
                         .withName(name()).withPropagationPolicy(DeletionPropagation.BACKGROUND).delete();
             } else {
                 client.batch().v1().jobs().inNamespace(namespace()).withName(name())

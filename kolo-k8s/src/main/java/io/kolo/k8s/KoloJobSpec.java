@@ -13,7 +13,7 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
- * What to run on Kubernetes: W workers (pods) of S ranks each running one command, in one of two modes. Built with
+ * What to run on Kubernetes: W workers (pods) of S ranks each running one command, in one of three modes. Built with
  * {@link #builder(String)}; {@link Builder#build()} checks every value and throws {@link IllegalArgumentException}
  * with one line naming what is wrong.
  *
@@ -43,19 +43,23 @@ import java.util.regex.Pattern;
  * @param namespace             null for the kubeconfig's namespace
  * @param env                   variables for every rank, in this order (a value may refer to an earlier one as
  *                              {@code $(VAR)})
- * @param mode                  {@link Mode#OPERATOR_FREE} or {@link Mode#MPIJOB}
+ * @param mode                  {@link Mode#OPERATOR_FREE}, {@link Mode#MPIJOB} or {@link Mode#MPIJOB_V1}
  * @param command               what {@code kolo run} starts on each rank: {@code -- CMD ARGS}, {@code -cp CP MAIN ARGS}
  *                              or {@code -jar APP ARGS} (without {@code --} it is taken as a command)
  * @param backoffLimit          retries of the whole job (a Kolo job cannot take back one lost rank), default 0
  * @param activeDeadlineSeconds the job fails after this long; null for no limit
  * @param ttlSecondsAfterFinished Kubernetes deletes the finished job after this long; null to keep it
  * @param startTimeoutSeconds   how long ranks (and pods, to resolve each other's names) wait for each other
+ * @param dashboardPort         the port of the job's live page on the pod whose {@code kolo run} serves it (node 0's,
+ *                              or the MPIJob's launcher), reachable through {@code kubectl port-forward}; null for none
  */
 public record KoloJobSpec(String name, String image, int workers, int slots, String cpu, String memory, int gpus,
                           String limitCpu, String limitMemory, String namespace, Map<String, String> env, Mode mode,
                           List<String> command, int backoffLimit, Long activeDeadlineSeconds,
-                          Integer ttlSecondsAfterFinished, int startTimeoutSeconds) {
+                          Integer ttlSecondsAfterFinished, int startTimeoutSeconds, Integer dashboardPort) {
 
+    /** The port on which pod 0's {@code kolo run --nnodes} serves the rendezvous (operator-free). */
+    static final int RENDEZVOUS_PORT = 29500;
     /** Where the image has Kolo: the {@code kolo} script. */
     public static final String KOLO = "/opt/kolo/kolo";
     /** How long pods and ranks wait for each other unless told otherwise. */
@@ -69,7 +73,12 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
         /** An Indexed Job, a headless Service and a Secret; each pod runs {@code kolo run --nnodes}. No operator, no SSH. */
         OPERATOR_FREE("operator-free"),
         /** A {@code kubeflow.org/v2beta1} MPIJob for the MPI Operator: a launcher pod runs {@code kolo run} over SSH. */
-        MPIJOB("mpijob");
+        MPIJOB("mpijob"),
+        /**
+         * A {@code kubeflow.org/v1} MPIJob for the Kubeflow training operator (what Flyte's MPI plugin creates): a
+         * launcher pod runs {@code kolo run}, which starts the ranks through the operator's {@code kubectl exec} agent.
+         */
+        MPIJOB_V1("mpijob-v1");
 
         private final String flag;
 
@@ -82,15 +91,16 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
             return flag;
         }
 
-        /** Parses {@code operator-free} or {@code mpijob}. */
+        /** Parses {@code operator-free}, {@code mpijob} or {@code mpijob-v1}. */
         public static Mode of(String flag) {
             for (Mode m : values()) {
                 if (m.flag.equals(flag)) {
                     return m;
                 }
             }
-            throw new IllegalArgumentException("--mode " + flag + ": use operator-free (an Indexed Job, no operator)"
-                    + " or mpijob (an MPIJob for the MPI Operator)");
+            throw new IllegalArgumentException("--mode " + flag + ": use operator-free (an Indexed Job, no operator),"
+                    + " mpijob (a kubeflow.org/v2beta1 MPIJob for the MPI Operator) or mpijob-v1 (a kubeflow.org/v1"
+                    + " MPIJob for the Kubeflow training operator)");
         }
     }
 
@@ -169,6 +179,25 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
         if (startTimeoutSeconds < 1) {
             throw new IllegalArgumentException("--start-timeout must be at least 1 second, got " + startTimeoutSeconds);
         }
+        checkDashboardPort(dashboardPort, mode);
+    }
+
+    /**
+     * The dashboard's port must be known before the pod starts, since the port-forward line names it: kolo run's
+     * "0 picks a free port" would serve it where nobody can find it.
+     */
+    private static void checkDashboardPort(Integer port, Mode mode) {
+        if (port == null) {
+            return;
+        }
+        if (port < 1 || port > 65535) {
+            throw new IllegalArgumentException("--dashboard " + port + ": use a port from 1 to 65535 (kubectl"
+                    + " port-forward reaches it on the pod; 0, a free port, would be unknown to it)");
+        }
+        if (mode == Mode.OPERATOR_FREE && port == RENDEZVOUS_PORT) {
+            throw new IllegalArgumentException("--dashboard " + port + ": pod 0 serves the job's rendezvous on that"
+                    + " port; choose another (e.g. 8080)");
+        }
     }
 
     /**
@@ -234,6 +263,18 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
         return workers * slots;
     }
 
+    /** Whether the job is an MPIJob (either version): a launcher pod runs kolo run, the workers run the ranks. */
+    boolean mpiJob() {
+        return mode != Mode.OPERATOR_FREE;
+    }
+
+    /** The same job in namespace {@code ns}. */
+    KoloJobSpec inNamespace(String ns) {
+        return new KoloJobSpec(name, image, workers, slots, cpu, memory, gpus, limitCpu, limitMemory, ns, env, mode,
+                command, backoffLimit, activeDeadlineSeconds, ttlSecondsAfterFinished, startTimeoutSeconds,
+                dashboardPort);
+    }
+
     /** A builder with defaults: 1 worker of 1 slot, operator-free, 300 s start timeout. */
     public static Builder builder(String name) {
         return new Builder(name);
@@ -258,6 +299,7 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
         private Long activeDeadlineSeconds;
         private Integer ttlSecondsAfterFinished;
         private int startTimeoutSeconds = DEFAULT_START_TIMEOUT_SECONDS;
+        private Integer dashboardPort;
 
         private Builder(String name) {
             this.name = name;
@@ -279,12 +321,14 @@ public record KoloJobSpec(String name, String image, int workers, int slots, Str
         public Builder activeDeadlineSeconds(Long v) { activeDeadlineSeconds = v; return this; }
         public Builder ttlSecondsAfterFinished(Integer v) { ttlSecondsAfterFinished = v; return this; }
         public Builder startTimeoutSeconds(int v) { startTimeoutSeconds = v; return this; }
+        /** The job's live page on this port of node 0's pod (or the MPIJob's launcher); null for none. */
+        public Builder dashboardPort(Integer v) { dashboardPort = v; return this; }
 
         /** The spec; {@link IllegalArgumentException} naming the first bad value. */
         public KoloJobSpec build() {
             return new KoloJobSpec(name, image, workers, slots, cpu, memory, gpus, limitCpu, limitMemory, namespace,
                     env, mode, command, backoffLimit, activeDeadlineSeconds, ttlSecondsAfterFinished,
-                    startTimeoutSeconds);
+                    startTimeoutSeconds, dashboardPort);
         }
     }
 }

@@ -74,7 +74,7 @@ public final class KubernetesJobs implements AutoCloseable {
      */
     public KoloJob submit(KoloJobSpec spec) {
         String ns = spec.namespace() != null ? spec.namespace() : namespace();
-        KoloJobSpec placed = spec.namespace() != null ? spec : withNamespace(spec, ns);
+        KoloJobSpec placed = spec.namespace() != null ? spec : spec.inNamespace(ns);
         return call("submit job " + spec.name(), () -> {
             StatusReader.Lookup existing = StatusReader.lookup(client, ns, spec.name());
             if (existing.kolo().isPresent()) {
@@ -87,17 +87,16 @@ public final class KubernetesJobs implements AutoCloseable {
                         + ": choose another job name, or delete that " + existing.otherKind() + " with kubectl");
             }
             awaitLeftovers(ns, spec.name());
-            if (placed.mode() == KoloJobSpec.Mode.MPIJOB) {
+            if (placed.mpiJob()) {
                 GenericKubernetesResource mpi = Manifests.mpiJob(placed);
-                KubernetesJobException noKind = new KubernetesJobException("this cluster has no MPIJob kind"
-                        + " (kubeflow.org/v2beta1): install the MPI Operator, or use --mode operator-free");
                 // Without the operator's CRD the client fails already when it resolves the kind, with no HTTP code.
-                var mpiJobs = StatusReader.mpiJobs(client, ns).orElseThrow(() -> noKind);
+                var mpiJobs = StatusReader.mpiJobs(client, ns, placed.mode()).orElseThrow(() -> noMpiJobKind(ns,
+                        placed.mode()));
                 try {
                     mpiJobs.resource(mpi).create();
                 } catch (KubernetesClientException e) {
                     if (e.getCode() == 404) {
-                        throw noKind;
+                        throw noMpiJobKind(ns, placed.mode());
                     }
                     throw e;
                 }
@@ -124,8 +123,27 @@ public final class KubernetesJobs implements AutoCloseable {
                 }
             }
             return new KoloJob(client, new StatusReader.Target(ns, spec.name(), placed.mode(), placed.workers(),
-                    placed.slots()));
+                    placed.slots(), placed.dashboardPort()));
         });
+    }
+
+    /**
+     * The cluster lacks the MPIJob version {@code mode} makes. The two operators' CRDs share one name
+     * ({@code mpijobs.kubeflow.org}), so a cluster has one or the other: the line names the mode that fits it.
+     */
+    private KubernetesJobException noMpiJobKind(String ns, KoloJobSpec.Mode mode) {
+        KoloJobSpec.Mode other = mode == KoloJobSpec.Mode.MPIJOB ? KoloJobSpec.Mode.MPIJOB_V1 : KoloJobSpec.Mode.MPIJOB;
+        String wanted = "this cluster has no MPIJob kind (" + Manifests.mpiJobApi(mode) + ")";
+        if (StatusReader.mpiJobs(client, ns, other).isPresent()) {
+            return new KubernetesJobException(wanted + "; its MPIJob is " + Manifests.mpiJobApi(other) + ", "
+                    + operator(other) + "'s: use --mode " + other.flag());
+        }
+        return new KubernetesJobException(wanted + ": install " + operator(mode) + ", or use --mode operator-free");
+    }
+
+    /** Which operator runs MPIJobs of this mode. */
+    static String operator(KoloJobSpec.Mode mode) {
+        return mode == KoloJobSpec.Mode.MPIJOB_V1 ? "the Kubeflow training operator" : "the MPI Operator";
     }
 
     /**
@@ -145,7 +163,7 @@ public final class KubernetesJobs implements AutoCloseable {
                         + (kolos ? "kubectl get pods,services,secrets -l " + Manifests.JOB_LABEL + "=" + name : "")
                         + (kolos && operators ? " and " : "")
                         + (operators ? "kubectl get jobs,services,configmaps,secrets -l " + OPERATOR_APP_LABEL + "="
-                        + name + " (the MPI Operator's)" : ""));
+                        + name + " (the MPIJob operator's)" : ""));
             }
             try {
                 Thread.sleep(200);
@@ -161,7 +179,7 @@ public final class KubernetesJobs implements AutoCloseable {
     private record Leftover(String what, boolean operators) {
     }
 
-    /** The label the MPI Operator puts on the objects it makes for an MPIJob other than its pods. */
+    /** The label the MPI Operator and the training operator put on the objects they make for an MPIJob but its pods. */
     static final String OPERATOR_APP_LABEL = "app";
     /** The label the MPI Operator puts on an MPIJob's pods. */
     static final String OPERATOR_JOB_LABEL = "training.kubeflow.org/job-name";
@@ -209,12 +227,6 @@ public final class KubernetesJobs implements AutoCloseable {
             }
             throw e;
         }
-    }
-
-    private static KoloJobSpec withNamespace(KoloJobSpec s, String ns) {
-        return new KoloJobSpec(s.name(), s.image(), s.workers(), s.slots(), s.cpu(), s.memory(), s.gpus(),
-                s.limitCpu(), s.limitMemory(), ns, s.env(), s.mode(), s.command(), s.backoffLimit(),
-                s.activeDeadlineSeconds(), s.ttlSecondsAfterFinished(), s.startTimeoutSeconds());
     }
 
     /**

@@ -31,7 +31,8 @@ import java.util.Map;
  * runs {@code kolo run --nnodes W} as node {@code i} (its index, from {@code JOB_COMPLETION_INDEX}), a headless
  * Service that gives pod 0 the stable name the others meet at ({@code NAME-0.NAME}), and a Secret with the job
  * secret; the Service and Secret are owned by the Job, so deleting the Job deletes everything. MPIJob: one
- * {@code kubeflow.org/v2beta1} MPIJob whose launcher runs {@code kolo run} over the operator's hostfile and SSH keys.
+ * {@code kubeflow.org/v2beta1} MPIJob whose launcher runs {@code kolo run} over the operator's hostfile and SSH keys,
+ * or one {@code kubeflow.org/v1} MPIJob whose launcher runs it over the hostfile and {@code kubectl exec} agent.
  */
 final class Manifests {
     static final String JOB_LABEL = "kolo.io/job";
@@ -40,8 +41,12 @@ final class Manifests {
     static final String SECRET_KEY = "secret";
     static final String SLOTS_ANNOTATION = "kolo.io/slots";
     static final String WORKERS_ANNOTATION = "kolo.io/workers";
-    static final int RENDEZVOUS_PORT = 29500;
+    /** The port of the job's live page when asked for, on the pod whose kolo run serves it. */
+    static final String DASHBOARD_ANNOTATION = "kolo.io/dashboard-port";
+    static final String DASHBOARD_PORT_NAME = "dashboard";
+    static final int RENDEZVOUS_PORT = KoloJobSpec.RENDEZVOUS_PORT;
     static final String MPIJOB_API = "kubeflow.org/v2beta1";
+    static final String MPIJOB_V1_API = "kubeflow.org/v1";
     static final String MPIJOB_KIND = "MPIJob";
     /** Resources of the MPIJob's launcher pod: it only relays output, the ranks run on the workers. */
     static final Map<String, String> LAUNCHER_REQUESTS = Map.of("cpu", "500m", "memory", "512Mi");
@@ -57,9 +62,18 @@ final class Manifests {
         return labels;
     }
 
-    /** How many workers of how many slots: what status and logs need to tell ranks from pods. */
-    private static Map<String, String> shape(KoloJobSpec spec) {
-        return Map.of(SLOTS_ANNOTATION, "" + spec.slots(), WORKERS_ANNOTATION, "" + spec.workers());
+    /**
+     * How many workers of how many slots (what status and logs need to tell ranks from pods), and the dashboard's port
+     * (what status needs for its port-forward line).
+     */
+    private static Map<String, String> annotations(KoloJobSpec spec) {
+        Map<String, String> a = new LinkedHashMap<>();
+        a.put(SLOTS_ANNOTATION, "" + spec.slots());
+        a.put(WORKERS_ANNOTATION, "" + spec.workers());
+        if (spec.dashboardPort() != null) {
+            a.put(DASHBOARD_ANNOTATION, "" + spec.dashboardPort());
+        }
+        return a;
     }
 
     static String newSecret() {
@@ -75,23 +89,28 @@ final class Manifests {
         List<String> run = new ArrayList<>(List.of(KoloJobSpec.KOLO, "run", "--nnodes", "" + spec.workers(),
                 "--rendezvous", spec.name() + "-0." + spec.name() + ":" + RENDEZVOUS_PORT,
                 "--np-per-node", "" + spec.slots(), "--start-timeout", "" + spec.startTimeoutSeconds()));
+        // Every pod runs the same template: only node 0's kolo run, which holds the job's store, serves the page.
+        run.addAll(dashboard(spec));
         run.addAll(program(spec));
         List<EnvVar> env = new ArrayList<>();
         env.add(new EnvVarBuilder().withName(JobSecret.VARIABLE).withNewValueFrom().withNewSecretKeyRef()
                 .withName(secretName(spec)).withKey(SECRET_KEY).endSecretKeyRef().endValueFrom().build());
         env.addAll(userEnv(spec));
-        Container c = new ContainerBuilder().withName("kolo").withImage(spec.image()).withCommand(run)
+        ContainerBuilder c = new ContainerBuilder().withName("kolo").withImage(spec.image()).withCommand(run)
                 .withEnv(env).withResources(resources(spec))
-                .addNewPort().withName("rendezvous").withContainerPort(RENDEZVOUS_PORT).endPort().build();
+                .addNewPort().withName("rendezvous").withContainerPort(RENDEZVOUS_PORT).endPort();
+        if (spec.dashboardPort() != null) {
+            c.addNewPort().withName(DASHBOARD_PORT_NAME).withContainerPort(spec.dashboardPort()).endPort();
+        }
         return new JobBuilder()
                 .withNewMetadata().withName(spec.name()).withNamespace(spec.namespace())
-                .withLabels(labels(spec, "job")).withAnnotations(shape(spec)).endMetadata()
+                .withLabels(labels(spec, "job")).withAnnotations(annotations(spec)).endMetadata()
                 .withNewSpec()
                 .withCompletionMode("Indexed").withCompletions(spec.workers()).withParallelism(spec.workers())
                 .withBackoffLimit(spec.backoffLimit()).withActiveDeadlineSeconds(spec.activeDeadlineSeconds())
                 .withTtlSecondsAfterFinished(spec.ttlSecondsAfterFinished()).withSuspend(suspend ? true : null)
                 .withNewTemplate().withNewMetadata().withLabels(labels(spec, "worker")).endMetadata()
-                .withNewSpec().withSubdomain(spec.name()).withRestartPolicy("Never").withContainers(c)
+                .withNewSpec().withSubdomain(spec.name()).withRestartPolicy("Never").withContainers(c.build())
                 .endSpec().endTemplate().endSpec().build();
     }
 
@@ -122,20 +141,34 @@ final class Manifests {
         return owner == null ? null : List.of(owner);
     }
 
-    /** The MPIJob: workers run sshd, the launcher waits for them to be ready, then runs {@code kolo run}. */
+    /**
+     * The MPIJob of the spec's version. v2beta1 (the MPI Operator): workers run sshd, the launcher waits for them to be
+     * ready, then runs {@code kolo run} over the operator's SSH keys. v1 (the training operator, as Flyte's MPI plugin
+     * makes it): workers run no sshd and only keep their pod alive; the launcher's {@code kolo run} starts the ranks in
+     * them through the agent the operator names ({@code OMPI_MCA_plm_rsh_agent=/etc/mpi/kubexec.sh}, which runs
+     * {@code kubectl exec}).
+     */
     // Serialization.jsonMapper() is deprecated without a replacement that maps fabric8's model types as it does.
     @SuppressWarnings("deprecation")
     static GenericKubernetesResource mpiJob(KoloJobSpec spec) {
+        boolean v1 = spec.mode() == KoloJobSpec.Mode.MPIJOB_V1;
         List<String> run = new ArrayList<>(List.of(KoloJobSpec.KOLO, "run", "-np", "" + spec.ranks(),
                 "--start-timeout", "" + spec.startTimeoutSeconds()));
-        // Ranks start over ssh, which passes on only what kolo run sends: the user's variables go by -x.
+        // Ranks see only what kolo run passes on (over ssh, or through kubectl exec): the user's variables go by -x.
         for (String k : spec.env().keySet()) {
             run.addAll(List.of("-x", k));
         }
+        run.addAll(dashboard(spec));
         run.addAll(program(spec));
         Map<String, Object> launcher = container("launcher", spec.image(), run, userEnv(spec),
                 Map.of("requests", LAUNCHER_REQUESTS, "limits", LAUNCHER_REQUESTS));
-        Map<String, Object> worker = container("worker", spec.image(), List.of("/usr/sbin/sshd", "-De"), List.of(),
+        if (spec.dashboardPort() != null) {
+            launcher.put("ports", List.of(Map.of("name", DASHBOARD_PORT_NAME, "containerPort", spec.dashboardPort())));
+        }
+        // v1: the operator's kubectl exec runs each rank in the worker pod's own environment, so the user's variables
+        // are the pod's too. The worker itself only keeps the pod alive (the operator's own default command).
+        Map<String, Object> worker = container("worker", spec.image(),
+                v1 ? List.of("sleep", "365d") : List.of("/usr/sbin/sshd", "-De"), v1 ? userEnv(spec) : List.of(),
                 Serialization.jsonMapper().convertValue(resources(spec), Map.class));
         Map<String, Object> runPolicy = new LinkedHashMap<>();
         runPolicy.put("cleanPodPolicy", "Running");
@@ -147,22 +180,47 @@ final class Manifests {
         replicas.put("Worker", replica(spec.workers(), spec, "worker", worker));
         Map<String, Object> mpiSpec = new LinkedHashMap<>();
         mpiSpec.put("slotsPerWorker", spec.slots());
-        mpiSpec.put("launcherCreationPolicy", "WaitForWorkersReady");
-        mpiSpec.put("mpiImplementation", "OpenMPI");
+        if (!v1) {
+            // v1 has neither: its launcher starts at once (its kubectl-delivery init container waits for the workers),
+            // and it speaks only Open MPI's variables.
+            mpiSpec.put("launcherCreationPolicy", "WaitForWorkersReady");
+            mpiSpec.put("mpiImplementation", "OpenMPI");
+        }
         mpiSpec.put("runPolicy", runPolicy);
         mpiSpec.put("mpiReplicaSpecs", replicas);
-        return new GenericKubernetesResourceBuilder().withApiVersion(MPIJOB_API).withKind(MPIJOB_KIND)
+        return new GenericKubernetesResourceBuilder().withApiVersion(mpiJobApi(spec.mode())).withKind(MPIJOB_KIND)
                 .withNewMetadata().withName(spec.name()).withNamespace(spec.namespace())
-                .withLabels(labels(spec, "job")).withAnnotations(shape(spec)).endMetadata()
+                .withLabels(labels(spec, "job")).withAnnotations(annotations(spec)).endMetadata()
                 .withAdditionalProperties(Map.of("spec", mpiSpec)).build();
+    }
+
+    /** The API version of an MPIJob of this mode: the MPI Operator's v2beta1 or the training operator's v1. */
+    static String mpiJobApi(KoloJobSpec.Mode mode) {
+        return switch (mode) {
+            case MPIJOB -> MPIJOB_API;
+            case MPIJOB_V1 -> MPIJOB_V1_API;
+            case OPERATOR_FREE -> throw new IllegalArgumentException("an operator-free job is not an MPIJob");
+        };
+    }
+
+    /**
+     * kolo run's options that serve the job's page to other pods: on all addresses, since kubectl port-forward reaches
+     * the pod from outside its loopback, and with the token kolo run then requires.
+     */
+    private static List<String> dashboard(KoloJobSpec spec) {
+        return spec.dashboardPort() == null ? List.of()
+                : List.of("--dashboard", "" + spec.dashboardPort(), "--dashboard-bind", "0.0.0.0");
     }
 
     private static Map<String, Object> replica(int count, KoloJobSpec spec, String role, Map<String, Object> c) {
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("replicas", count);
         r.put("restartPolicy", "Never");
-        r.put("template", Map.of("metadata", Map.of("labels", labels(spec, role)),
-                "spec", Map.of("containers", List.of(c))));
+        // Ordered maps, so that --dry-run prints each object as kubectl would: metadata first, a variable's name first.
+        Map<String, Object> template = new LinkedHashMap<>();
+        template.put("metadata", Map.of("labels", labels(spec, role)));
+        template.put("spec", Map.of("containers", List.of(c)));
+        r.put("template", template);
         return r;
     }
 
@@ -173,7 +231,12 @@ final class Manifests {
         c.put("image", image);
         c.put("command", command);
         if (!env.isEmpty()) {
-            c.put("env", env.stream().map(e -> Map.of("name", e.getName(), "value", e.getValue())).toList());
+            c.put("env", env.stream().map(e -> {
+                Map<String, String> v = new LinkedHashMap<>();
+                v.put("name", e.getName());
+                v.put("value", e.getValue());
+                return v;
+            }).toList());
         }
         if (!resources.isEmpty()) {
             c.put("resources", resources);
@@ -250,7 +313,7 @@ final class Manifests {
 
     /** What {@code submit} creates for {@code spec}, as {@code --dry-run} prints it (owner references come at submit). */
     static List<HasMetadata> objects(KoloJobSpec spec, String secretHex) {
-        if (spec.mode() == KoloJobSpec.Mode.MPIJOB) {
+        if (spec.mpiJob()) {
             return List.of(mpiJob(spec));
         }
         return List.of(secret(spec, secretHex, null), headlessService(spec, null), indexedJob(spec, false));

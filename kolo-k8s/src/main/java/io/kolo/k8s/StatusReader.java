@@ -25,8 +25,13 @@ final class StatusReader {
     static final String COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index";
     static final String REPLICA_INDEX = "training.kubeflow.org/replica-index";
 
-    /** The job's top-level object and its shape. */
-    record Target(String namespace, String name, KoloJobSpec.Mode mode, int workers, int slots) {
+    /**
+     * The job's top-level object and its shape.
+     *
+     * @param dashboardPort the port of the job's page on the pod that serves it; null when it has none
+     */
+    record Target(String namespace, String name, KoloJobSpec.Mode mode, int workers, int slots,
+                  Integer dashboardPort) {
     }
 
     private final KubernetesClient client;
@@ -53,11 +58,19 @@ final class StatusReader {
         if (madeByKolo(job, name)) {
             return new Lookup(Optional.of(target(namespace, name, KoloJobSpec.Mode.OPERATOR_FREE, job)), null);
         }
-        GenericKubernetesResource mpi = mpiJobs(client, namespace).map(r -> r.withName(name).get()).orElse(null);
-        if (madeByKolo(mpi, name)) {
-            return new Lookup(Optional.of(target(namespace, name, KoloJobSpec.Mode.MPIJOB, mpi)), null);
+        // A cluster has one MPIJob version or the other (their CRDs share one name); ask for each it has.
+        String otherKind = job != null ? "Job" : null;
+        for (KoloJobSpec.Mode mode : MPI_MODES) {
+            GenericKubernetesResource mpi = mpiJobs(client, namespace, mode).map(r -> r.withName(name).get())
+                    .orElse(null);
+            if (madeByKolo(mpi, name)) {
+                return new Lookup(Optional.of(target(namespace, name, mode, mpi)), null);
+            }
+            if (mpi != null && otherKind == null) {
+                otherKind = Manifests.MPIJOB_KIND;
+            }
         }
-        return new Lookup(Optional.empty(), job != null ? "Job" : mpi != null ? Manifests.MPIJOB_KIND : null);
+        return new Lookup(Optional.empty(), otherKind);
     }
 
     private static boolean madeByKolo(HasMetadata o, String name) {
@@ -72,20 +85,28 @@ final class StatusReader {
                 .getItems()) {
             all.add(target(namespace, j.getMetadata().getName(), KoloJobSpec.Mode.OPERATOR_FREE, j));
         }
-        mpiJobs(client, namespace).ifPresent(r -> r.withLabel(Manifests.MANAGED_BY, "kolo").list().getItems()
-                .forEach(m -> all.add(target(namespace, m.getMetadata().getName(), KoloJobSpec.Mode.MPIJOB, m))));
+        for (KoloJobSpec.Mode mode : MPI_MODES) {
+            mpiJobs(client, namespace, mode).ifPresent(r -> r.withLabel(Manifests.MANAGED_BY, "kolo").list()
+                    .getItems().forEach(m -> all.add(target(namespace, m.getMetadata().getName(), mode, m))));
+        }
         return all;
     }
+
+    /** The modes that make an MPIJob, the MPI Operator's first. */
+    private static final List<KoloJobSpec.Mode> MPI_MODES = List.of(KoloJobSpec.Mode.MPIJOB,
+            KoloJobSpec.Mode.MPIJOB_V1);
 
     static Optional<io.fabric8.kubernetes.client.dsl.NonNamespaceOperation<GenericKubernetesResource,
             io.fabric8.kubernetes.api.model.GenericKubernetesResourceList,
             io.fabric8.kubernetes.client.dsl.Resource<GenericKubernetesResource>>> mpiJobs(KubernetesClient client,
-                                                                                             String namespace) {
+                                                                                             String namespace,
+                                                                                             KoloJobSpec.Mode mode) {
         try {
-            var r = client.genericKubernetesResources(Manifests.MPIJOB_API, Manifests.MPIJOB_KIND).inNamespace(namespace);
+            var r = client.genericKubernetesResources(Manifests.mpiJobApi(mode), Manifests.MPIJOB_KIND)
+                    .inNamespace(namespace);
             return Optional.of(r);
         } catch (KubernetesClientException noSuchKind) {
-            // The MPI Operator's CRD is not installed: there are no MPIJobs.
+            // That operator's CRD is not installed: there are no MPIJobs of this version.
             return Optional.empty();
         }
     }
@@ -93,7 +114,15 @@ final class StatusReader {
     private static Target target(String namespace, String name, KoloJobSpec.Mode mode, HasMetadata o) {
         Map<String, String> a = o.getMetadata().getAnnotations() == null ? Map.of() : o.getMetadata().getAnnotations();
         return new Target(namespace, name, mode, parse(a.get(Manifests.WORKERS_ANNOTATION)),
-                parse(a.get(Manifests.SLOTS_ANNOTATION)));
+                parse(a.get(Manifests.SLOTS_ANNOTATION)), port(a.get(Manifests.DASHBOARD_ANNOTATION)));
+    }
+
+    private static Integer port(String v) {
+        try {
+            return v == null ? null : Integer.valueOf(v);
+        } catch (NumberFormatException e) {
+            return null;
+        }
     }
 
     private static int parse(String v) {
@@ -136,7 +165,7 @@ final class StatusReader {
             phase = failed.isPresent() ? JobStatus.Phase.FAILED : complete ? JobStatus.Phase.SUCCEEDED
                     : running(pods) ? JobStatus.Phase.RUNNING : JobStatus.Phase.PENDING;
         } else {
-            GenericKubernetesResource mpi = client.genericKubernetesResources(Manifests.MPIJOB_API,
+            GenericKubernetesResource mpi = client.genericKubernetesResources(Manifests.mpiJobApi(target.mode()),
                     Manifests.MPIJOB_KIND).inNamespace(target.namespace()).withName(target.name()).get();
             if (mpi == null) {
                 throw gone();
@@ -174,7 +203,7 @@ final class StatusReader {
      * no pod's state can tell. Read only while pods are missing, since events outlive what they report.
      */
     private List<String> ownEvents(List<Event> all) {
-        String kind = target.mode() == KoloJobSpec.Mode.MPIJOB ? Manifests.MPIJOB_KIND : "Job";
+        String kind = target.mode() == KoloJobSpec.Mode.OPERATOR_FREE ? "Job" : Manifests.MPIJOB_KIND;
         return all.stream().filter(e -> "Warning".equals(e.getType()) && e.getInvolvedObject() != null
                         && kind.equals(e.getInvolvedObject().getKind())
                         && target.name().equals(e.getInvolvedObject().getName()))

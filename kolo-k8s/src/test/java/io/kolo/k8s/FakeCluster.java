@@ -49,18 +49,35 @@ final class FakeCluster implements AutoCloseable {
     final NamespacedKubernetesClient client;
     private final Map<ServerRequest, Queue<ServerResponse>> responses = new HashMap<>();
 
+    /** The API version of the cluster's MPIJob kind (v2beta1: the MPI Operator; v1: the training operator); or null. */
+    final String mpiApi;
+
     FakeCluster() {
         this(true);
     }
 
     /** @param mpiOperator whether the cluster has the MPI Operator's MPIJob kind */
     FakeCluster(boolean mpiOperator) {
+        this(mpiOperator ? "v2beta1" : null);
+    }
+
+    /**
+     * A cluster with the Kubeflow training operator's {@code kubeflow.org/v1} MPIJob and not the MPI Operator's: the
+     * two CRDs share one name ({@code mpijobs.kubeflow.org}), so a real cluster has one or the other.
+     */
+    static FakeCluster withTrainingOperator() {
+        return new FakeCluster("v1");
+    }
+
+    private FakeCluster(String mpiVersion) {
+        mpiApi = mpiVersion == null ? null : "kubeflow.org/" + mpiVersion;
+        boolean mpiOperator = mpiVersion != null;
         server = new KubernetesMockServer(new Context(Serialization.jsonMapper()), new MockWebServer(), responses,
                 new KubernetesMixedDispatcher(responses), false);
         server.init();
         if (mpiOperator) {
             server.expectCustomResource(new CustomResourceDefinitionContext.Builder().withGroup("kubeflow.org")
-                .withVersion("v2beta1").withKind("MPIJob").withPlural("mpijobs").withScope("Namespaced").withStatusSubresource(true).build());
+                .withVersion(mpiVersion).withKind("MPIJob").withPlural("mpijobs").withScope("Namespaced").withStatusSubresource(true).build());
         }
         // The test's own client waits longer than the CLI's 15 s: on a loaded 2-core CI machine the mock server
         // has answered discovery requests late, and the test, not the server, should decide what is too slow.
@@ -72,7 +89,7 @@ final class FakeCluster implements AutoCloseable {
         // Resolve the MPIJob kind once, before any test or CLI thread does: the client caches it, and the CLI and
         // the test asking for it at the same moment (both waiting on one discovery request) hung CI.
         if (mpiOperator) {
-            client.genericKubernetesResources("kubeflow.org/v2beta1", "MPIJob").list();
+            client.genericKubernetesResources(mpiApi, "MPIJob").list();
         }
     }
 
@@ -104,11 +121,14 @@ final class FakeCluster implements AutoCloseable {
         return pods;
     }
 
-    /** The MPI Operator: worker pods NAME-worker-i, then the launcher NAME-launcher. */
+    /**
+     * The MPI Operator (or the training operator): worker pods NAME-worker-i, then the launcher NAME-launcher. The
+     * training operator also gives the launcher's first container the variables that name its hostfile and its
+     * {@code kubectl exec} agent (mpijob_controller.go, newLauncher).
+     */
     @SuppressWarnings("unchecked")
     List<String> startMpiJob(String name) {
-        GenericKubernetesResource mpi = client.genericKubernetesResources("kubeflow.org/v2beta1", "MPIJob")
-                .withName(name).get();
+        GenericKubernetesResource mpi = client.genericKubernetesResources(mpiApi, "MPIJob").withName(name).get();
         Map<String, Object> replicas = (Map<String, Object>) ((Map<String, Object>) mpi.getAdditionalProperties()
                 .get("spec")).get("mpiReplicaSpecs");
         List<String> pods = new ArrayList<>();
@@ -125,6 +145,14 @@ final class FakeCluster implements AutoCloseable {
                 .get("template"), PodTemplateSpec.class);
         Pod launcher = pod(name + "-launcher", lt, mpi, Map.of());
         launcher.getMetadata().getLabels().putAll(operatorLabels(name, "launcher"));
+        if (mpiApi.endsWith("/v1")) {
+            List<io.fabric8.kubernetes.api.model.EnvVar> env = new ArrayList<>(launcher.getSpec().getContainers()
+                    .getFirst().getEnv());
+            env.add(new io.fabric8.kubernetes.api.model.EnvVar("OMPI_MCA_plm_rsh_agent", "/etc/mpi/kubexec.sh", null));
+            env.add(new io.fabric8.kubernetes.api.model.EnvVar("OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile",
+                    null));
+            launcher.getSpec().getContainers().getFirst().setEnv(env);
+        }
         client.pods().resource(launcher).create();
         pods.add(launcher.getMetadata().getName());
         return pods;
@@ -142,8 +170,7 @@ final class FakeCluster implements AutoCloseable {
      * {@code app: NAME} and owned by the MPIJob (none carries a Kolo label).
      */
     void mpiOperatorObjects(String name) {
-        GenericKubernetesResource mpi = client.genericKubernetesResources("kubeflow.org/v2beta1", "MPIJob")
-                .withName(name).get();
+        GenericKubernetesResource mpi = client.genericKubernetesResources(mpiApi, "MPIJob").withName(name).get();
         var owner = Manifests.ownedBy(mpi);
         var meta = new io.fabric8.kubernetes.api.model.ObjectMetaBuilder().withNamespace(NS)
                 .withLabels(Map.of("app", name)).withOwnerReferences(owner);
@@ -278,7 +305,7 @@ final class FakeCluster implements AutoCloseable {
     /** The MPI Operator's verdict on an MPIJob. */
     @SuppressWarnings("unchecked")
     void mpiJobCondition(String job, String type, String reason) {
-        client.genericKubernetesResources("kubeflow.org/v2beta1", "MPIJob").withName(job).editStatus(m -> {
+        client.genericKubernetesResources(mpiApi, "MPIJob").withName(job).editStatus(m -> {
             m.getAdditionalProperties().put("status", Map.of("conditions", List.of(Map.of("type", type,
                     "status", "True", "reason", reason, "message", reason))));
             return m;
@@ -311,7 +338,9 @@ final class FakeCluster implements AutoCloseable {
         all.addAll(client.services().list().getItems());
         all.addAll(client.secrets().list().getItems());
         all.addAll(client.configMaps().list().getItems());
-        all.addAll(client.genericKubernetesResources("kubeflow.org/v2beta1", "MPIJob").list().getItems());
+        if (mpiApi != null) {
+            all.addAll(client.genericKubernetesResources(mpiApi, "MPIJob").list().getItems());
+        }
         return all;
     }
 

@@ -66,7 +66,7 @@ class MpiJobResubmitTest {
                             .command(List.of("true")).build()));
             assertEquals("cannot submit job train: an earlier job train is still being deleted (Job train-launcher"
                     + " and 3 more objects after 0 s); wait, or see kubectl get jobs,services,configmaps,secrets"
-                    + " -l app=train (the MPI Operator's)", e.getMessage());
+                    + " -l app=train (the MPIJob operator's)", e.getMessage());
         }
     }
 }

@@ -40,6 +40,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class SchemaTest {
     /** The checkout's ../shared, seen from this module's directory (where the tests run). */
     static final Path CRD = Path.of("..", "..", "shared", "k8s", "kubeflow.org_mpijobs.yaml");
+    /** The Kubeflow training operator v1.9.0's MPIJob CRD ({@code kubeflow.org/v1}), beside it. */
+    static final Path V1_CRD = Path.of("..", "..", "shared", "k8s", "kubeflow.org_v1_mpijobs.yaml");
     static final ObjectMapper YAML = new YAMLMapper();
 
     static List<JsonNode> dryRun(String... extra) throws Exception {
@@ -58,17 +60,17 @@ class SchemaTest {
         return docs;
     }
 
-    static Path crd() {
-        return Files.isReadable(CRD) ? CRD : null;
+    static JsonSchema mpiJobSchema() throws Exception {
+        return mpiJobSchema(CRD);
     }
 
-    static JsonSchema mpiJobSchema() throws Exception {
-        Path crd = crd();
-        if (crd == null) {
-            System.out.println("SKIPPED MPIJob schema validation: no ../shared/k8s/kubeflow.org_mpijobs.yaml beside"
-                    + " the checkout");
+    /** The strict schema of the CRD's first version; the test is skipped, saying so, where the file is missing. */
+    static JsonSchema mpiJobSchema(Path crd) throws Exception {
+        if (!Files.isReadable(crd)) {
+            System.out.println("SKIPPED MPIJob schema validation: no ../shared/k8s/" + crd.getFileName()
+                    + " beside the checkout");
         }
-        Assumptions.assumeTrue(crd != null, "no ../shared/k8s/kubeflow.org_mpijobs.yaml");
+        Assumptions.assumeTrue(Files.isReadable(crd), "no ../shared/k8s/" + crd.getFileName());
         JsonNode schema = YAML.readTree(crd.toFile()).at("/spec/versions/0/schema/openAPIV3Schema");
         strict(schema);
         return JsonSchemaFactory.getInstance(SpecVersion.VersionFlag.V4).getSchema(schema);
