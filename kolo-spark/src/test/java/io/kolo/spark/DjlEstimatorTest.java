@@ -2,6 +2,7 @@ package io.kolo.spark;
 
 import io.kolo.spark.examples.MnistFiles;
 import io.kolo.spark.examples.SparkMnist;
+import io.kolo.spark.examples.SparkMnistPipeline;
 import org.apache.spark.ml.Pipeline;
 import org.apache.spark.ml.PipelineModel;
 import org.apache.spark.ml.PipelineStage;
@@ -13,10 +14,7 @@ import org.apache.spark.ml.tuning.CrossValidatorModel;
 import org.apache.spark.ml.tuning.ParamGridBuilder;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -25,9 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -44,22 +40,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * features vector.
  */
 class DjlEstimatorTest {
-    private static final int PIXELS = 784;
-    private static final String[] PIXEL_COLUMNS = new String[PIXELS];
-    /** MNIST's pixels take 256 values: one boxed Double each keeps 10,000 rows of 784 columns small. */
-    private static final Double[] PIXEL_VALUES = new Double[256];
     private static float[][] images;
     private static int[] labels;
     private SparkSession spark;
-
-    static {
-        for (int i = 0; i < PIXELS; i++) {
-            PIXEL_COLUMNS[i] = "p" + i;
-        }
-        for (int v = 0; v < 256; v++) {
-            PIXEL_VALUES[v] = (double) (v / 255f);
-        }
-    }
 
     @BeforeAll
     static void readMnist() throws IOException {
@@ -104,7 +87,8 @@ class DjlEstimatorTest {
         assertTrue(accuracy >= 0.95, "held-out accuracy " + accuracy);
 
         double[] onDriver = model.predict(Arrays.asList(images).subList(8000, 8200));
-        assertArrayEquals(onDriver, Arrays.copyOf(predicted, 200), "transform predicts as the model does on the driver");
+        assertArrayEquals(onDriver, Arrays.copyOf(predicted, 200),
+                "transform predicts as the model does on the driver");
 
         String saved = dir.resolve("mnist-pipeline-model").toString();
         fitted.write().save(saved);
@@ -135,20 +119,18 @@ class DjlEstimatorTest {
                 .setInputShape(1, 28, 28).setLabelCol("digit").setNumProc(2).setBatchSize(16).setEpochs(1);
         // Adam at a rate of 1 diverges: the grid's two points must give different models, so the rates reach them.
         ParamMap[] grid = new ParamGridBuilder().addGrid(djl.learningRate(), new double[]{0.001, 1.0}).build();
-        CrossValidator cv = new CrossValidator()
-                .setEstimator(new Pipeline().setStages(new PipelineStage[]{assembler(), djl}))
-                .setEstimatorParamMaps(grid)
+        CrossValidator cv = new CrossValidator().setEstimator(djl).setEstimatorParamMaps(grid)
                 .setEvaluator(new MulticlassClassificationEvaluator().setLabelCol("digit").setMetricName("accuracy"))
                 .setNumFolds(2).setSeed(7);
-        CrossValidatorModel best = cv.fit(frame(0, 3000));
+        // Assembled once: the folds' fits then read a Vector column rather than 784 columns each.
+        CrossValidatorModel best = cv.fit(assembler().transform(frame(0, 3000)).select("features", "digit").cache());
 
         double[] accuracy = best.avgMetrics();
         System.out.println("cross-validated accuracy per learning rate " + Arrays.toString(accuracy));
         assertEquals(2, accuracy.length);
         assertTrue(accuracy[0] > 0.5 && accuracy[0] > accuracy[1] + 0.2,
                 "rate 0.001 learns, rate 1 does not: " + Arrays.toString(accuracy));
-        PipelineModel bestPipeline = assertInstanceOf(PipelineModel.class, best.bestModel());
-        DjlModel model = assertInstanceOf(DjlModel.class, bestPipeline.stages()[1]);
+        DjlModel model = assertInstanceOf(DjlModel.class, best.bestModel());
         assertEquals(0.001, ((DjlEstimator) model.parent()).getLearningRate(), "the better rate was refit");
     }
 
@@ -159,7 +141,7 @@ class DjlEstimatorTest {
     }
 
     private static VectorAssembler assembler() {
-        return new VectorAssembler().setInputCols(PIXEL_COLUMNS).setOutputCol("features");
+        return new VectorAssembler().setInputCols(SparkMnistPipeline.pixelColumns()).setOutputCol("features");
     }
 
     /** The predictions for rows ordered by id. */
@@ -170,21 +152,7 @@ class DjlEstimatorTest {
 
     /** Rows {@code from} to {@code to} of the t10k set as (id, digit, p0 ... p783). */
     private Dataset<Row> frame(int from, int to) {
-        StructType schema = new StructType().add("id", DataTypes.IntegerType).add("digit", DataTypes.IntegerType);
-        for (String p : PIXEL_COLUMNS) {
-            schema = schema.add(p, DataTypes.DoubleType);
-        }
-        List<Row> rows = new ArrayList<>(to - from);
-        for (int i = from; i < to; i++) {
-            Object[] values = new Object[2 + PIXELS];
-            values[0] = i;
-            values[1] = labels[i];
-            for (int p = 0; p < PIXELS; p++) {
-                values[2 + p] = PIXEL_VALUES[Math.round(images[i][p] * 255)];
-            }
-            rows.add(RowFactory.create(values));
-        }
-        return spark.createDataFrame(rows, schema);
+        return SparkMnistPipeline.table(spark, images, labels, from, to);
     }
 
     /** {@code -Dkolo.mnist=DIR}, {@code KOLO_MNIST}, or {@code shared/data/mnist} in a directory above this one. */

@@ -14,6 +14,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -142,9 +143,30 @@ class DjlStageTest {
         assertEquals(5L, again.getSeed());
         assertInstanceOf(ai.djl.nn.SequentialBlock.class, again.blockFactory().create(), "the recipe came back");
 
-        IllegalArgumentException wrong = assertThrows(IllegalArgumentException.class, () -> DjlModel.load(estimatorPath));
+        IllegalArgumentException wrong = assertThrows(IllegalArgumentException.class,
+                () -> DjlModel.load(estimatorPath));
         assertTrue(wrong.getMessage().contains("io.kolo.spark.DjlModel") && !wrong.getMessage().contains("\n"),
                 wrong.getMessage());
+    }
+
+    @Test
+    void aSavedRecipeWhoseClassIsNotOnTheClassPathFailsInOneLineNamingTheClass() {
+        byte[] saved = SavedStages.serialize(new Recipe());
+        // The same stream naming a class that no jar has: what a load sees without the application's jar.
+        byte[] renamed = new String(saved, StandardCharsets.ISO_8859_1)
+                .replace("DjlStageTest$Recipe", "DjlStageTest$Recipf").getBytes(StandardCharsets.ISO_8859_1);
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> SavedStages.deserialize(renamed, BlockFactory.class, "/models/m"));
+        assertEquals("the BlockFactory saved at /models/m needs class io.kolo.spark.DjlStageTest$Recipf, which is not"
+                + " on the class path: add the jar that made it", e.getMessage());
+        assertInstanceOf(Recipe.class, SavedStages.deserialize(saved, BlockFactory.class, "/models/m"));
+    }
+
+    private record Recipe() implements BlockFactory {
+        @Override
+        public ai.djl.nn.Block create() {
+            return DjlEstimatorOptionsTest.mlp();
+        }
     }
 
     /** {@code n} points of four coordinates, assembled into a {@code features} Vector, with their side of a plane. */
