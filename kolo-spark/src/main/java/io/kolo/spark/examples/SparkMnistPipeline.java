@@ -63,11 +63,11 @@ public final class SparkMnistPipeline {
             Dataset<Row> train = table(spark, images, labels, 0, 8000);
             Dataset<Row> test = table(spark, images, labels, 8000, images.length);
 
-            Pipeline pipeline = new Pipeline().setStages(new PipelineStage[]{
-                    new VectorAssembler().setInputCols(pixelColumns()).setOutputCol("features"),
-                    new DjlEstimator(SparkMnist::cnn, SparkMnist::adam)
-                            .setFeaturesCol("features").setInputShape(1, 28, 28).setLabelCol("digit")
-                            .setNumProc(np).setBatchSize(32).setEpochs(epochs).setLearningRate(0.001)});
+            VectorAssembler assembler = new VectorAssembler().setInputCols(pixelColumns()).setOutputCol("features");
+            DjlEstimator djl = new DjlEstimator(SparkMnist::cnn, SparkMnist::adam)
+                    .setFeaturesCol("features").setInputShape(1, 28, 28).setLabelCol("digit")
+                    .setNumProc(np).setBatchSize(32).setEpochs(epochs).setLearningRate(0.001);
+            Pipeline pipeline = new Pipeline().setStages(new PipelineStage[]{assembler, djl});
             PipelineModel model = pipeline.fit(train);
             model.write().overwrite().save(save);
 
