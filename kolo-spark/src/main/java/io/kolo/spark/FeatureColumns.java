@@ -14,7 +14,7 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The estimator's columns: checked against a DataFrame's schema on the driver before any task starts, and read from
+ * The estimator's and the model's columns: checked against a DataFrame's schema on the driver before any task starts, and read from
  * rows on the executors. Features are a Spark ML {@code Vector} or an {@code array<float>} / {@code array<double>};
  * labels any numeric type.
  */
@@ -42,6 +42,24 @@ final class FeatureColumns {
             throw new IllegalArgumentException("label column '" + column + "' is " + type.simpleString()
                     + ": expected a numeric type (the class index for classification)");
         }
+    }
+
+    /** @throws IllegalArgumentException naming the column and its type unless it is boolean */
+    static void checkValidation(StructType schema, String column) {
+        DataType type = field(schema, column).dataType();
+        if (type != DataTypes.BooleanType) {
+            throw new IllegalArgumentException("validation column '" + column + "' is " + type.simpleString()
+                    + ": expected boolean (true for the rows to validate on)");
+        }
+    }
+
+    /** {@code schema} with a double column {@code prediction} added; it must not be there already. */
+    static StructType withPrediction(StructType schema, String prediction) {
+        if (Arrays.asList(schema.fieldNames()).contains(prediction)) {
+            throw new IllegalArgumentException("prediction column '" + prediction + "' exists already in the"
+                    + " DataFrame: set another predictionCol or drop the column");
+        }
+        return schema.add(prediction, DataTypes.DoubleType);
     }
 
     private static StructField field(StructType schema, String column) {

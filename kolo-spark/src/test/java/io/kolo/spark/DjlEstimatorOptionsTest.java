@@ -15,6 +15,7 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.AfterAll;
@@ -38,9 +39,9 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The estimator's options beyond MNIST's: features as a Spark ML {@code Vector} (VectorAssembler's output), a
- * validation DataFrame of its own, and checkpoints. Two ranks in {@code local[2]} (threads of this JVM) on a small
- * separable problem: the class is the side of a plane that a point of four coordinates lies on.
+ * The estimator's options beyond MNIST's: features as a Spark ML {@code Vector} (VectorAssembler's output),
+ * validation rows of their own marked by a boolean column, and checkpoints. Two ranks in {@code local[2]} (threads of
+ * this JVM) on a small separable problem: the class is the side of a plane that a point of four coordinates lies on.
  */
 class DjlEstimatorOptionsTest {
     private static SparkSession spark;
@@ -78,14 +79,14 @@ class DjlEstimatorOptionsTest {
         }
         Dataset<Row> df = spark.createDataFrame(rows, schema);
         IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-                () -> new DjlEstimator(DjlEstimatorOptionsTest::mlp, DjlEstimatorOptionsTest::adam).featureCol("x")
-                        .labelCol("y").inputShape(1, 28, 28).numProc(2).batchSize(4).epochs(1).fit(df));
+                () -> new DjlEstimator(DjlEstimatorOptionsTest::mlp, DjlEstimatorOptionsTest::adam).setFeaturesCol("x")
+                        .setLabelCol("y").setInputShape(1, 28, 28).setNumProc(2).setBatchSize(4).setEpochs(1).fit(df));
         assertEquals("inputShape (1, 28, 28) holds 784 values but the rows of feature column 'x' have 4: give the"
                 + " shape of one row's features", e.getMessage());
     }
 
     @Test
-    void vectorFeaturesAndAValidationFrameOfItsOwnWhoseMetricsAreReported() {
+    void vectorFeaturesAndValidationRowsOfTheirOwnWhoseMetricsAreReported() {
         Dataset<Row> train = assembled(points(600, 1, false));
         // The validation rows' labels are the wrong side of the plane: a model that learnt the plane scores about
         // 1 - its accuracy on them, which only validation on these very rows (and not on training rows) reports.
@@ -93,10 +94,12 @@ class DjlEstimatorOptionsTest {
         Dataset<Row> flipped = assembled(flippedRows);
         assertInstanceOf(Vector.class, train.first().getAs("features"), "VectorAssembler makes a Vector column");
 
+        Dataset<Row> both = train.withColumn("check", functions.lit(false))
+                .union(flipped.withColumn("check", functions.lit(true)));
         DjlModel model = new DjlEstimator(DjlEstimatorOptionsTest::mlp, DjlEstimatorOptionsTest::adam)
-                .featureCol("features").labelCol("side").numProc(2).batchSize(16).epochs(4).learningRate(0.02f)
-                .scaleLearningRate(false, 0).validation(flipped)
-                .fit(train);
+                .setFeaturesCol("features").setLabelCol("side").setNumProc(2).setBatchSize(16).setEpochs(4)
+                .setLearningRate(0.02).setScaleLearningRate(false).setValidationCol("check")
+                .fit(both);
 
         assertEquals(4, model.history().size(), model.history().toString());
         EpochMetrics last = model.history().getLast();
@@ -130,8 +133,8 @@ class DjlEstimatorOptionsTest {
     void rankZeroCheckpointsEveryEpochAndTheLastHoldsTheTrainedParameters(@TempDir Path dir) throws Exception {
         Path checkpoints = dir.resolve("ckpt");
         DjlModel model = new DjlEstimator(DjlEstimatorOptionsTest::mlp, DjlEstimatorOptionsTest::adam)
-                .featureCol("features").labelCol("side").numProc(2).batchSize(16).epochs(2).learningRate(0.02f)
-                .checkpointDir(checkpoints)
+                .setFeaturesCol("features").setLabelCol("side").setNumProc(2).setBatchSize(16).setEpochs(2)
+                .setLearningRate(0.02).setCheckpointDir(checkpoints.toString())
                 .fit(assembled(points(400, 3, false)));
 
         List<String> files;

@@ -112,8 +112,8 @@ public final class SparkMnist {
             Dataset<Row> test = frame(spark, images, labels, 8000, images.length);
             long start = System.nanoTime();
             DjlModel model = new DjlEstimator(SparkMnist::cnn, SparkMnist::adam)
-                    .featureCol("pixels").inputShape(1, 28, 28).labelCol("digit")
-                    .numProc(np).batchSize(batchSize).epochs(epochs).learningRate(lr)
+                    .setFeaturesCol("pixels").setInputShape(1, 28, 28).setLabelCol("digit")
+                    .setNumProc(np).setBatchSize(batchSize).setEpochs(epochs).setLearningRate(lr)
                     .fit(train);
             double fitSeconds = (System.nanoTime() - start) / 1e9;
             double trainSeconds = 0;
