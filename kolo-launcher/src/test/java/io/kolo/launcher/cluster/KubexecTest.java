@@ -69,6 +69,11 @@ class KubexecTest {
      * first (a failure to inject).
      */
     static Path agent(String name, String before) throws IOException {
+        return agent(name, before, "");
+    }
+
+    /** As {@link #agent(String, String)}; {@code also} runs in the pod's namespace ({@code $ns}) before the command. */
+    static Path agent(String name, String before, String also) throws IOException {
         StringBuilder pods = new StringBuilder();
         for (int i = 0; i < cluster.hosts(); i++) {
             pods.append("  job-worker-").append(i).append(") ns=").append(cluster.hostNs(i)).append(" ;;\n");
@@ -81,6 +86,7 @@ class KubexecTest {
                 + "case \"$POD_NAME\" in\n" + pods
                 + "  *) echo \"Error from server (NotFound): pods \\\"$POD_NAME\\\" not found\" >&2; exit 1 ;;\n"
                 + "esac\n"
+                + also
                 + "exec ip netns exec \"$ns\" env -i /bin/sh -c \"$*\" </dev/null\n");
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
         return script;
@@ -222,6 +228,61 @@ class KubexecTest {
         assertTrue(named.getFirst().matches("kolo: cannot start rank [23] on host job-worker-1 through the rsh agent "
                 + java.util.regex.Pattern.quote(rbac.toString()) + " \\(OMPI_MCA_plm_rsh_agent\\): Error from server"
                 + " \\(Forbidden\\): pods \"job-worker-1\" is forbidden: .*pods/exec.*"), r.err());
+        assertNothingLeftOnPods();
+    }
+
+    @Test
+    void aPodCutOffFromTheNetworkIsNamedAndItsRanksEndOnTheirOwn() throws Exception {
+        Path pids = Files.createDirectories(dir.resolve("pids-cut"));
+        Process p = start(Map.of(), flytekit("-cp", CP, Worker.class.getName(), "forever", pids.toString()));
+        StringBuilder out = new StringBuilder();
+        StringBuilder err = new StringBuilder();
+        Thread o = Thread.ofVirtual().start(() -> MultiHostTest.collect(p.getInputStream(), out));
+        Thread e = Thread.ofVirtual().start(() -> MultiHostTest.collect(p.getErrorStream(), err));
+        MultiHostTest.awaitLines(out, "reducing", 4, p, err);
+        long cut = System.nanoTime();
+        setLink(1, "down");
+        try {
+            // The default op timeout (300 s) would keep the ranks waiting; the heartbeat notices within seconds.
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the launcher did not notice the pod was cut off: " + err);
+            o.join(java.time.Duration.ofSeconds(10));
+            e.join(java.time.Duration.ofSeconds(10));
+            assertTrue(p.exitValue() != 0, out + "" + err);
+            assertTrue(err.toString().lines().anyMatch(l -> l.matches("kolo: rank [23] on host job-worker-1 was lost:"
+                    + " no heartbeat from its agent for \\d+ s \\(the rank there stops by itself\\).*")), err.toString());
+            // The cut-off pod's agents miss the launcher's beats too and stop their ranks: nothing stays there.
+            List<Long> left = cluster.jobPidsIn(1);
+            while (!left.isEmpty() && System.nanoTime() - cut < TimeUnit.SECONDS.toNanos(30)) {
+                Thread.sleep(200);
+                left = cluster.jobPidsIn(1);
+            }
+            assertTrue(left.isEmpty(), "still on the cut-off pod " + (System.nanoTime() - cut) / 1_000_000_000
+                    + " s after the cut: " + MultiHostTest.describe(left));
+        } finally {
+            p.destroyForcibly();
+            setLink(1, "up");
+        }
+        assertNothingLeftOnPods();
+    }
+
+    private static void setLink(int pod, String state) {
+        NetnsCluster.ExecResult r = NetnsCluster.exec(List.of("ip", "netns", "exec", cluster.hostNs(pod), "ip", "link",
+                "set", "eth0", state));
+        assertEquals(0, r.code(), "ip link set eth0 " + state + ": " + r.output());
+    }
+
+    @Test
+    void aTokenPresentedTwiceStopsTheJob() throws Exception {
+        // Someone who read an agent's command line (ps on the launcher's host) runs it too, racing the rank.
+        Path twice = agent("kubexec-twice.sh", "", "[ \"$POD_NAME\" = job-worker-1 ] && ip netns exec \"$ns\""
+                + " env -i /bin/sh -c \"$*\" </dev/null >/dev/null 2>&1 &\n");
+        Path pids = Files.createDirectories(dir.resolve("pids-twice"));
+        Result r = kolo(Map.of("OMPI_MCA_plm_rsh_agent", twice.toString()),
+                flytekit("-cp", CP, Worker.class.getName(), "forever", pids.toString()));
+        assertTrue(r.code() != 0, r.out() + r.err());
+        assertTrue(r.err().lines().anyMatch(l -> l.matches("kolo: the one-time token of the rank on job-worker-1 was"
+                + " presented twice \\(from [0-9.]+, then from [0-9.]+\\): someone else may hold the job's settings"
+                + " and secret; stopping the job")), r.err());
         assertNothingLeftOnPods();
     }
 
