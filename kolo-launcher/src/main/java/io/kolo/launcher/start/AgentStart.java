@@ -53,13 +53,22 @@ public final class AgentStart implements WorkerStart {
         List<String> rank = new ArrayList<>(List.of("exec", Path.of(System.getProperty("java.home"), "bin", "java")
                 .toString()));
         rank.addAll(AGENT_JVM);
-        rank.addAll(List.of("-cp", System.getProperty("java.class.path"), RankAgent.class.getName(),
+        rank.addAll(List.of("-cp", absoluteClassPath(), RankAgent.class.getName(),
                 office.addresses(), ticket.token, Integer.toString(connectSeconds), workingDirectory));
         rank.addAll(program);
         List<String> argv = new ArrayList<>(agent.argv());
         argv.add(host);
         argv.add(RankEnvironment.shellQuote(rank));
         return RankWrapper.detached(argv);
+    }
+
+    /** This JVM's class path, each entry absolute: the agent starts in the pod's working directory, not ours. */
+    private static String absoluteClassPath() {
+        List<String> entries = new ArrayList<>();
+        for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+            entries.add(entry.isEmpty() ? entry : Path.of(entry).toAbsolutePath().toString());
+        }
+        return String.join(java.io.File.pathSeparator, entries);
     }
 
     @Override

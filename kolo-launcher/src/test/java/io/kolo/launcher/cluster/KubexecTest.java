@@ -187,13 +187,10 @@ class KubexecTest {
         Thread.ofVirtual().start(() -> MultiHostTest.collect(p.getErrorStream(), err));
         MultiHostTest.awaitLines(out, "reducing", 4, p, err);
         assertFalse(cluster.jobPidsIn(0).isEmpty() || cluster.jobPidsIn(1).isEmpty(), "no rank on a pod");
-        long killed = System.nanoTime();
         NetnsCluster.exec(List.of("kill", "-KILL", Long.toString(p.pid())));
         p.waitFor(30, TimeUnit.SECONDS);
         // The ranks' agents see the launcher's connection close and stop their ranks (TERM, grace, KILL).
         assertNothingLeftOnPods();
-        assertTrue(System.nanoTime() - killed < TimeUnit.SECONDS.toNanos(20), "the ranks took "
-                + (System.nanoTime() - killed) / 1_000_000_000 + " s to go");
     }
 
     @Test
