@@ -97,10 +97,7 @@ public final class ElasticDriver implements RestartPolicy {
             server = RendezvousServer.start(bind, 0, secret);
             workerEnvironment = new ElasticWorkerEnvironment(plan, secret, server.address(), loopbackOnly);
             if (plan.agent() != null && !loopbackOnly) {
-                office = AgentOffice.open(bind, Duration.ofSeconds(plan.startTimeoutSeconds()), misuse -> {
-                    message(misuse);
-                    supervisor.stop();
-                });
+                office = AgentOffice.open(bind, Duration.ofSeconds(plan.startTimeoutSeconds()), supervisor::abort);
             }
         } catch (IOException e) {
             message("kolo: cannot listen for the workers' agents on " + bind.getHostAddress() + ": " + e.getMessage());

@@ -89,13 +89,9 @@ public final class JobStart {
         try {
             office = throughAgent ? AgentOffice.open(where.bind(), Duration.ofSeconds(plan.startTimeoutSeconds()),
                     misuse -> {
-                        synchronized (err) {
-                            err.println(misuse);
-                            err.flush();
-                        }
                         Job job = started.get();
                         if (job != null) {
-                            job.stop();
+                            job.abort(misuse);
                         }
                     }) : null;
         } catch (java.io.IOException e) {

@@ -198,7 +198,7 @@ public final class AgentOffice implements AutoCloseable {
                 AgentExchange.writeRefusal(out, "this rank's token was used already");
                 misuse.accept("kolo: the one-time token of the rank on " + t.host + " was presented twice (from "
                         + t.claimedFrom + ", then from " + from + "): someone else may hold the job's settings and"
-                        + " secret; stopping the job");
+                        + " secret");
                 return;
             }
             if (System.nanoTime() - t.expires > 0) {
