@@ -252,6 +252,9 @@ public final class RunCommand implements Subcommand {
                 sshClient = agent.sshCommand();
             }
             agent = null;
+        } else if (agent != null && !agent.sshArgs().isEmpty()) {
+            warnings.add("kolo: plm_rsh_args ignored: the rsh agent " + agent.describe() + " is not ssh and gets only"
+                    + " HOST COMMAND");
         }
         Ssh ssh = new Ssh(sshClient, sshPort, sshIdentityFile,
                 Math.min(sshConnectTimeout, startTimeoutSeconds), sshConnectionAttempts);

@@ -77,6 +77,15 @@ class RshAgentOptionsTest {
     }
 
     @Test
+    void plmRshArgsForAnAgentThatIsNotSshAreIgnoredWithAWarning() {
+        StaticPlan p = plan(env("OMPI_MCA_plm_rsh_agent", "/bin/true", "OMPI_MCA_plm_rsh_args", "-x"), "-np", "1",
+                "-H", "pod-0", "--", "true");
+        assertEquals(List.of("/bin/true"), p.agent().argv());
+        assertEquals(List.of("kolo: plm_rsh_args ignored: the rsh agent /bin/true is not ssh and gets only HOST"
+                + " COMMAND"), p.warnings());
+    }
+
+    @Test
     void aLauncherKoloRunCannotUseIsAUsageError() {
         UsageException e = assertThrows(UsageException.class, () -> plan(env(), "-np", "1", "-launcher", "slurm",
                 "--", "true"));
