@@ -141,6 +141,6 @@ final class ElasticOptions {
         return new ElasticPlan(start, min, max, discovery, resetLimit, Duration.ofSeconds(elasticTimeout), cooldownMin,
                 cooldownMax, hostFailures, base.command(), Map.copyOf(base.exports()), base.workingDirectory(),
                 base.startTimeoutSeconds(), base.ssh(), base.networkInterface(), isLocal, base.verbose(),
-                base.outputDir(), base.warnings(), base.display());
+                base.outputDir(), base.warnings(), base.display(), base.agent());
     }
 }

@@ -66,12 +66,67 @@ final class MpirunOptions {
     String prefix;
 
     @Option(names = {"-mca", "--mca"}, arity = "2", paramLabel = "KEY VALUE", hideParamSyntax = true,
-            description = "Accepted and ignored: tunes Open MPI's own transports.")
+            description = "plm_rsh_agent AGENT: start remote ranks with 'AGENT HOST COMMAND' instead of ssh (as"
+                    + " OMPI_MCA_plm_rsh_agent; an MPIJob's kubexec.sh); plm_rsh_args ARGS: extra ssh arguments when"
+                    + " the agent is ssh. Other keys are accepted and ignored: they tune Open MPI's own transports.")
     List<String> mca = new ArrayList<>();
 
     @Option(names = {"-gmca", "--gmca"}, arity = "2", paramLabel = "KEY VALUE", hideParamSyntax = true,
             description = "Accepted and ignored, as -mca.")
     List<String> gmca = new ArrayList<>();
+
+    @Option(names = {"-launcher", "--launcher"}, paramLabel = "ssh|rsh",
+            description = "Intel MPI's: how remote ranks start; rsh with -launcher-exec names the agent.")
+    String launcher;
+
+    @Option(names = {"-launcher-exec", "--launcher-exec"}, paramLabel = "AGENT",
+            description = "Intel MPI's: the program that starts remote ranks ('AGENT HOST COMMAND'), as plm_rsh_agent.")
+    String launcherExec;
+
+    private static final java.util.Set<String> AGENT_KEYS = java.util.Set.of("plm_rsh_agent", "orte_rsh_agent");
+    private static final String ARGS_KEY = "plm_rsh_args";
+
+    /** The rsh agent named on the command line (-mca plm_rsh_agent, -launcher-exec), or null. */
+    String rshAgent() {
+        String mcaAgent = mcaValue(AGENT_KEYS);
+        if (launcher != null) {
+            String how = launcher.toLowerCase(java.util.Locale.ROOT);
+            if (!how.equals("ssh") && !how.equals("rsh")) {
+                throw new UsageException("-launcher " + launcher + ": kolo run starts remote ranks with ssh or with an"
+                        + " rsh agent (-launcher rsh -launcher-exec AGENT)");
+            }
+            if (launcherExec == null) {
+                return mcaAgent != null ? mcaAgent : how;
+            }
+        }
+        if (launcherExec != null && mcaAgent != null && !launcherExec.equals(mcaAgent)) {
+            throw new UsageException("use either -mca plm_rsh_agent or -launcher-exec, not both");
+        }
+        return launcherExec != null ? launcherExec : mcaAgent;
+    }
+
+    /** How the agent was named, for messages. */
+    String rshAgentSource() {
+        return launcherExec != null ? "-launcher-exec" : "-mca plm_rsh_agent";
+    }
+
+    /** -mca plm_rsh_args, or null. */
+    String rshArgs() {
+        return mcaValue(java.util.Set.of(ARGS_KEY));
+    }
+
+    /** The last value of one of {@code keys} among -mca and --gmca pairs, as Open MPI takes the last. */
+    private String mcaValue(java.util.Set<String> keys) {
+        String value = null;
+        for (List<String> pairs : List.of(gmca, mca)) {
+            for (int i = 0; i + 1 < pairs.size(); i += 2) {
+                if (keys.contains(pairs.get(i))) {
+                    value = pairs.get(i + 1);
+                }
+            }
+        }
+        return value;
+    }
 
     /** How ranks are spread over hosts. */
     RankMap.Mapping mapping() {
@@ -118,10 +173,16 @@ final class MpirunOptions {
                     + " command as given on every host");
         }
         for (int i = 0; i + 1 < mca.size(); i += 2) {
+            if (AGENT_KEYS.contains(mca.get(i)) || mca.get(i).equals(ARGS_KEY)) {
+                continue;
+            }
             lines.add("kolo: -mca " + mca.get(i) + " " + mca.get(i + 1) + " ignored: it tunes Open MPI's own"
                     + " transports; Kolo's settings are KOLO_* variables (see docs/settings.md)");
         }
         for (int i = 0; i + 1 < gmca.size(); i += 2) {
+            if (AGENT_KEYS.contains(gmca.get(i)) || gmca.get(i).equals(ARGS_KEY)) {
+                continue;
+            }
             lines.add("kolo: --gmca " + gmca.get(i) + " " + gmca.get(i + 1) + " ignored: it tunes Open MPI's own"
                     + " transports; Kolo's settings are KOLO_* variables (see docs/settings.md)");
         }

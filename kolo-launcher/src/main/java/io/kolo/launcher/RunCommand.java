@@ -13,6 +13,7 @@ import io.kolo.launcher.job.UsageException;
 import io.kolo.launcher.job.ViewPlan;
 import io.kolo.launcher.job.WorkerGroup;
 import io.kolo.launcher.node.NodeRun;
+import io.kolo.launcher.start.RshAgent;
 import io.kolo.launcher.start.Ssh;
 import io.kolo.launcher.start.Subreaper;
 
@@ -263,11 +264,24 @@ public final class RunCommand implements Subcommand {
         List<String> warnings = new ArrayList<>();
         Map<String, String> exported = exports(launcherEnv, warnings);
         String iface = interfaceName(launcherEnv);
-        Ssh ssh = new Ssh(Ssh.clientCommand(launcherEnv), sshPort, sshIdentityFile,
+        RshAgent agent = RshAgent.choose(mpi.rshAgent(), mpi.rshAgentSource(), mpi.rshArgs(), launcherEnv);
+        List<String> sshClient = Ssh.clientCommand(launcherEnv);
+        if (agent != null && agent.isSsh()) {
+            // An ssh agent is ssh with the options Kolo gives it (KOLO_SSH_COMMAND, Kolo's own, still wins).
+            String kolosOwn = launcherEnv.get(Ssh.COMMAND_VAR);
+            if (kolosOwn == null || kolosOwn.isBlank()) {
+                sshClient = agent.sshCommand();
+            }
+            agent = null;
+        } else if (agent != null && !agent.sshArgs().isEmpty()) {
+            warnings.add("kolo: plm_rsh_args ignored: the rsh agent " + agent.describe() + " is not ssh and gets only"
+                    + " HOST COMMAND");
+        }
+        Ssh ssh = new Ssh(sshClient, sshPort, sshIdentityFile,
                 Math.min(sshConnectTimeout, startTimeoutSeconds), sshConnectionAttempts);
         return new StaticPlan(ranks, slots, childCommand(launcherEnv), exported, warnings, outputDirectory(),
                 startTimeoutSeconds, verbose, remoteHosts, ssh, iface, workingDirectory(),
-                new Display(mpi.displayMap, mpi.timestampOutput, ignored(), viewPlan(launcherEnv)));
+                new Display(mpi.displayMap, mpi.timestampOutput, ignored(), viewPlan(launcherEnv)), agent);
     }
 
     /**

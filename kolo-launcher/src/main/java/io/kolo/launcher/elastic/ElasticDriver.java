@@ -10,6 +10,8 @@ import io.kolo.launcher.job.RestartPolicy;
 import io.kolo.launcher.job.Supervisor;
 import io.kolo.launcher.job.UsageException;
 import io.kolo.launcher.job.WorkerGroup;
+import io.kolo.launcher.start.AgentOffice;
+import io.kolo.launcher.start.AgentStart;
 import io.kolo.launcher.start.LocalStart;
 import io.kolo.launcher.start.RankLaunch;
 import io.kolo.launcher.start.SshStart;
@@ -58,6 +60,7 @@ public final class ElasticDriver implements RestartPolicy {
     private final DiscoveryWarnings discoveryWarnings = new DiscoveryWarnings(this::message);
     private final JobSecret secret = JobSecret.generate();
     private RendezvousServer server;
+    private AgentOffice office;
     private ElasticWorkerEnvironment workerEnvironment;
     private List<Hosts.Host> hosts = List.of();
     /** The workers of the current generation and their ranks. */
@@ -93,6 +96,12 @@ public final class ElasticDriver implements RestartPolicy {
         try {
             server = RendezvousServer.start(bind, 0, secret);
             workerEnvironment = new ElasticWorkerEnvironment(plan, secret, server.address(), loopbackOnly);
+            if (plan.agent() != null && !loopbackOnly) {
+                office = AgentOffice.open(bind, Duration.ofSeconds(plan.startTimeoutSeconds()), supervisor::abort);
+            }
+        } catch (IOException e) {
+            message("kolo: cannot listen for the workers' agents on " + bind.getHostAddress() + ": " + e.getMessage());
+            return 1;
         } catch (RuntimeException e) {
             message("kolo: " + e.getMessage());
             return 1;
@@ -105,6 +114,9 @@ public final class ElasticDriver implements RestartPolicy {
     /** The workers are gone: closes the store, and removes what a worker killed during setup left. */
     @Override
     public void close() {
+        if (office != null) {
+            office.close();
+        }
         if (server != null) {
             server.close();
         }
@@ -329,14 +341,17 @@ public final class ElasticDriver implements RestartPolicy {
         for (ElasticSlots.Place p : fresh) {
             try {
                 String host = p.slot().host();
-                WorkerStart how = plan.isLocal().test(host) ? new LocalStart(host) : new SshStart(plan.ssh(), host);
+                WorkerStart how = plan.isLocal().test(host) ? new LocalStart(host) : office != null
+                        ? new AgentStart(plan.agent(), host, office, plan.startTimeoutSeconds())
+                        : new SshStart(plan.ssh(), host);
                 Map<String, String> env = workerEnvironment.of(p.worker(), p.slot(), generation);
                 if (plan.verbose()) {
                     Map<String, String> kolo = new LinkedHashMap<>(env);
                     kolo.keySet().removeAll(plan.exports().keySet());
                     int rank = p.slot().rank();
                     message(RankEnvironment.describe(rank, plan.command(), kolo, plan.exports())
-                            + (how.remote() ? "\nkolo: rank " + rank + " runs on " + host + " over ssh" : ""));
+                            + (how.remote() ? "\nkolo: rank " + rank + " runs on " + host + (office != null
+                            ? " through the rsh agent " + plan.agent().describe() : " over ssh") : ""));
                 }
                 workers.start(p.worker(), new RankLaunch(p.slot().rank(), plan.command(), env,
                         plan.workingDirectory(), how));

@@ -38,7 +38,8 @@ record ElasticWorkerEnvironment(ElasticPlan plan, JobSecret secret, InetSocketAd
             return loopbackOnly || plan.networkInterface() == null ? InetAddress.getLoopbackAddress()
                     : store.getAddress();
         }
-        if (plan.networkInterface() != null) {
+        if (plan.networkInterface() != null || plan.agent() != null) {
+            // Through an rsh agent host names are opaque: the agent's connection tells the address (AgentOffice).
             return store.getAddress();
         }
         try {

@@ -65,6 +65,11 @@ public final class Job implements RestartPolicy {
         supervisor.stop();
     }
 
+    /** Stops every rank because the job must not go on ({@code reason}, one line); the launcher exits with 1. */
+    public void abort(String reason) {
+        supervisor.abort(reason);
+    }
+
     /** The job is ending: stopped, or failed here or elsewhere. */
     public boolean ending() {
         return supervisor.stopped() || elsewhere != null || own != null;

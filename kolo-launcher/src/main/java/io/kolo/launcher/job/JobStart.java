@@ -1,9 +1,12 @@
 package io.kolo.launcher.job;
 
+import io.kolo.launcher.start.AgentOffice;
+import io.kolo.launcher.start.AgentStart;
 import io.kolo.launcher.start.LocalStart;
 import io.kolo.launcher.start.RankLaunch;
 import io.kolo.launcher.start.RankWrapper;
 import io.kolo.launcher.start.SshStart;
+import io.kolo.launcher.start.WorkerStart;
 
 import io.kolo.bootstrap.RankVariables;
 import io.kolo.bootstrap.RendezvousServer;
@@ -13,10 +16,12 @@ import io.kolo.transport.Transports;
 
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 
 /**
@@ -35,7 +40,8 @@ public final class JobStart {
             err.println(displayMap(plan.slots()));
         }
         Map<String, Preflight.Reachable> reachable = Map.of();
-        if (!plan.remoteHosts().isEmpty()) {
+        boolean throughAgent = plan.agent() != null && !plan.remoteHosts().isEmpty();
+        if (!plan.remoteHosts().isEmpty() && !throughAgent) {
             // Stopped while hosts are still being checked (one may take until --start-timeout), no ssh is left behind.
             Thread hook = installShutdownHook ? new Thread(Preflight::stopAll, "kolo-preflight-stop") : null;
             if (hook != null) {
@@ -60,7 +66,8 @@ public final class JobStart {
         }
         RendezvousAddress where;
         try {
-            where = RendezvousAddress.choose(plan.networkInterface(), reachable);
+            where = throughAgent ? RendezvousAddress.forAgents(plan.networkInterface())
+                    : RendezvousAddress.choose(plan.networkInterface(), reachable);
         } catch (IllegalArgumentException e) {
             err.println("kolo: " + e.getMessage());
             return UsageException.EXIT_CODE;
@@ -86,11 +93,29 @@ public final class JobStart {
         // Segments of earlier jobs that were killed before their ranks could unlink them: on a thread of its own while
         // the ranks start, since local ranks clear them too before they size their own, and no rank waits for this.
         Thread.ofPlatform().daemon().name("kolo-stale-segments").start(ShmSegments::removeStale);
-        try (server) {
+        // A token presented twice stops the job: set once the job exists, before any rank can fetch its settings.
+        AtomicReference<Job> started = new AtomicReference<>();
+        AgentOffice office;
+        try {
+            office = throughAgent ? AgentOffice.open(where.bind(), Duration.ofSeconds(plan.startTimeoutSeconds()),
+                    misuse -> {
+                        Job job = started.get();
+                        if (job != null) {
+                            job.abort(misuse);
+                        }
+                    }) : null;
+        } catch (java.io.IOException e) {
+            server.close();
+            err.println("kolo: cannot listen for the ranks' agents on " + where.bind().getHostAddress() + ": "
+                    + e.getMessage());
+            return 1;
+        }
+        try (server; office) {
             int port = server.address().getPort();
             List<RankLaunch> launches = new ArrayList<>();
             for (RankMap.Slot slot : plan.slots()) {
-                boolean remote = reachable.containsKey(slot.host());
+                boolean remote = reachable.containsKey(slot.host())
+                        || throughAgent && plan.remoteHosts().contains(slot.host());
                 InetSocketAddress store = new InetSocketAddress(where.forHost(slot.host()), port);
                 RankVariables vars = RankEnvironment.koloVars(slot, store, secret, plan.startTimeoutSeconds());
                 // An interface name means the same on every host; an address is only this host's.
@@ -102,7 +127,8 @@ public final class JobStart {
                 env.putAll(kolo);
                 if (plan.verbose()) {
                     err.println(RankEnvironment.describe(slot.rank(), plan.command(), kolo, plan.exports())
-                            + (remote ? "\nkolo: rank " + slot.rank() + " runs on " + slot.host() + " over ssh" : ""));
+                            + (remote ? "\nkolo: rank " + slot.rank() + " runs on " + slot.host()
+                            + (throughAgent ? " through the rsh agent " + plan.agent().describe() : " over ssh") : ""));
                 }
                 String stdin = slot.rank() == 0 && !remote && installShutdownHook ? launcherStdin() : null;
                 if (stdin != null) {
@@ -111,11 +137,14 @@ public final class JobStart {
                     // kolo in-process (tests) fd 0 is someone else's channel.
                     env.put(RankWrapper.STDIN_FROM, stdin);
                 }
-                launches.add(new RankLaunch(slot.rank(), plan.command(), env, plan.workingDirectory(),
-                        remote ? new SshStart(plan.ssh(), slot.host()) : LocalStart.THIS_HOST));
+                WorkerStart how = !remote ? LocalStart.THIS_HOST : throughAgent
+                        ? new AgentStart(plan.agent(), slot.host(), office, plan.startTimeoutSeconds())
+                        : new SshStart(plan.ssh(), slot.host());
+                launches.add(new RankLaunch(slot.rank(), plan.command(), env, plan.workingDirectory(), how));
             }
             Job job = new Job(launches, FailureRecord.inStore(server, err), out, err, plan.outputDir(),
                     Supervisor.DEFAULT_GRACE, view).timestampOutput(plan.display().timestamps());
+            started.set(job);
             Thread hook = installShutdownHook ? new Thread(job::stop, "kolo-shutdown") : null;
             if (hook != null) {
                 Runtime.getRuntime().addShutdownHook(hook);

@@ -64,6 +64,19 @@ record RendezvousAddress(InetAddress bind, Map<String, InetAddress> perHost, Ine
         return new RendezvousAddress(InetAddress.ofLiteral("0.0.0.0"), perHost, loopback);
     }
 
+    /**
+     * For ranks started through an rsh agent: host names are opaque (not resolved, and no ssh connection says which
+     * address a host sees), so the server listens on the interface given, else on every address; each rank's agent
+     * learns the address that reaches it when it fetches its settings ({@code AgentOffice}).
+     */
+    static RendezvousAddress forAgents(String networkInterface) {
+        if (networkInterface != null) {
+            InetAddress a = AdvertisedAddress.ofInterface(networkInterface);
+            return new RendezvousAddress(a, Map.of(), a);
+        }
+        return new RendezvousAddress(InetAddress.ofLiteral("0.0.0.0"), Map.of(), InetAddress.getLoopbackAddress());
+    }
+
     /** The address if it is one of this machine's, else null. */
     private static InetAddress ownAddress(String literal) {
         try {

@@ -20,6 +20,8 @@ public final class Supervisor {
     /** The result once stopped by a signal (the JVM exits with the signal's own code: 130 or 143). */
     static final int STOPPED = 143;
     public static final Duration DEFAULT_GRACE = Duration.ofSeconds(5);
+    /** The result once {@link #abort}ed. */
+    static final int ABORTED = 1;
     private static final Duration POLL = Duration.ofMillis(100);
     // How long Ctrl-C waits for the job's end to write its report before writing it itself.
     private static final Duration FINISH_WAIT = Duration.ofSeconds(5);
@@ -32,6 +34,7 @@ public final class Supervisor {
     private final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
     private volatile boolean stopped;
     private volatile boolean outputClosed;
+    private volatile boolean aborted;
 
     public Supervisor(RestartPolicy policy, PrintStream out, PrintStream err, Path outputDir, Duration grace) {
         this(policy, out, err, outputDir, grace, LauncherView.OFF);
@@ -92,12 +95,12 @@ public final class Supervisor {
 
     /** The launcher's exit code once {@link #stopped()}. */
     public int stoppedCode() {
-        return outputClosed ? OUTPUT_CLOSED : STOPPED;
+        return outputClosed ? OUTPUT_CLOSED : aborted ? ABORTED : STOPPED;
     }
 
     /** Called from the shutdown hook on Ctrl-C or SIGTERM: stops every worker the same way a failure does. */
     public void stop() {
-        if (!claimStop(false)) {
+        if (!claimStop(false, false)) {
             return;
         }
         HostDiscovery.stopAll();
@@ -124,12 +127,28 @@ public final class Supervisor {
     }
 
     /**
+     * Stops every worker because the job must not go on ({@code reason}, one line: a rank's one-time token presented
+     * twice); the launcher then exits with 1. Safe from any thread.
+     */
+    public void abort(String reason) {
+        if (!claimStop(false, true)) {
+            return;
+        }
+        HostDiscovery.stopAll();
+        int alive = group.running();
+        message(reason + (alive > 0 ? "; terminating " + alive + (alive == 1 ? " rank" : " ranks") : ""));
+        if (!group.stopAll()) {
+            message("kolo: some processes did not exit even after SIGKILL");
+        }
+    }
+
+    /**
      * The launcher's stdout can no longer be written (its reader exited: {@code kolo run ... | head}): stop every
      * worker, as mpirun ends when SIGPIPE ends it, rather than run the job to its end with nowhere for its output to
      * go. On a thread of its own: the caller is a worker's output pump, which must go on draining its pipe meanwhile.
      */
     private void outputClosed() {
-        if (!claimStop(true)) {
+        if (!claimStop(true, false)) {
             return;
         }
         int alive = group.running();
@@ -138,12 +157,13 @@ public final class Supervisor {
     }
 
     /** The first stop wins (a signal, or the output closed); starts are refused from then on. */
-    private boolean claimStop(boolean byOutput) {
+    private boolean claimStop(boolean byOutput, boolean abort) {
         synchronized (this) {
             if (stopped) {
                 return false;
             }
             outputClosed = byOutput;
+            aborted = abort;
             stopped = true;
         }
         group.refuseStarts();

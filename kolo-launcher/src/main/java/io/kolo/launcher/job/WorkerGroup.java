@@ -141,7 +141,7 @@ public final class WorkerGroup {
             p = new ProcessBuilder(launch.command()).start();
             started.add(p.pid());
             List<Thread> own = List.of(pump(launch.rank(), p.getInputStream(), out, outFile, "stdout"),
-                    pump(launch.rank(), p.getErrorStream(), err, errFile, "stderr"));
+                    pump(launch.rank(), how.errors(p.getErrorStream()), err, errFile, "stderr"));
             pumps.addAll(own);
             workers.put(id, new Running(id, launch, p, own));
         }
@@ -150,7 +150,7 @@ public final class WorkerGroup {
         Thread.ofPlatform().daemon().name("kolo-wait-" + id).start(() -> {
             while (true) {
                 try {
-                    events.add(new Exited(id, p.waitFor(), launch));
+                    events.add(new Exited(id, how.exitCode(p.waitFor()), launch));
                     return;
                 } catch (InterruptedException e) {
                     // Only the process's end ends this wait.
@@ -292,6 +292,7 @@ public final class WorkerGroup {
         List<Process> remote = new ArrayList<>();
         for (Running r : some) {
             if (r.remote()) {
+                r.launch().start().askToStop();
                 remote.add(r.process());
             } else if (r.process().isAlive()) {
                 local.add(r.process().toHandle());

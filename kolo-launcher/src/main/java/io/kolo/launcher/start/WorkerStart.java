@@ -1,6 +1,7 @@
 package io.kolo.launcher.start;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -47,6 +48,23 @@ public interface WorkerStart {
      */
     default String ownFailure(int rank, int code) {
         return null;
+    }
+
+    /**
+     * The worker's exit code as the launcher takes it, from the started process's {@code code}: an agent that failed
+     * before the worker started is the launcher's failure to start it (127), whatever the agent exited with.
+     */
+    default int exitCode(int code) {
+        return code;
+    }
+
+    /** The started process's stderr as the launcher relays it (a start method may hold back what is its own). */
+    default InputStream errors(InputStream raw) {
+        return raw;
+    }
+
+    /** Asks a remote worker to stop before its connection's stdin is closed (nothing to do when that is the way). */
+    default void askToStop() {
     }
 
     /** Checks here what can be checked before the worker starts (that its program exists on this host). */

@@ -49,10 +49,12 @@ public final class NetnsCluster implements AutoCloseable {
     private final Path keys;
     private final List<Process> sshds = new ArrayList<>();
     private final boolean[] named;
+    private final boolean withSshd;
     private boolean namesOnHosts;
     private boolean closed;
 
-    private NetnsCluster(String id, int hosts, Path dir) {
+    private NetnsCluster(String id, int hosts, Path dir, boolean withSshd) {
+        this.withSshd = withSshd;
         this.id = id;
         this.hosts = hosts;
         this.dir = dir;
@@ -66,18 +68,32 @@ public final class NetnsCluster implements AutoCloseable {
      * with a printed reason when this machine cannot.
      */
     public static NetnsCluster start(int hosts, Path dir) {
-        assume(isRoot(), "needs root (network namespaces and sshd)");
+        return start(hosts, dir, true);
+    }
+
+    /**
+     * Makes {@code hosts} hosts without sshd, as the pods of a training operator's MPIJob v1: reached only through an
+     * rsh agent that runs a command in a host's namespace ({@link #hostNs}).
+     */
+    public static NetnsCluster startPods(int hosts, Path dir) {
+        return start(hosts, dir, false);
+    }
+
+    private static NetnsCluster start(int hosts, Path dir, boolean withSshd) {
+        assume(isRoot(), "needs root (network namespaces" + (withSshd ? " and sshd)" : ")"));
         assume(Files.isExecutable(Path.of("/usr/sbin/ip")) || Files.isExecutable(Path.of("/sbin/ip"))
                 || Files.isExecutable(Path.of("/usr/bin/ip")), "needs iproute2 (ip netns)");
-        assume(Files.isExecutable(Path.of(SSHD)), "needs OpenSSH's sshd (apt-get install openssh-server)");
-        assume(which("ssh"), "needs the ssh client (apt-get install openssh-client)");
-        assume(which("ssh-keygen"), "needs ssh-keygen (apt-get install openssh-client)");
+        if (withSshd) {
+            assume(Files.isExecutable(Path.of(SSHD)), "needs OpenSSH's sshd (apt-get install openssh-server)");
+            assume(which("ssh"), "needs the ssh client (apt-get install openssh-client)");
+            assume(which("ssh-keygen"), "needs ssh-keygen (apt-get install openssh-client)");
+        }
         removeLeftovers();
         String id = PREFIX + ProcessHandle.current().pid() + "x" + COUNTER.incrementAndGet();
         // Probe: some containers are root without the right to make namespaces.
         ExecResult probe = exec(List.of("ip", "netns", "add", id + "-l"));
         assume(probe.code == 0, "cannot create network namespaces here: " + probe.output.strip());
-        NetnsCluster c = new NetnsCluster(id, hosts, dir);
+        NetnsCluster c = new NetnsCluster(id, hosts, dir, withSshd);
         Runtime.getRuntime().addShutdownHook(new Thread(c::close, "netns-cluster-cleanup"));
         boolean ok = false;
         try {
@@ -110,6 +126,9 @@ public final class NetnsCluster implements AutoCloseable {
                 writeEtc(h, "");
             }
             writeEtc(l, hostsLines());
+            if (!withSshd) {
+                return;
+            }
             // kolo keys generate makes the user key pair, as a user would for a self-managed cluster.
             int code = io.kolo.launcher.TestAccess.kolo("keys", "generate", "--out", keys.toString());
             if (code != 0) {
@@ -311,7 +330,7 @@ public final class NetnsCluster implements AutoCloseable {
     public void stopSshd(int i) {
         Process p;
         synchronized (sshds) {
-            p = sshds.get(i);
+            p = i < sshds.size() ? sshds.get(i) : null;
         }
         if (p != null) {
             p.destroy();
@@ -335,7 +354,7 @@ public final class NetnsCluster implements AutoCloseable {
     public List<Long> jobPidsIn(int i) {
         Process p;
         synchronized (sshds) {
-            p = sshds.get(i);
+            p = i < sshds.size() ? sshds.get(i) : null;
         }
         long listener = p == null ? -1 : p.pid();
         return pidsIn(i).stream().filter(pid -> pid != listener).toList();
