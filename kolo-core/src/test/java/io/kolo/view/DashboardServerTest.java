@@ -86,6 +86,29 @@ class DashboardServerTest {
         }
     }
 
+    /**
+     * An open page (it read {@code /api/job} a moment ago) still gets the ended view after the job's holder closed the
+     * server, and the server stops once it has: the page shows the end, not a lost connection.
+     */
+    @Test
+    void anOpenPageGetsTheEndedViewAfterClose() throws Exception {
+        JobView view = view();
+        DashboardServer server = DashboardServer.start(view, null, 0);
+        String api = server.url() + "api/job";
+        assertEquals("RUNNING", new ObjectMapper().readTree(get(api).body()).get("state").asText());
+        view.ended(JobView.SUCCEEDED);
+        view.close();
+        Thread closing = Thread.ofPlatform().start(server::close);
+        // The page's next poll comes after the holder closed the server.
+        Thread.sleep(300);
+        Response last = get(api);
+        assertEquals(200, last.statusCode());
+        assertEquals("SUCCEEDED", new ObjectMapper().readTree(last.body()).get("state").asText());
+        closing.join(Duration.ofSeconds(10));
+        assertFalse(closing.isAlive(), "close() returns once the page has seen the end");
+        assertThrows(IOException.class, () -> get(api), "no longer served");
+    }
+
     @Test
     void boundBeyondLoopbackEveryRequestNeedsTheToken() throws Exception {
         try (JobView view = view(); DashboardServer server = DashboardServer.start(view, "0.0.0.0", 0)) {
