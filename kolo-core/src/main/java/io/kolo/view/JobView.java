@@ -183,6 +183,11 @@ public final class JobView implements AutoCloseable {
             if (!s.host().isEmpty()) {
                 r.host = s.host();
             }
+            if (r.pid > 0 && s.pid() != r.pid) {
+                // The launcher knows the process it started (a wrapper: ssh, a shell); the rank's JVM says its own.
+                addEvent("pid", s.rank(), "rank " + s.rank() + " runs as pid " + s.pid() + " on " + r.host
+                        + " (the launcher started process " + r.pid + ")");
+            }
             r.pid = s.pid();
             if (r.state.equals("STARTING")) {
                 r.state = "RUNNING";
@@ -246,7 +251,10 @@ public final class JobView implements AutoCloseable {
         }
     }
 
-    /** Rank {@code rank}'s process started on {@code host} with {@code pid} (the launcher's view of it). */
+    /**
+     * Rank {@code rank}'s process started on {@code host} with {@code pid}: the process the launcher started, which
+     * may wrap the rank's JVM; the rank's own pid replaces it when its first snapshot arrives (an event says so).
+     */
     public void rankStarted(int rank, String host, long pid) {
         synchronized (lock) {
             Rank r = new Rank(rank, System.currentTimeMillis());
@@ -258,7 +266,8 @@ public final class JobView implements AutoCloseable {
             r.pid = pid;
             ranks.put(rank, r);
             size = Math.max(size, rank + 1);
-            addEvent("start", rank, "rank " + rank + " started on " + r.host + (pid > 0 ? " (pid " + pid + ")" : ""));
+            addEvent("start", rank, "rank " + rank + " started on " + r.host
+                    + (pid > 0 ? " (launcher's process " + pid + ")" : ""));
         }
     }
 

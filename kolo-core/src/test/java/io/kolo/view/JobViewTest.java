@@ -88,6 +88,16 @@ class JobViewTest {
         assertEquals(20.0, ops.getFirst().get("value").asDouble(), 1e-9);   // 40 ops in 2 s
         assertTrue(ops.getFirst().get("step").isNull());
         assertTrue(job.get("progressPercentage").isNull());
+        // The launcher's start event names the process it started; the rank's first snapshot gives its JVM's pid,
+        // which the table shows from then on, and an event says so once.
+        List<String> rank1Events = new ArrayList<>();
+        for (JsonNode e : job.get("events")) {
+            if (e.get("rank").asInt(-1) == 1) {
+                rank1Events.add(e.get("kind").asText() + ": " + e.get("message").asText());
+            }
+        }
+        assertEquals(List.of("start: rank 1 started on localhost (launcher's process 11)",
+                "pid: rank 1 runs as pid 101 on host-1 (the launcher started process 11)"), rank1Events);
     }
 
     @Test
