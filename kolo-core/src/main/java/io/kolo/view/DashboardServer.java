@@ -153,9 +153,20 @@ public final class DashboardServer implements AutoCloseable {
             switch (path) {
                 case "/", "/index.html" -> send(exchange, 200, "text/html; charset=utf-8", PageAssets.page());
                 case "/api/job" -> {
+                    String since = parameter(exchange.getRequestURI().getRawQuery(), "since");
+                    long from = -1;
+                    if (since != null) {
+                        try {
+                            from = Long.parseLong(since);
+                        } catch (NumberFormatException e) {
+                            send(exchange, 400, "text/plain", "since=" + since + " is not a number: give the"
+                                    + " metricsCursor of an earlier answer, or leave since out for every point\n");
+                            return;
+                        }
+                    }
                     lastJobReadNanos = System.nanoTime();
                     boolean ended = !view.state().equals(JobView.RUNNING);
-                    send(exchange, 200, "application/json", view.json());
+                    send(exchange, 200, "application/json", view.json(from));
                     if (ended) {
                         endSeen.countDown();
                     }
@@ -176,18 +187,23 @@ public final class DashboardServer implements AutoCloseable {
     }
 
     private boolean tokenMatches(String query) {
+        String given = parameter(query, "token");
+        // Compared in constant time: the token is all that guards a non-loopback server.
+        return given != null && MessageDigest.isEqual(given.getBytes(StandardCharsets.UTF_8),
+                token.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The first value of query parameter {@code name}, decoded; null when the query has none. */
+    private static String parameter(String query, String name) {
         if (query == null) {
-            return false;
+            return null;
         }
         for (String part : query.split("&")) {
-            if (part.startsWith("token=")) {
-                String given = URLDecoder.decode(part.substring("token=".length()), StandardCharsets.UTF_8);
-                // Compared in constant time: the token is all that guards a non-loopback server.
-                return MessageDigest.isEqual(given.getBytes(StandardCharsets.UTF_8),
-                        token.getBytes(StandardCharsets.UTF_8));
+            if (part.startsWith(name + "=")) {
+                return URLDecoder.decode(part.substring(name.length() + 1), StandardCharsets.UTF_8);
             }
         }
-        return false;
+        return null;
     }
 
     private static void send(HttpExchange exchange, int status, String type, String body) throws IOException {
