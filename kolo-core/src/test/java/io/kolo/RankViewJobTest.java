@@ -191,6 +191,53 @@ class RankViewJobTest {
     }
 
     /**
+     * Ops in flight together count once: with 16 allreduces submitted at once and waiting for a late rank 2, the time
+     * in collectives a rank publishes is at most its wall time, not the ops' spans summed (16 times as much).
+     */
+    @Test
+    void overlappingOpsCountOnceInTheTimeInCollectives() throws Exception {
+        JobSecret secret = JobSecret.generate();
+        try (RendezvousService service = RendezvousService.start(InetAddress.getLoopbackAddress(), 0, secret);
+             RendezvousClient store = RendezvousClient.connect(service.address(), secret, Duration.ofSeconds(20))) {
+            long[] wallNanos = new long[3];
+            List<Object> results = Ranks.fromEnvironment(3, r -> Map.of("KOLO_RANK", Integer.toString(r),
+                    "KOLO_SIZE", "3", "KOLO_RENDEZVOUS_ADDR", "127.0.0.1",
+                    "KOLO_RENDEZVOUS_PORT", Integer.toString(service.address().getPort()),
+                    "KOLO_RENDEZVOUS_SERVER", "launcher", "KOLO_SECRET", secret.toHex(),
+                    "KOLO_START_TIMEOUT_SECONDS", "30", "KOLO_TRANSPORT", "tcp",
+                    "KOLO_VIEW", "1", "KOLO_VIEW_INTERVAL_MS", "100"), c -> {
+                c.allreduce(new float[]{1}, ReduceOp.SUM);
+                long start = System.nanoTime();
+                for (int step = 0; step < 3; step++) {
+                    if (c.rank() == 2) {
+                        Thread.sleep(200);
+                    }
+                    List<Handle<Tensor>> handles = new ArrayList<>();
+                    for (int i = 0; i < 16; i++) {
+                        handles.add(c.allreduceAsync("g" + i, Tensor.of(new float[]{i}), ReduceOp.SUM));
+                    }
+                    handles.forEach(Handle::await);
+                }
+                wallNanos[c.rank()] = System.nanoTime() - start;
+                return null;
+            });
+            for (Object r : results) {
+                assertNull(r, "every rank finished");
+            }
+            for (int r = 0; r < 2; r++) {
+                RankSnapshot s = read(store, r).orElseThrow();
+                assertEquals(1 + 3 * 16, s.ops());
+                // The first op's own span counts too; it is short next to the three 200 ms waits.
+                assertTrue(s.collectiveNanos() < wallNanos[r] + Duration.ofMillis(150).toNanos(),
+                        "rank " + r + ": " + s.collectiveNanos() / 1e6 + " ms in collectives in "
+                                + wallNanos[r] / 1e6 + " ms");
+                assertTrue(s.collectiveNanos() >= Duration.ofMillis(3 * 150).toNanos(),
+                        "rank " + r + " waited for rank 2 in collectives: " + s.collectiveNanos() / 1e6 + " ms");
+            }
+        }
+    }
+
+    /**
      * Under mpirun rank 0 serves the store, which goes when rank 0 leaves: the other ranks' last snapshots may find it
      * gone. That says nothing on stderr, let alone a stack trace.
      */

@@ -39,6 +39,7 @@ final class Outcomes {
     /** A drained op: pending under its name until it ends. */
     void track(Op op) {
         pending.put(op.name, op);
+        activity.began(op.submittedNanos);
     }
 
     /** Whether any op is pending. */
@@ -58,6 +59,7 @@ final class Outcomes {
     Op failPending(String name, String error, java.util.function.Consumer<Op> before) {
         Op op = pending.remove(name);
         if (op != null) {
+            activity.ended(System.nanoTime());
             before.accept(op);
             fail(op, new KoloException(error));
         }
@@ -68,6 +70,10 @@ final class Outcomes {
     List<Op> takeAllPending() {
         List<Op> all = pending.values();
         pending.clear();
+        long now = System.nanoTime();
+        for (int i = 0; i < all.size(); i++) {
+            activity.ended(now);
+        }
         return all;
     }
 
@@ -82,6 +88,7 @@ final class Outcomes {
         for (int i = 0; i < r.names().size(); i++) {
             Op op = pending.remove(r.names().get(i));
             if (op != null) {
+                activity.ended(now);
                 completeRemoved(op, now);
             }
         }
@@ -89,8 +96,14 @@ final class Outcomes {
 
     /** Completes {@code op}, pending under its own name (the key is its own string: no character comparison). */
     void finish(Op op) {
-        pending.remove(op.name);
-        completeRemoved(op, System.nanoTime());
+        long now = System.nanoTime();
+        if (pending.remove(op.name) != null) {
+            activity.ended(now);
+        } else {
+            // An op never submitted (a direct op) has no start of its own here: it counts from nothing.
+            activity.ranAlone(op.submittedNanos == 0 ? now : op.submittedNanos, now);
+        }
+        completeRemoved(op, now);
     }
 
     /** Ends an op that was just taken out of the pending ops, its collective run. */
@@ -107,7 +120,9 @@ final class Outcomes {
      */
     void countCompleted(String name, long bytes, long startNanos) {
         completed.increment();
-        activity.completed(name, bytes, startNanos, System.nanoTime());
+        long now = System.nanoTime();
+        activity.ranAlone(startNanos, now);
+        activity.completed(name, bytes, startNanos, now);
     }
 
     /** Completes an op that was never pending under its name (a join). */
@@ -140,7 +155,9 @@ final class Outcomes {
      * the caller gave does not fit it, saying why in {@code problem}): the failure is this op's alone.
      */
     void failResult(Op op, long[] shape, String problem) {
-        pending.remove(op.name);
+        if (pending.remove(op.name) != null) {
+            activity.ended(System.nanoTime());
+        }
         fail(op, new KoloException(op.kind.label() + " '" + op.name + "' ran, but rank " + rank
                 + " could not hold its result of shape " + Arrays.toString(shape) + ": " + problem));
     }

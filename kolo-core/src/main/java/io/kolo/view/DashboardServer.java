@@ -13,9 +13,12 @@ import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.HexFormat;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Serves a {@link JobView} over HTTP: {@code /} the page, {@code /assets/*} what it loads, {@code /api/job} the view as
@@ -24,12 +27,21 @@ import java.util.concurrent.Executors;
  * {@link #url()} includes. No CORS headers: a page of another origin cannot read the view.
  */
 public final class DashboardServer implements AutoCloseable {
+    /**
+     * How long {@link #close()} keeps serving an ended view to a page that is open: two of the page's polls (it asks
+     * once a second), so that it shows the end rather than a lost connection.
+     */
+    static final Duration CLOSE_GRACE = Duration.ofSeconds(2);
 
     private final HttpServer server;
     private final ExecutorService threads;
     private final JobView view;
     private final String token;
     private final String url;
+    /** When {@code /api/job} was last asked for (a page is open while it asks every second); 0: never. */
+    private volatile long lastJobReadNanos;
+    /** Counted down once {@code /api/job} served the view after it ended: a page has seen the end. */
+    private final CountDownLatch endSeen = new CountDownLatch(1);
 
     private DashboardServer(HttpServer server, ExecutorService threads, JobView view, String token, String url) {
         this.server = server;
@@ -94,8 +106,21 @@ public final class DashboardServer implements AutoCloseable {
         return server.getAddress().getPort();
     }
 
+    /**
+     * Stops serving. When a page read {@code /api/job} within {@link #CLOSE_GRACE} and has not yet been served the
+     * ended view, the server first waits for that read, at most {@link #CLOSE_GRACE}, so the page shows the job's
+     * final state; with no page open it stops at once. End the view ({@link JobView#ended}) before.
+     */
     @Override
     public void close() {
+        long read = lastJobReadNanos;
+        if (read != 0 && System.nanoTime() - read < CLOSE_GRACE.toNanos()) {
+            try {
+                endSeen.await(CLOSE_GRACE.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         server.stop(0);
         threads.shutdownNow();
     }
@@ -127,7 +152,25 @@ public final class DashboardServer implements AutoCloseable {
             String path = exchange.getRequestURI().getPath();
             switch (path) {
                 case "/", "/index.html" -> send(exchange, 200, "text/html; charset=utf-8", PageAssets.page());
-                case "/api/job" -> send(exchange, 200, "application/json", view.json());
+                case "/api/job" -> {
+                    String since = parameter(exchange.getRequestURI().getRawQuery(), "since");
+                    long from = -1;
+                    if (since != null) {
+                        try {
+                            from = Long.parseLong(since);
+                        } catch (NumberFormatException e) {
+                            send(exchange, 400, "text/plain", "since=" + since + " is not a number: give the"
+                                    + " metricsCursor of an earlier answer, or leave since out for every point\n");
+                            return;
+                        }
+                    }
+                    lastJobReadNanos = System.nanoTime();
+                    boolean ended = !view.state().equals(JobView.RUNNING);
+                    send(exchange, 200, "application/json", view.json(from));
+                    if (ended) {
+                        endSeen.countDown();
+                    }
+                }
                 case "/metrics" -> send(exchange, 200, "text/plain; version=0.0.4", view.prometheus());
                 default -> {
                     String name = path.startsWith("/assets/") ? path.substring("/assets/".length()) : "";
@@ -144,18 +187,23 @@ public final class DashboardServer implements AutoCloseable {
     }
 
     private boolean tokenMatches(String query) {
+        String given = parameter(query, "token");
+        // Compared in constant time: the token is all that guards a non-loopback server.
+        return given != null && MessageDigest.isEqual(given.getBytes(StandardCharsets.UTF_8),
+                token.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The first value of query parameter {@code name}, decoded; null when the query has none. */
+    private static String parameter(String query, String name) {
         if (query == null) {
-            return false;
+            return null;
         }
         for (String part : query.split("&")) {
-            if (part.startsWith("token=")) {
-                String given = URLDecoder.decode(part.substring("token=".length()), StandardCharsets.UTF_8);
-                // Compared in constant time: the token is all that guards a non-loopback server.
-                return MessageDigest.isEqual(given.getBytes(StandardCharsets.UTF_8),
-                        token.getBytes(StandardCharsets.UTF_8));
+            if (part.startsWith(name + "=")) {
+                return URLDecoder.decode(part.substring(name.length() + 1), StandardCharsets.UTF_8);
             }
         }
-        return false;
+        return null;
     }
 
     private static void send(HttpExchange exchange, int status, String type, String body) throws IOException {

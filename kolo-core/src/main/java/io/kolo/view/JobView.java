@@ -88,6 +88,8 @@ public final class JobView implements AutoCloseable {
     private String state = RUNNING;
     private long endedAtMillis;
     private List<RankSnapshot.Stall> stalls = List.of();
+    /** The number of the newest metric point kept: {@code /api/job?since=} gives the points after a number. */
+    private long pointSeq;
     private Thread poller;
     private volatile boolean closed;
 
@@ -183,6 +185,11 @@ public final class JobView implements AutoCloseable {
             if (!s.host().isEmpty()) {
                 r.host = s.host();
             }
+            if (r.pid > 0 && s.pid() != r.pid) {
+                // The launcher knows the process it started (a wrapper: ssh, a shell); the rank's JVM says its own.
+                addEvent("pid", s.rank(), "rank " + s.rank() + " runs as pid " + s.pid() + " on " + r.host
+                        + " (the launcher started process " + r.pid + ")");
+            }
             r.pid = s.pid();
             if (r.state.equals("STARTING")) {
                 r.state = "RUNNING";
@@ -246,7 +253,10 @@ public final class JobView implements AutoCloseable {
         }
     }
 
-    /** Rank {@code rank}'s process started on {@code host} with {@code pid} (the launcher's view of it). */
+    /**
+     * Rank {@code rank}'s process started on {@code host} with {@code pid}: the process the launcher started, which
+     * may wrap the rank's JVM; the rank's own pid replaces it when its first snapshot arrives (an event says so).
+     */
     public void rankStarted(int rank, String host, long pid) {
         synchronized (lock) {
             Rank r = new Rank(rank, System.currentTimeMillis());
@@ -258,7 +268,8 @@ public final class JobView implements AutoCloseable {
             r.pid = pid;
             ranks.put(rank, r);
             size = Math.max(size, rank + 1);
-            addEvent("start", rank, "rank " + rank + " started on " + r.host + (pid > 0 ? " (pid " + pid + ")" : ""));
+            addEvent("start", rank, "rank " + rank + " started on " + r.host
+                    + (pid > 0 ? " (launcher's process " + pid + ")" : ""));
         }
     }
 
@@ -365,9 +376,22 @@ public final class JobView implements AutoCloseable {
         }
     }
 
-    /** The view as {@code /api/job} serves it (the schema of docs/jobs.md). */
+    /** The view as {@code /api/job} serves it (the schema of docs/jobs.md), with every metric point kept. */
     public String json() {
+        return json(-1);
+    }
+
+    /**
+     * The view as {@code /api/job?since=SINCE} serves it: the same, but {@code metrics} holds only the points kept
+     * after the one numbered {@code since} (a {@code metricsCursor} of an earlier answer), so a page that keeps what
+     * it had asks for a few points per poll rather than all of them; {@code since} &lt; 0 gives every point. The
+     * answer's {@code metricsCursor} numbers its newest point, and {@code metricsSince} says which points it holds:
+     * {@code null} for all of them. A cursor this view never gave (another job's, or a launcher started since) also
+     * gives every point, with {@code metricsSince} null, so the page starts afresh.
+     */
+    public String json(long since) {
         synchronized (lock) {
+            boolean partial = since >= 0 && since <= pointSeq;
             long now = now();
             double elapsed = (now - startedAtMillis) / 1000.0;
             Json j = new Json().beginObject();
@@ -386,9 +410,16 @@ public final class JobView implements AutoCloseable {
                 rankJson(j, r, now);
             }
             j.endArray();
+            j.field("metricsCursor", pointSeq).name("metricsSince").value(partial ? (Long) since : null);
             j.name("metrics").beginArray();
             metrics.forEach((key, points) -> {
+                if (partial && (points.isEmpty() || points.getLast().seq() <= since)) {
+                    return;
+                }
                 for (RankSnapshot.Point p : points) {
+                    if (partial && p.seq() <= since) {
+                        continue;
+                    }
                     j.beginObject().field("name", key.name()).field("rank", key.rank()).field("value", p.value());
                     j.name("step").value(p.step() < 0 ? null : p.step()).field("timeMillis", p.timeMillis());
                     j.endObject();
@@ -537,12 +568,13 @@ public final class JobView implements AutoCloseable {
         }
     }
 
+    /** Keeps {@code p}, numbered in the order the view kept it (its rank's number is the rank's, not the view's). */
     private void keep(MetricKey key, RankSnapshot.Point p) {
         Deque<RankSnapshot.Point> points = metrics.computeIfAbsent(key, k -> new ArrayDeque<>());
         if (points.size() == MAX_POINTS) {
             points.removeFirst();
         }
-        points.addLast(p);
+        points.addLast(new RankSnapshot.Point(++pointSeq, p.name(), p.value(), p.step(), p.timeMillis()));
     }
 
     private void addEvent(String kind, Integer rank, String message) {

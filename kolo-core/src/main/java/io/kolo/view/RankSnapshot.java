@@ -25,7 +25,7 @@ import java.util.List;
  * @param generation       the elastic generation (0 in a static job)
  * @param timeMillis       wall clock of the snapshot
  * @param ops              collective ops completed
- * @param collectiveNanos  time inside collectives (submit to done), summed over ops
+ * @param collectiveNanos  wall time with at least one op in flight (submit to done), never more than the time since start
  * @param bytes            payload bytes this rank contributed or moved
  * @param lastOp           name (or kind) of the last op completed, "" before the first
  * @param lastOpEndMillis  wall clock when it completed, 0 before the first

@@ -86,6 +86,47 @@ class DashboardServerTest {
         }
     }
 
+    /** {@code /api/job?since=} gives the points after the cursor; a cursor that is not a number is one line. */
+    @Test
+    void sinceACursorTheApiSendsOnlyNewerPoints() throws Exception {
+        try (JobView view = view(); DashboardServer server = DashboardServer.start(view, null, 0)) {
+            view.accept(new RankSnapshot(0, 1, "localhost", 42, 0, System.currentTimeMillis(), 1, 0, 0, "", 0,
+                    new long[0], new long[0], List.of(), 0, List.of(new RankSnapshot.Point(1, "loss", 1, 0, 1))));
+            var all = new ObjectMapper().readTree(get(server.url() + "api/job").body());
+            assertEquals(1, all.get("metrics").size());
+            long cursor = all.get("metricsCursor").asLong();
+            var none = new ObjectMapper().readTree(get(server.url() + "api/job?since=" + cursor).body());
+            assertEquals(0, none.get("metrics").size());
+            assertEquals(cursor, none.get("metricsSince").asLong());
+            Response bad = get(server.url() + "api/job?since=x");
+            assertEquals(400, bad.statusCode());
+            assertTrue(bad.body().startsWith("since=x is not a number"), bad.body());
+        }
+    }
+
+    /**
+     * An open page (it read {@code /api/job} a moment ago) still gets the ended view after the job's holder closed the
+     * server, and the server stops once it has: the page shows the end, not a lost connection.
+     */
+    @Test
+    void anOpenPageGetsTheEndedViewAfterClose() throws Exception {
+        JobView view = view();
+        DashboardServer server = DashboardServer.start(view, null, 0);
+        String api = server.url() + "api/job";
+        assertEquals("RUNNING", new ObjectMapper().readTree(get(api).body()).get("state").asText());
+        view.ended(JobView.SUCCEEDED);
+        view.close();
+        Thread closing = Thread.ofPlatform().start(server::close);
+        // The page's next poll comes after the holder closed the server.
+        Thread.sleep(300);
+        Response last = get(api);
+        assertEquals(200, last.statusCode());
+        assertEquals("SUCCEEDED", new ObjectMapper().readTree(last.body()).get("state").asText());
+        closing.join(Duration.ofSeconds(10));
+        assertFalse(closing.isAlive(), "close() returns once the page has seen the end");
+        assertThrows(IOException.class, () -> get(api), "no longer served");
+    }
+
     @Test
     void boundBeyondLoopbackEveryRequestNeedsTheToken() throws Exception {
         try (JobView view = view(); DashboardServer server = DashboardServer.start(view, "0.0.0.0", 0)) {

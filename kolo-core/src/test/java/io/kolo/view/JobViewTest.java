@@ -88,6 +88,60 @@ class JobViewTest {
         assertEquals(20.0, ops.getFirst().get("value").asDouble(), 1e-9);   // 40 ops in 2 s
         assertTrue(ops.getFirst().get("step").isNull());
         assertTrue(job.get("progressPercentage").isNull());
+        // The launcher's start event names the process it started; the rank's first snapshot gives its JVM's pid,
+        // which the table shows from then on, and an event says so once.
+        List<String> rank1Events = new ArrayList<>();
+        for (JsonNode e : job.get("events")) {
+            if (e.get("rank").asInt(-1) == 1) {
+                rank1Events.add(e.get("kind").asText() + ": " + e.get("message").asText());
+            }
+        }
+        assertEquals(List.of("start: rank 1 started on localhost (launcher's process 11)",
+                "pid: rank 1 runs as pid 101 on host-1 (the launcher started process 11)"), rank1Events);
+    }
+
+    /**
+     * {@code json(since)} holds only the points kept after a cursor an earlier answer gave, and the rest of the view
+     * whole; a plain {@code json()} (and the report) still holds every point, and a cursor the view never gave gives
+     * every point again.
+     */
+    @Test
+    void sinceACursorOnlyTheNewerPointsAreSent() throws Exception {
+        InMemoryStore store = new InMemoryStore();
+        JobView view = new JobView("kolo run -np 3 -- train", 3, false, Duration.ofSeconds(1));
+        view.watch(store);
+        for (int r = 0; r < 3; r++) {
+            publish(store, snapshot(r, T0, 10, List.of(new RankSnapshot.Point(1, "loss", 2.0, 0, T0)), null, null));
+        }
+        view.poll();
+        JsonNode first = json(view);
+        assertTrue(first.get("metricsSince").isNull());
+        assertEquals(3, first.get("metrics").size());
+        long cursor = first.get("metricsCursor").asLong();
+
+        JsonNode nothingNew = JSON.readTree(view.json(cursor));
+        assertEquals(0, nothingNew.get("metrics").size());
+        assertEquals(cursor, nothingNew.get("metricsSince").asLong());
+        assertEquals(cursor, nothingNew.get("metricsCursor").asLong());
+        assertEquals(3, nothingNew.get("ranks").size(), "the rest of the view is whole");
+
+        for (int r = 0; r < 3; r++) {
+            publish(store, snapshot(r, T0 + 1000, 20, List.of(new RankSnapshot.Point(1, "loss", 2.0, 0, T0),
+                    new RankSnapshot.Point(2, "loss", 1.0, 1, T0 + 500)), null, null));
+        }
+        view.poll();
+        JsonNode newer = JSON.readTree(view.json(cursor));
+        // Per rank: its new loss point and one point of each engine series (ops, bytes, share).
+        assertEquals(3 * 4, newer.get("metrics").size(), newer.get("metrics").toString());
+        for (JsonNode m : newer.get("metrics")) {
+            assertTrue(!m.get("name").asText().equals("loss") || m.get("step").asLong() == 1, m.toString());
+        }
+        assertTrue(newer.get("metricsCursor").asLong() > cursor);
+        assertEquals(0, JSON.readTree(view.json(newer.get("metricsCursor").asLong())).get("metrics").size());
+        assertEquals(3 + 12, json(view).get("metrics").size(), "json() has every point");
+        JsonNode unknown = JSON.readTree(view.json(newer.get("metricsCursor").asLong() + 100));
+        assertTrue(unknown.get("metricsSince").isNull());
+        assertEquals(3 + 12, unknown.get("metrics").size());
     }
 
     @Test

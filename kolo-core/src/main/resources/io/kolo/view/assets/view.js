@@ -1,7 +1,8 @@
 /*
  * Kolo's job view: renders the job's JSON (the schema of /api/job, docs/jobs.md) into the page. Live, it asks
- * api/job once a second and updates the page in place; in a report file, it renders the JSON embedded in
- * <script id="kolo-job"> once and asks nothing. Every value from the job goes in as text, never as HTML.
+ * api/job once a second and updates the page in place, asking only for the metric points newer than those it has
+ * (api/job?since=CURSOR); in a report file, it renders the JSON embedded in <script id="kolo-job"> once and asks
+ * nothing. Every value from the job goes in as text, never as HTML.
  */
 (function () {
   'use strict';
@@ -16,8 +17,11 @@
     kolo_collective_share: 'Time in collectives (share of wall time)'
   };
 
+  var MAX_POINTS = 2000;    // per name and rank, as the view keeps them
   var charts = {};          // metric name -> {figure, plot, ranks (joined), xKind}
   var lastJob = null;
+  var points = {};          // "name rank" -> the metric points the page has, oldest first
+  var cursor = null;        // the metricsCursor of the last answer: the next poll asks for the points after it
 
   function $(id) { return document.getElementById(id); }
 
@@ -348,7 +352,28 @@
   // The token the page was opened with goes with every request (bound beyond loopback, the server wants it).
   function apiUrl() {
     var token = new URLSearchParams(window.location.search).get('token');
-    return 'api/job' + (token ? '?token=' + encodeURIComponent(token) : '');
+    var query = [];
+    if (token) { query.push('token=' + encodeURIComponent(token)); }
+    if (cursor !== null) { query.push('since=' + cursor); }
+    return 'api/job' + (query.length ? '?' + query.join('&') : '');
+  }
+
+  // An answer since the page's cursor holds only newer points: they join those the page has. Any other answer (the
+  // first, or one whose view does not know the cursor) holds every point, and replaces them.
+  function mergePoints(job) {
+    if (!(isNumber(job.metricsSince) && job.metricsSince === cursor)) { points = {}; }
+    (job.metrics || []).forEach(function (p) {
+      if (!p) { return; }
+      var key = p.name + ' ' + p.rank;
+      var list = points[key] || (points[key] = []);
+      list.push(p);
+      if (list.length > MAX_POINTS) { list.splice(0, list.length - MAX_POINTS); }
+    });
+    cursor = isNumber(job.metricsCursor) ? job.metricsCursor : null;
+    var all = [];
+    Object.keys(points).forEach(function (key) { Array.prototype.push.apply(all, points[key]); });
+    job.metrics = all;
+    return job;
   }
 
   function poll() {
@@ -357,7 +382,7 @@
       if (!response.ok) { throw new Error('the launcher answered HTTP ' + response.status); }
       return response.json();
     }).then(function (job) {
-      render(job);
+      render(mergePoints(job));
       status.classList.remove('lost');
       say(status, finished(job.state) ? 'The job has ended; this is its final view.' : 'Live: updated every second.');
       if (!finished(job.state)) { window.setTimeout(poll, POLL_MILLIS); }

@@ -58,8 +58,9 @@ class JobPageTest {
                 reply(exchange, 200, path.endsWith(".css") ? "text/css" : "text/javascript",
                         resource("io/kolo/view" + path));
             } else if (path.equals("/api/job")) {
-                apiQueries.add(String.valueOf(exchange.getRequestURI().getQuery()));
-                reply(exchange, 200, "application/json", job.get().getBytes(StandardCharsets.UTF_8));
+                String query = String.valueOf(exchange.getRequestURI().getQuery());
+                apiQueries.add(query);
+                reply(exchange, 200, "application/json", since(job.get(), query).getBytes(StandardCharsets.UTF_8));
             } else {
                 reply(exchange, 404, "text/plain", "not found".getBytes(StandardCharsets.UTF_8));
             }
@@ -117,8 +118,11 @@ class JobPageTest {
             assertEquals(Boolean.TRUE, browser.script("return window.notReloaded === true;"), "no reload");
             assertEquals(1, pageLoads.get(), "the page was loaded once");
             assertTrue(apiQueries.size() >= 2);
-            assertTrue(apiQueries.stream().allMatch(q -> q.equals("token=" + TOKEN)),
+            assertTrue(apiQueries.stream().allMatch(q -> q.startsWith("token=" + TOKEN)),
                     "every poll carries the page's token: " + apiQueries);
+            assertEquals("token=" + TOKEN, apiQueries.getFirst(), "the first poll asks for every point");
+            assertTrue(apiQueries.stream().skip(1).allMatch(q -> q.matches("token=" + TOKEN + "&since=\\d+")),
+                    "the next polls ask only for newer points: " + apiQueries);
         }
     }
 
@@ -202,8 +206,11 @@ class JobPageTest {
             rank.put("output", List.of("rank " + r + " step " + (steps - 1) + " loss " + (1.0 / steps)));
             ranks.add(rank);
             events.add(Map.of("timeMillis", start + r, "kind", "start", "rank", r,
-                    "message", "rank " + r + " started on localhost (pid " + (4000 + r) + ")"));
-            for (int s = 0; s < steps; s++) {
+                    "message", "rank " + r + " started on localhost (launcher's process " + (4000 + r) + ")"));
+        }
+        // In the order a view keeps them, step by step: a later job's points extend an earlier one's.
+        for (int s = 0; s < steps; s++) {
+            for (int r = 0; r < 3; r++) {
                 metrics.add(Map.of("name", "loss", "rank", r, "value", 2.0 / (s + 1) + 0.1 * r, "step", s,
                         "timeMillis", start + 1000L * s));
                 metrics.add(Map.of("name", "kolo_ops_per_second", "rank", r, "value", r == 2 ? 4.0 : 8.0,
@@ -228,10 +235,33 @@ class JobPageTest {
         job.put("progressPercentage", 100.0 * steps / 50);
         job.put("estimatedRemainingSeconds", (double) (50 - steps));
         job.put("ranks", ranks);
+        job.put("metricsCursor", metrics.size());
+        job.put("metricsSince", null);
         job.put("metrics", metrics);
         job.put("stalls", stalls);
         job.put("events", events);
         return JSON.writeValueAsString(job);
+    }
+
+    /**
+     * What {@code /api/job} answers {@code query}: with {@code since=N}, only the points after the N-th (the fixture's
+     * points are numbered in order, from 1), as the launcher's view answers it.
+     */
+    @SuppressWarnings("unchecked")
+    private static String since(String job, String query) throws IOException {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?:^|&)since=(\\d+)").matcher(query);
+        if (!m.find()) {
+            return job;
+        }
+        int since = Integer.parseInt(m.group(1));
+        Map<String, Object> j = JSON.readValue(job, LinkedHashMap.class);
+        List<Object> metrics = (List<Object>) j.get("metrics");
+        if (since > metrics.size()) {
+            return job;
+        }
+        j.put("metricsSince", since);
+        j.put("metrics", new ArrayList<>(metrics.subList(since, metrics.size())));
+        return JSON.writeValueAsString(j);
     }
 
     private static byte[] resource(String name) throws IOException {
