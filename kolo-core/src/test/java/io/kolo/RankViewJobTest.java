@@ -124,8 +124,8 @@ class RankViewJobTest {
             assertTrue(rankZero.size() >= 3, rankZero.size() + " snapshots of rank 0");
             List<RankSnapshot> window = new ArrayList<>(rankZero);
             window.add(last);
-            assertArrayEquals(new boolean[]{false, false, true}, Stragglers.mark(window));
-            assertArrayEquals(new boolean[]{false, false, true}, Stragglers.mark(List.of(last)));
+            assertArrayEquals(new boolean[]{false, false, true}, Stragglers.fromCoordinator(window));
+            assertArrayEquals(new boolean[]{false, false, true}, Stragglers.fromCoordinator(List.of(last)));
 
             // The points' numbers grow within a snapshot and from poll to poll: a reader drops the ones it has.
             assertTrue(rankOneSeqs.size() >= 3, rankOneSeqs.toString());
