@@ -142,6 +142,72 @@ class RankViewJobTest {
         }
     }
 
+    /**
+     * A training loop: the same named allreduces every step, so from the second step on they run from the response
+     * cache and never reach the coordinator, and rank 2 computes longer before each. The view, polling the store as
+     * the launcher's does, marks rank 2 from the ranks' time in collectives, and no other rank.
+     */
+    @Test
+    void theViewMarksASlowRankWhoseOpsRunFromTheResponseCache() throws Exception {
+        JobSecret secret = JobSecret.generate();
+        try (RendezvousService service = RendezvousService.start(InetAddress.getLoopbackAddress(), 0, secret);
+             RendezvousClient store = RendezvousClient.connect(service.address(), secret, Duration.ofSeconds(20));
+             io.kolo.view.JobView view = new io.kolo.view.JobView("job", 3, false, Duration.ofMillis(100))) {
+            view.watch(store);
+            view.start();
+            List<Boolean> markedWhileRunning = new ArrayList<>();
+            List<Object> results = Ranks.fromEnvironment(3, r -> Map.of("KOLO_RANK", Integer.toString(r),
+                    "KOLO_SIZE", "3", "KOLO_RENDEZVOUS_ADDR", "127.0.0.1",
+                    "KOLO_RENDEZVOUS_PORT", Integer.toString(service.address().getPort()),
+                    "KOLO_RENDEZVOUS_SERVER", "launcher", "KOLO_SECRET", secret.toHex(),
+                    "KOLO_START_TIMEOUT_SECONDS", "30", "KOLO_TRANSPORT", "tcp",
+                    "KOLO_VIEW", "1", "KOLO_VIEW_INTERVAL_MS", "100"), c -> {
+                for (int step = 0; step < STEPS * 2; step++) {
+                    if (c.rank() == 2) {
+                        Thread.sleep(SLEEP_MILLIS);
+                    }
+                    Handle<Tensor> a = c.allreduceAsync("grad.a", Tensor.of(new float[]{c.rank(), 1}), ReduceOp.SUM);
+                    Handle<Tensor> b = c.allreduceAsync("grad.b", Tensor.of(new float[]{1, 2, 3}), ReduceOp.SUM);
+                    if (a.await().floats()[0] != 3 || b.await().floats()[2] != 9) {
+                        throw new AssertionError("allreduce gave the wrong sum");
+                    }
+                }
+                if (c.rank() == 0) {
+                    // What the page shows while the job runs, before the ranks' last snapshots.
+                    markedWhileRunning.add(straggler(view, 2));
+                }
+                return null;
+            });
+            for (Object r : results) {
+                assertNull(r, "every rank finished");
+            }
+            view.poll();
+            com.fasterxml.jackson.databind.JsonNode ranks = new com.fasterxml.jackson.databind.ObjectMapper()
+                    .readTree(view.json()).get("ranks");
+            System.out.println("the view's ranks: " + ranks);
+            // Rank 0's coordinator saw only the first step's two ops: rank 2 was last in few of the ops.
+            assertTrue(ranks.get(2).get("lastCount").asLong() <= 2, ranks.toString());
+            assertEquals(List.of(true), markedWhileRunning, "rank 2 marked while the job ran: " + ranks);
+            assertTrue(ranks.get(2).get("straggler").asBoolean(), ranks.toString());
+            assertFalse(ranks.get(0).get("straggler").asBoolean(), ranks.toString());
+            assertFalse(ranks.get(1).get("straggler").asBoolean(), ranks.toString());
+            // The others waited about SLEEP_MILLIS per step for rank 2: at least half of it, in all, counts.
+            double waited = ranks.get(2).get("collectiveLatenessSeconds").asDouble();
+            assertTrue(waited > STEPS * 2 * SLEEP_MILLIS / 2 / 1000.0, waited + " s");
+            assertEquals(waited, ranks.get(2).get("latenessSeconds").asDouble(), 1e-9);
+            assertEquals(0, ranks.get(0).get("collectiveLatenessSeconds").asDouble(), 0.2);
+        }
+    }
+
+    private static boolean straggler(io.kolo.view.JobView view, int rank) {
+        try {
+            return new com.fasterxml.jackson.databind.ObjectMapper().readTree(view.json()).get("ranks").get(rank)
+                    .get("straggler").asBoolean();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     /** An op rank 2 is late for shows in rank 0's snapshots as a stall naming it, and goes once rank 2 submits it. */
     @Test
     void rankZeroPublishesTheStallsItSees() throws Exception {
