@@ -206,6 +206,9 @@ public final class JobView implements AutoCloseable {
             }
             r.latest = s;
             r.window.addLast(s);
+            while (s.timeMillis() - r.window.getFirst().timeMillis() > Stragglers.WINDOW.toMillis()) {
+                r.window.removeFirst();
+            }
             judged = false;
             if (before != null && before.generation() == s.generation()) {
                 double seconds = (s.timeMillis() - before.timeMillis()) / 1000.0;
