@@ -84,8 +84,9 @@ final class Jobs {
             c.publishView(rendezvous.store(), hostName(env), io.kolo.bootstrap.ElasticGeneration.of(env).orElse(0),
                     java.time.Duration.ofMillis(io.kolo.bootstrap.KoloSettings.VIEW_INTERVAL_MS.from(env)));
         }
-        if (rendezvous.servesStore()) {
-            // No launcher holds the job's view (mpirun, srun): the rank that serves the store does, when asked.
+        if (rendezvous.servesStore() || job.rank() == 0) {
+            // No launcher holds the job's view (mpirun, srun, Spark): rank 0 does, when asked (kolo run never gives
+            // its ranks the view's settings).
             try {
                 io.kolo.view.ViewHolder.open(env, job.size(), rendezvous.store()).ifPresent(c::holdView);
             } catch (RuntimeException e) {

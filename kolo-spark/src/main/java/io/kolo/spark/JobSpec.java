@@ -28,10 +28,16 @@ record JobSpec(String runSecretHex, Map<String, String> settings) implements Ser
      *                             the {@link BadSettingException}: every failure of {@code run} is a KoloSparkException
      */
     static JobSpec forRun(SparkConf conf, Map<String, String> driverEnv) {
+        return forRun(conf, driverEnv, Map.of());
+    }
+
+    /** As {@link #forRun(SparkConf, Map)}, with {@code options} (a run's own {@code KOLO_*} settings) over both. */
+    static JobSpec forRun(SparkConf conf, Map<String, String> driverEnv, Map<String, String> options) {
         Map<String, String> merged = new HashMap<>(driverEnv);
         for (scala.Tuple2<String, String> e : conf.getAllWithPrefix(EXECUTOR_ENV)) {
             merged.put(e._1(), e._2());
         }
+        merged.putAll(options);
         try {
             // Placement is never taken from either: the driver may itself run under kolo run.
             return new JobSpec(JobSecret.generate().toHex(), WorkerEnvironment.settingsFrom(merged));

@@ -13,6 +13,7 @@ import scala.reflect.ClassTag$;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.stream.IntStream;
 
@@ -56,7 +57,78 @@ public final class KoloSpark {
         SparkContext sc = spark.sparkContext();
         List<Integer> ranks = IntStream.range(0, numProc).boxed().toList();
         RDD<Integer> rdd = JavaSparkContext.fromSparkContext(sc).parallelize(new ArrayList<>(ranks), numProc).rdd();
-        return runStage(sc, rdd, numProc, true, (comm, ignored) -> task.call(comm));
+        return runStage(sc, rdd, numProc, true, Options.none(), (comm, ignored) -> task.call(comm));
+    }
+
+    /**
+     * As {@link #run(SparkSession, int, KoloTask)}, with {@code options}: the job view served by rank 0's task on its
+     * executor ({@link Options#dashboard}), a report written there when rank 0 leaves ({@link Options#report}).
+     */
+    public static <R> List<R> run(SparkSession spark, int numProc, Options options, KoloTask<R> task) {
+        if (numProc < 1) {
+            throw new IllegalArgumentException("numProc must be at least 1, not " + numProc);
+        }
+        Objects.requireNonNull(options, "options must not be null: KoloSpark.Options.none() for none");
+        Objects.requireNonNull(task, "task must not be null: the KoloTask each rank runs");
+        SparkContext sc = spark.sparkContext();
+        List<Integer> ranks = IntStream.range(0, numProc).boxed().toList();
+        RDD<Integer> rdd = JavaSparkContext.fromSparkContext(sc).parallelize(new ArrayList<>(ranks), numProc).rdd();
+        return runStage(sc, rdd, numProc, true, options, (comm, ignored) -> task.call(comm));
+    }
+
+    /**
+     * How one {@link #run(SparkSession, int, Options, KoloTask)} watches its job. Each option is a {@code KOLO_*}
+     * setting of the ranks (docs/jobs.md), over those of the driver's environment and {@code spark.executorEnv}.
+     */
+    public static final class Options {
+        private final Map<String, String> settings;
+
+        private Options(Map<String, String> settings) {
+            this.settings = Map.copyOf(settings);
+        }
+
+        /** No option: the same as the run without options. */
+        public static Options none() {
+            return new Options(Map.of());
+        }
+
+        /**
+         * Rank 0's task serves the job view (the page, {@code /api/job}, {@code /metrics}) on {@code port} of its
+         * executor's host while the job runs ({@code KOLO_DASHBOARD_PORT}; 0: a free port). Its URL is printed on
+         * that executor's stderr; the driver says where to look.
+         */
+        public Options dashboard(int port) {
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("dashboard port " + port + " is out of range: give a TCP port from"
+                        + " 1 to 65535, or 0 for a free one");
+            }
+            return with("KOLO_DASHBOARD_PORT", Integer.toString(port));
+        }
+
+        /** The address the view is served on ({@code KOLO_DASHBOARD_BIND}; 127.0.0.1 unless given, then a token). */
+        public Options dashboardBind(String address) {
+            return with("KOLO_DASHBOARD_BIND", Objects.requireNonNull(address));
+        }
+
+        /** Rank 0's task writes the job's report to {@code path} on its executor's host ({@code KOLO_REPORT}). */
+        public Options report(String path) {
+            return with("KOLO_REPORT", Objects.requireNonNull(path));
+        }
+
+        Map<String, String> settings() {
+            return settings;
+        }
+
+        private Options with(String name, String value) {
+            Map<String, String> next = new java.util.HashMap<>(settings);
+            next.put(name, value);
+            return new Options(next);
+        }
+
+        @Override
+        public String toString() {
+            return "KoloSpark.Options" + settings;
+        }
     }
 
     /**
@@ -77,7 +149,7 @@ public final class KoloSpark {
             throw new IllegalArgumentException("numProc must be at least 1, not " + numProc);
         }
         Objects.requireNonNull(task, "task must not be null: the KoloPartitionTask each rank runs");
-        return runStage(spark.sparkContext(), data.repartition(numProc).rdd(), numProc, true, task::call);
+        return runStage(spark.sparkContext(), data.repartition(numProc).rdd(), numProc, true, Options.none(), task::call);
     }
 
     /** As {@link #run(SparkSession, Dataset, int, KoloPartitionTask)}, one rank per partition {@code data} has now. */
@@ -89,13 +161,21 @@ public final class KoloSpark {
             throw new IllegalArgumentException("the DataFrame has no partitions, so there would be no rank to run the"
                     + " task: pass numProc (KoloSpark.run(spark, data, numProc, task) repartitions it)");
         }
-        return runStage(spark.sparkContext(), rdd, rdd.getNumPartitions(), false, task::call);
+        return runStage(spark.sparkContext(), rdd, rdd.getNumPartitions(), false, Options.none(), task::call);
     }
 
     private static <T, R> List<R> runStage(SparkContext sc, RDD<T> rdd, int numProc, boolean numProcGiven,
-                                           BarrierRank.Work<T, R> work) {
-        JobSpec spec = JobSpec.forRun(sc.conf(), System.getenv());
+                                           Options options, BarrierRank.Work<T, R> work) {
+        JobSpec spec = JobSpec.forRun(sc.conf(), System.getenv(), options.settings());
         TaskSlots.require(sc, numProc, spec.startTimeout(), numProcGiven);
+        String port = spec.settings().get("KOLO_DASHBOARD_PORT");
+        if (port != null) {
+            // The driver learns nothing from the tasks before they end: rank 0's task prints the URL where it runs.
+            System.err.println("kolo: rank 0's task serves the job view on " + (port.equals("0") ? "a free port"
+                    : "port " + port) + " of its executor's host; its URL is on that executor's stderr"
+                    + " (\"kolo: job view at ...\")");
+            System.err.flush();
+        }
         @SuppressWarnings("unchecked")
         ClassTag<RankResult<R>> tag = (ClassTag<RankResult<R>>) (ClassTag<?>) ClassTag$.MODULE$.apply(RankResult.class);
         RDD<RankResult<R>> ranks = rdd.barrier().mapPartitions(new BarrierRank<>(spec, work), false, tag);

@@ -172,4 +172,78 @@ class LocalClusterRunTest {
             return false;
         }
     }
+
+    /**
+     * With the dashboard option, rank 0's task serves the job view on its executor while the job runs: /api/job there
+     * shows both ranks running and their reported loss; the report rank 0 writes when it leaves shows the job ended.
+     */
+    @Test
+    void rankZerosTaskServesTheJobViewWhileTheJobRunsAndWritesTheReport() throws Exception {
+        Path dir = Files.createTempDirectory("kolo-spark-view");
+        String seen = dir.resolve("seen").toString();
+        String report = dir.resolve("job.html").toString();
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+        java.util.concurrent.atomic.AtomicReference<com.fasterxml.jackson.databind.JsonNode> live =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        String api = "http://127.0.0.1:" + port + "/api/job";
+        Thread poller = Thread.ofPlatform().daemon().start(() -> {
+            long deadline = System.nanoTime() + 120_000_000_000L;
+            while (System.nanoTime() < deadline) {
+                try {
+                    var c = (java.net.HttpURLConnection) java.net.URI.create(api).toURL().openConnection();
+                    c.setConnectTimeout(2000);
+                    c.setReadTimeout(5000);
+                    try (var in = c.getInputStream()) {
+                        var job = mapper.readTree(in);
+                        boolean bothRunning = job.get("ranks").size() == 2;
+                        for (var r : job.get("ranks")) {
+                            bothRunning &= r.get("state").asText().equals("RUNNING") && r.get("ops").asLong() > 0;
+                        }
+                        boolean loss = false;
+                        for (var m : job.get("metrics")) {
+                            loss |= m.get("name").asText().equals("loss");
+                        }
+                        if (bothRunning && loss) {
+                            live.set(job);
+                            Files.createFile(Path.of(seen));
+                            return;
+                        }
+                    }
+                } catch (IOException notYet) {
+                    // Not served yet (the stage is starting), or not both ranks in it yet.
+                }
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
+        List<Long> steps = KoloSpark.run(spark, 2, KoloSpark.Options.none().dashboard(port).report(report), comm -> {
+            // Every rank stops at the same step: the one whose allreduce says the test has seen the view.
+            for (long step = 0; ; step++) {
+                float[] flag = {Files.exists(Path.of(seen)) ? 1 : 0};
+                comm.allreduce(flag, ReduceOp.SUM);
+                comm.report("loss", 1.0 / (step + 1), step);
+                if (flag[0] > 0 || step >= 3000) {
+                    return step;
+                }
+                Thread.sleep(20);
+            }
+        });
+        poller.join(10_000);
+        assertTrue(live.get() != null, "/api/job on rank 0's executor never showed both ranks running: " + steps);
+        assertEquals(steps.get(0), steps.get(1));
+        assertTrue(steps.get(0) < 3000, "the ranks stopped once the view was seen: " + steps);
+        assertEquals("RUNNING", live.get().get("state").asText());
+        assertEquals(2, live.get().get("size").asInt());
+        String html = Files.readString(Path.of(report));
+        assertTrue(html.contains("id=\"kolo-job\""), "the report embeds the job");
+        assertTrue(html.contains("\"state\":\"SUCCEEDED\""), "the report shows the job ended");
+        assertTrue(html.contains("\"name\":\"loss\""), "the report holds the reported loss");
+    }
 }
