@@ -160,11 +160,12 @@ class DashboardRunTest {
         Launcher launcher = Launcher.start("run", "-np", "3", "--dashboard", "0", "-cp", CP,
                 SlowRankTraining.class.getName(), "400", "named");
         String url = launcher.url();
+        // The rank whose JVM came up last may be marked for a moment at the start (the first op waited for it).
         JsonNode marked = awaitJob(launcher, url, job -> job.get("ranks").size() == 3
-                && job.get("ranks").get(2).get("straggler").asBoolean());
+                && job.get("ranks").get(2).get("straggler").asBoolean()
+                && !job.get("ranks").get(0).get("straggler").asBoolean()
+                && !job.get("ranks").get(1).get("straggler").asBoolean());
         JsonNode ranks = marked.get("ranks");
-        assertFalse(ranks.get(0).get("straggler").asBoolean(), ranks.toString());
-        assertFalse(ranks.get(1).get("straggler").asBoolean(), ranks.toString());
         JsonNode slow = ranks.get(2);
         assertTrue(slow.get("lastCount").asLong() <= 3 && slow.get("ops").asLong() > 10,
                 "the coordinator saw few of rank 2's ops: " + slow);
