@@ -1,5 +1,7 @@
 package io.kolo;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kolo.bootstrap.RendezvousClient;
 import io.kolo.bootstrap.StoreKeys;
 import io.kolo.launch.JobSecret;
@@ -124,8 +126,8 @@ class RankViewJobTest {
             assertTrue(rankZero.size() >= 3, rankZero.size() + " snapshots of rank 0");
             List<RankSnapshot> window = new ArrayList<>(rankZero);
             window.add(last);
-            assertArrayEquals(new boolean[]{false, false, true}, Stragglers.mark(window));
-            assertArrayEquals(new boolean[]{false, false, true}, Stragglers.mark(List.of(last)));
+            assertArrayEquals(new boolean[]{false, false, true}, Stragglers.fromCoordinator(window));
+            assertArrayEquals(new boolean[]{false, false, true}, Stragglers.fromCoordinator(List.of(last)));
 
             // The points' numbers grow within a snapshot and from poll to poll: a reader drops the ones it has.
             assertTrue(rankOneSeqs.size() >= 3, rankOneSeqs.toString());
@@ -139,6 +141,90 @@ class RankViewJobTest {
                     newest = poll.getLast();
                 }
             }
+        }
+    }
+
+    /**
+     * A training loop: the same named allreduces every step, so from the second step on they run from the response
+     * cache and never reach the coordinator, and rank 2 computes longer before each. The view, polling the store as
+     * the launcher's does, marks rank 2 from the ranks' time in collectives, and no other rank.
+     */
+    @Test
+    void theViewMarksASlowRankWhoseOpsRunFromTheResponseCache() throws Exception {
+        JsonNode ranks = cachedLoop(SLEEP_MILLIS, true);
+        assertTrue(ranks.get(2).get("straggler").asBoolean(), ranks.toString());
+        assertFalse(ranks.get(0).get("straggler").asBoolean(), ranks.toString());
+        assertFalse(ranks.get(1).get("straggler").asBoolean(), ranks.toString());
+        // The others waited about SLEEP_MILLIS per step for rank 2: at least half of it, in all, counts.
+        double waited = ranks.get(2).get("collectiveLatenessSeconds").asDouble();
+        assertTrue(waited > STEPS * 2 * SLEEP_MILLIS / 2 / 1000.0, waited + " s");
+        assertEquals(waited, ranks.get(2).get("latenessSeconds").asDouble(), 1e-9);
+        assertEquals(0, ranks.get(0).get("collectiveLatenessSeconds").asDouble(), 0.2);
+    }
+
+    /** The same loop with every rank computing alike: the ranks' small differences mark no one. */
+    @Test
+    void evenRanksWhoseOpsRunFromTheResponseCacheAreNotMarked() throws Exception {
+        JsonNode ranks = cachedLoop(0, false);
+        for (JsonNode r : ranks) {
+            assertFalse(r.get("straggler").asBoolean(), ranks.toString());
+        }
+    }
+
+    /**
+     * Three ranks run named allreduces in a loop, every rank computing 10 ms a step and rank 2 {@code extraMillis}
+     * more, watched by a view; the view's ranks at the end. With {@code slowMarked}, rank 2 must be marked while the
+     * job runs (read as the page does), before its last snapshots.
+     */
+    private static JsonNode cachedLoop(long extraMillis, boolean slowMarked) throws Exception {
+        JobSecret secret = JobSecret.generate();
+        try (RendezvousService service = RendezvousService.start(InetAddress.getLoopbackAddress(), 0, secret);
+             RendezvousClient store = RendezvousClient.connect(service.address(), secret, Duration.ofSeconds(20));
+             io.kolo.view.JobView view = new io.kolo.view.JobView("job", 3, false, Duration.ofMillis(100))) {
+            view.watch(store);
+            view.start();
+            List<Boolean> markedWhileRunning = new ArrayList<>();
+            List<Object> results = Ranks.fromEnvironment(3, r -> Map.of("KOLO_RANK", Integer.toString(r),
+                    "KOLO_SIZE", "3", "KOLO_RENDEZVOUS_ADDR", "127.0.0.1",
+                    "KOLO_RENDEZVOUS_PORT", Integer.toString(service.address().getPort()),
+                    "KOLO_RENDEZVOUS_SERVER", "launcher", "KOLO_SECRET", secret.toHex(),
+                    "KOLO_START_TIMEOUT_SECONDS", "30", "KOLO_TRANSPORT", "tcp",
+                    "KOLO_VIEW", "1", "KOLO_VIEW_INTERVAL_MS", "100"), c -> {
+                for (int step = 0; step < STEPS * 2; step++) {
+                    Thread.sleep(c.rank() == 2 ? 10 + extraMillis : 10);
+                    Handle<Tensor> a = c.allreduceAsync("grad.a", Tensor.of(new float[]{c.rank(), 1}), ReduceOp.SUM);
+                    Handle<Tensor> b = c.allreduceAsync("grad.b", Tensor.of(new float[]{1, 2, 3}), ReduceOp.SUM);
+                    if (a.await().floats()[0] != 3 || b.await().floats()[2] != 9) {
+                        throw new AssertionError("allreduce gave the wrong sum");
+                    }
+                }
+                if (c.rank() == 0) {
+                    // What the page shows while the job runs, before the ranks' last snapshots.
+                    markedWhileRunning.add(straggler(view, 2));
+                }
+                return null;
+            });
+            for (Object r : results) {
+                assertNull(r, "every rank finished");
+            }
+            view.poll();
+            JsonNode ranks = new ObjectMapper().readTree(view.json()).get("ranks");
+            System.out.println("the view's ranks: " + ranks);
+            // Rank 0's coordinator saw only the first step's two ops: no rank was last in more.
+            for (JsonNode r : ranks) {
+                assertTrue(r.get("lastCount").asLong() <= 2, ranks.toString());
+            }
+            assertEquals(List.of(slowMarked), markedWhileRunning, "rank 2 marked while the job ran: " + ranks);
+            return ranks;
+        }
+    }
+
+    private static boolean straggler(io.kolo.view.JobView view, int rank) {
+        try {
+            return new ObjectMapper().readTree(view.json()).get("ranks").get(rank)
+                    .get("straggler").asBoolean();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 

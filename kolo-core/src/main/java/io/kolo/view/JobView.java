@@ -57,7 +57,11 @@ public final class JobView implements AutoCloseable {
         long startedMillis;
         long lastSeq = -1;
         RankSnapshot latest;
+        // Its snapshots of the last Stragglers.WINDOW, oldest first: the straggler rules look at that span.
+        final Deque<RankSnapshot> window = new ArrayDeque<>();
         double latenessSeconds;
+        double coordinatorLatenessSeconds;
+        double collectiveLatenessSeconds;
         long lastCount;
         boolean straggler;
         final Deque<String> output = new ArrayDeque<>();
@@ -80,8 +84,8 @@ public final class JobView implements AutoCloseable {
     private final TreeMap<Integer, Rank> ranks = new TreeMap<>();
     private final Map<MetricKey, Deque<RankSnapshot.Point>> metrics = new LinkedHashMap<>();
     private final Deque<Event> events = new ArrayDeque<>();
-    // Rank 0's snapshots of the last Stragglers.WINDOW, oldest first: the straggler rule looks at that span.
-    private final Deque<RankSnapshot> coordinatorWindow = new ArrayDeque<>();
+    // A snapshot came since the straggler rules last looked: they look again before the view is read.
+    private boolean judged = true;
     private KeyValueStore store;
     private int size;
     private int generation;
@@ -166,6 +170,9 @@ public final class JobView implements AutoCloseable {
                 n = snapshot.size();
             }
         }
+        synchronized (lock) {
+            judge();
+        }
     }
 
     /** A rank's snapshot, as polled (or handed over by a test). */
@@ -198,6 +205,11 @@ public final class JobView implements AutoCloseable {
                 r.startedMillis = s.timeMillis();
             }
             r.latest = s;
+            r.window.addLast(s);
+            while (s.timeMillis() - r.window.getFirst().timeMillis() > Stragglers.WINDOW.toMillis()) {
+                r.window.removeFirst();
+            }
+            judged = false;
             if (before != null && before.generation() == s.generation()) {
                 double seconds = (s.timeMillis() - before.timeMillis()) / 1000.0;
                 if (s.ops() >= before.ops()) {
@@ -220,14 +232,11 @@ public final class JobView implements AutoCloseable {
         }
     }
 
-    /** Rank 0's snapshot also holds what the coordinator saw of every rank: lateness, stalls, stragglers. */
+    /** Rank 0's snapshot also holds what the coordinator saw of every rank: ops it was last in, stalls. */
     private void fromCoordinator(RankSnapshot s) {
-        long[] lateness = s.latenessNanos();
         long[] counts = s.lastCounts();
-        for (int i = 0; i < lateness.length; i++) {
-            Rank r = rank(i);
-            r.latenessSeconds = lateness[i] / 1e9;
-            r.lastCount = i < counts.length ? counts[i] : 0;
+        for (int i = 0; i < counts.length; i++) {
+            rank(i).lastCount = counts[i];
         }
         Set<String> before = new LinkedHashSet<>();
         stalls.forEach(st -> before.add(st.op()));
@@ -239,14 +248,44 @@ public final class JobView implements AutoCloseable {
             }
         }
         stalls = s.stalls();
-        coordinatorWindow.addLast(s);
-        while (s.timeMillis() - coordinatorWindow.getFirst().timeMillis() > Stragglers.WINDOW.toMillis()) {
-            coordinatorWindow.removeFirst();
+    }
+
+    /**
+     * Runs the straggler rules over every rank's snapshots of the last {@link Stragglers#WINDOW} (up to the newest
+     * snapshot of any rank: a rank that stopped publishing drops out), once per poll or read of the view.
+     */
+    private void judge() {
+        if (judged) {
+            return;
         }
-        boolean[] flagged = Stragglers.mark(List.copyOf(coordinatorWindow));
+        judged = true;
+        long newest = Long.MIN_VALUE;
         for (Rank r : ranks.values()) {
+            if (!r.window.isEmpty()) {
+                newest = Math.max(newest, r.window.getLast().timeMillis());
+            }
+        }
+        List<List<RankSnapshot>> byRank = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            Rank r = ranks.get(i);
+            if (r == null) {
+                byRank.add(List.of());
+                continue;
+            }
+            while (!r.window.isEmpty() && newest - r.window.getFirst().timeMillis() > Stragglers.WINDOW.toMillis()) {
+                r.window.removeFirst();
+            }
+            byRank.add(List.copyOf(r.window));
+        }
+        Stragglers.Verdict verdict = Stragglers.judge(byRank);
+        boolean[] flagged = verdict.straggler();
+        for (Rank r : ranks.values()) {
+            boolean known = r.rank < flagged.length;
+            r.coordinatorLatenessSeconds = known ? verdict.coordinatorLatenessSeconds()[r.rank] : 0;
+            r.collectiveLatenessSeconds = known ? verdict.collectiveLatenessSeconds()[r.rank] : 0;
+            r.latenessSeconds = known ? verdict.latenessSeconds(r.rank) : 0;
             boolean was = r.straggler;
-            r.straggler = r.rank < flagged.length && flagged[r.rank];
+            r.straggler = known && flagged[r.rank];
             if (r.straggler && !was) {
                 addEvent("straggler", r.rank, "rank " + r.rank + " is a straggler: the others keep waiting for it");
             }
@@ -323,7 +362,6 @@ public final class JobView implements AutoCloseable {
             this.store = scope;
             ranks.tailMap(size).clear();
             stalls = List.of();
-            coordinatorWindow.clear();
             for (Rank r : ranks.values()) {
                 if (r.ended()) {
                     // The rank number goes on in the next generation, held by a survivor or a new worker; what ended
@@ -333,8 +371,11 @@ public final class JobView implements AutoCloseable {
                     r.cause = null;
                 }
                 r.latest = null;
+                r.window.clear();
                 r.straggler = false;
                 r.latenessSeconds = 0;
+                r.coordinatorLatenessSeconds = 0;
+                r.collectiveLatenessSeconds = 0;
                 r.lastCount = 0;
             }
         }
@@ -391,6 +432,7 @@ public final class JobView implements AutoCloseable {
      */
     public String json(long since) {
         synchronized (lock) {
+            judge();
             boolean partial = since >= 0 && since <= pointSeq;
             long now = now();
             double elapsed = (now - startedAtMillis) / 1000.0;
@@ -455,7 +497,9 @@ public final class JobView implements AutoCloseable {
         j.name("lastOp").value(s == null || s.lastOp().isEmpty() ? null : s.lastOp());
         j.name("lastOpAgoSeconds").value(s == null || s.lastOpEndMillis() <= 0 ? null
                 : Math.max(0, (now - s.lastOpEndMillis()) / 1000.0));
-        j.field("latenessSeconds", r.latenessSeconds).field("lastCount", r.lastCount)
+        j.field("latenessSeconds", r.latenessSeconds)
+                .field("coordinatorLatenessSeconds", r.coordinatorLatenessSeconds)
+                .field("collectiveLatenessSeconds", r.collectiveLatenessSeconds).field("lastCount", r.lastCount)
                 .field("straggler", r.straggler).field("resets", s == null ? 0 : s.resets());
         j.name("exitCode").value(r.exitCode).field("cause", r.cause);
         j.name("output").beginArray();
@@ -470,6 +514,7 @@ public final class JobView implements AutoCloseable {
      */
     public String prometheus() {
         synchronized (lock) {
+            judge();
             Prometheus p = new Prometheus();
             p.family("kolo_job_state", "gauge", "1 for the job's current state (RUNNING, SUCCEEDED, FAILED)");
             for (String s : List.of(RUNNING, SUCCEEDED, FAILED)) {
@@ -496,7 +541,11 @@ public final class JobView implements AutoCloseable {
             rankFamily(p, "kolo_rank_bytes_total", "counter", "Payload bytes the rank contributed or moved",
                     r -> r.latest == null ? 0 : r.latest.bytes());
             rankFamily(p, "kolo_rank_lateness_seconds_total", "counter",
-                    "Seconds the other ranks waited for this rank, as the coordinator saw it", r -> r.latenessSeconds);
+                    "Seconds the other ranks waited for this rank in the ops the coordinator saw (outside the response"
+                            + " cache)", r -> r.coordinatorLatenessSeconds);
+            rankFamily(p, "kolo_rank_collective_lateness_seconds", "gauge",
+                    "Seconds the other ranks waited for this rank in every op, estimated from the ranks' time in"
+                            + " collectives", r -> r.collectiveLatenessSeconds);
             rankFamily(p, "kolo_rank_last_total", "counter", "Ops this rank was the last to submit", r -> r.lastCount);
             rankFamily(p, "kolo_rank_straggler", "gauge", "1 while the others keep waiting for this rank",
                     r -> r.straggler ? 1 : 0);
