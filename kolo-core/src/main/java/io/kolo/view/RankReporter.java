@@ -53,9 +53,13 @@ public final class RankReporter implements AutoCloseable {
         this.thread = Thread.ofPlatform().daemon().name("kolo-view-" + identity.rank()).unstarted(this::run);
     }
 
-    /** Whether {@code env} asks ranks to publish for the job view: {@code KOLO_VIEW=1}, or a dashboard port. */
+    /**
+     * Whether {@code env} asks ranks to publish for the job view: {@code KOLO_VIEW=1}, a dashboard port, or a report
+     * file (under {@code mpirun} every rank has the same environment, and rank 0's report needs the others' figures).
+     */
     public static boolean wanted(Map<String, String> env) {
-        return KoloSettings.VIEW.from(env).equals("on") || KoloSettings.DASHBOARD_PORT.ifSet(env).isPresent();
+        return KoloSettings.VIEW.from(env).equals("on") || KoloSettings.DASHBOARD_PORT.ifSet(env).isPresent()
+                || KoloSettings.REPORT.from(env) != null;
     }
 
     /**

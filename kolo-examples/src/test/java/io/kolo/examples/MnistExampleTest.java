@@ -56,6 +56,48 @@ class MnistExampleTest {
         assertTrue(ranks.get(1).out().isBlank(), all);
     }
 
+    /**
+     * The issue's promise that the mnist example shows up in the job view with no code of its own: run as under
+     * {@code mpirun} (rank 0 serves the store) with {@code KOLO_REPORT}, rank 0 writes the report, whose JSON holds
+     * both ranks' loss from DistributedTrainer and the example's progress.
+     */
+    @Test
+    void theJobViewReportHoldsEachRanksLossAndTheProgress(@TempDir Path dir) throws Exception {
+        Path data = mnistDir();
+        Assumptions.assumeTrue(Files.exists(data.resolve(MnistData.TEST_IMAGES)),
+                "skipped: no MNIST t10k files in " + data + " (set -Dkolo.mnist=DIR)");
+        Path report = dir.resolve("job.html");
+        List<ProcessJob.Rank> ranks = ProcessJob.run(2, dir, 280,
+                java.util.Map.of("KOLO_REPORT", report.toString(), "KOLO_VIEW_INTERVAL_MS", "200"),
+                MnistExample.class.getName(), "--data", data.toString(), "--model", "mlp", "--epochs", "1");
+        String all = ProcessJob.report(dir, 2);
+        assertEquals(0, ranks.get(0).exitCode(), all);
+        assertEquals(0, ranks.get(1).exitCode(), all);
+        assertTrue(Files.exists(report), "rank 0 wrote no report to " + report + ":\n" + all);
+        String html = Files.readString(report);
+        Matcher m = Pattern.compile("<script type=\"application/json\" id=\"kolo-job\">(.*?)</script>",
+                Pattern.DOTALL).matcher(html);
+        assertTrue(m.find(), "no kolo-job JSON in the report");
+        com.fasterxml.jackson.databind.JsonNode job = new com.fasterxml.jackson.databind.json.JsonMapper()
+                .readTree(m.group(1).replace("<\\/", "</"));
+        assertEquals("SUCCEEDED", job.get("state").asText(), job.toString());
+        assertEquals(2, job.get("size").asInt());
+        boolean[] lossOf = new boolean[2];
+        double progress = -1;
+        for (com.fasterxml.jackson.databind.JsonNode point : job.get("metrics")) {
+            String name = point.get("name").asText();
+            if (name.equals("loss")) {
+                double loss = point.get("value").asDouble();
+                assertTrue(loss > 0 && loss < 10, "loss " + loss);
+                lossOf[point.get("rank").asInt()] = true;
+            } else if (name.equals("progress") && point.get("rank").asInt() == 0) {
+                progress = Math.max(progress, point.get("value").asDouble());
+            }
+        }
+        assertTrue(lossOf[0] && lossOf[1], "the report lacks a rank's loss: " + job + "\n" + all);
+        assertEquals(1.0, progress, 1e-9, "the example's progress did not reach 1");
+    }
+
     @Test
     void elasticNeedsADataDirectoryAndCommitEveryAndLogStepsNeedElastic(@TempDir Path dir) throws Exception {
         ProcessJob.Rank r = ProcessJob.run(1, dir, 60, MnistExample.class.getName(), "--elastic").getFirst();
