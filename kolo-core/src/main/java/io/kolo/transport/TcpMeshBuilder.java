@@ -168,27 +168,27 @@ final class TcpMeshBuilder implements AutoCloseable {
         return missing;
     }
 
+    /** Every rank's address, read from the store in one request whatever the job's size. */
     private InetSocketAddress[] lookUpPeers() {
+        List<String> values;
+        try {
+            values = store.getEach(StoreKeys.ADDRESSES, size, remaining());
+        } catch (KoloTimeoutException e) {
+            // Name every rank still missing, not only the first one.
+            throw StartWait.timedOut(rank, ranks(missingPeers(0)), startTimeout,
+                    "to publish a data-plane address in the rendezvous store");
+        } catch (io.kolo.bootstrap.GenerationReplacedException e) {
+            throw e;   // the store is there; the job it waited in is over
+        } catch (KoloException e) {
+            // Usually the store's host (rank 0) hit its own start timeout first and exited: say what this
+            // rank was waiting for, not only that the store vanished.
+            throw StartWait.storeGone(rank, "the other ranks", "to publish their data-plane addresses", e);
+        }
         InetSocketAddress[] addresses = new InetSocketAddress[size];
         for (int peer = 0; peer < size; peer++) {
-            if (peer == rank) {
-                continue;
+            if (peer != rank) {
+                addresses[peer] = DataPlaneAddress.parse(peer, values.get(peer));
             }
-            String value;
-            try {
-                value = store.get(StoreKeys.address(peer), remaining());
-            } catch (KoloTimeoutException e) {
-                // Name every rank still missing, not only the first one looked up.
-                throw StartWait.timedOut(rank, ranks(missingPeers(peer)), startTimeout,
-                        "to publish a data-plane address in the rendezvous store");
-            } catch (io.kolo.bootstrap.GenerationReplacedException e) {
-                throw e;   // the store is there; the job it waited in is over
-            } catch (KoloException e) {
-                // Usually the store's host (rank 0) hit its own start timeout first and exited: say what this
-                // rank was waiting for, not only that the store vanished.
-                throw StartWait.storeGone(rank, "rank " + peer, "to publish its data-plane address", e);
-            }
-            addresses[peer] = DataPlaneAddress.parse(peer, value);
         }
         return addresses;
     }
