@@ -13,7 +13,7 @@ final class DescriptorLimit {
     private static final Path LIMITS = Path.of("/proc/self/limits");
     /**
      * Read while descriptors are still to be had: once they have run out, reading the limit (or loading a class)
-     * would fail too. {@link TcpMeshBuilder} loads this class before opening any connection.
+     * would fail too. {@link TcpConnections} loads this class before opening any connection.
      */
     private static final long SOFT_LIMIT = softLimit();
 
