@@ -48,7 +48,7 @@ public final class ScaleBench {
     }
 
     /**
-     * @param transport   KOLO_TRANSPORT of every rank (tcp: the full mesh of connections the benchmark counts)
+     * @param transport   KOLO_TRANSPORT of every rank (tcp: the connections the benchmark counts)
      * @param classpath   kolo-bench and kolo-core, for ranks started as processes
      * @param commandLine the command as a user would type it, recorded in the JSON
      */

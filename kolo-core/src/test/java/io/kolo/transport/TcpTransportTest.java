@@ -277,7 +277,7 @@ class TcpTransportTest {
                 check(dst, prev, t.rank());
             });
         }
-        // The listener is closed once the mesh is complete.
+        // The listener is closed once every higher rank has connected.
         assertThrows(ConnectException.class, () -> {
             try (Socket s = new Socket()) {
                 s.connect(new InetSocketAddress(LOOPBACK, port), 2000);

@@ -46,7 +46,7 @@ final class ScaleCommand implements Subcommand {
     int stepTimeoutSeconds = 120;
 
     @Option(names = "--transport", paramLabel = "T", defaultValue = "tcp",
-            description = "The ranks' KOLO_TRANSPORT: tcp (the full mesh of connections, default), shm or auto.")
+            description = "The ranks' KOLO_TRANSPORT: tcp (a connection per pair of ranks that exchange, default), shm or auto.")
     String transport = "tcp";
 
     @Option(names = "--json", paramLabel = "FILE", description = "Write the results as JSON.")
