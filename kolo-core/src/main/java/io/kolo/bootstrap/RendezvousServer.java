@@ -114,8 +114,15 @@ public final class RendezvousServer implements KeyValueStore {
             // A platform thread, not a virtual one: the first virtual thread that blocks on a socket starts the JDK's
             // poller, which then waits in native code for the JVM's life, and JVM exit waits a while for threads in
             // native code, on every launcher exit (docs/performance.md, "First run").
-            Thread.ofPlatform().daemon().name("kolo-rendezvous-" + socket.getRemoteSocketAddress())
-                    .start(() -> serve(socket));
+            try {
+                ThreadLimit.start(Thread.ofPlatform().daemon().name("kolo-rendezvous-" + socket.getRemoteSocketAddress()),
+                        () -> serve(socket), "the rendezvous server's connection");
+            } catch (KoloException e) {
+                LOG.log(System.Logger.Level.ERROR, e.getMessage());
+                connections.remove(socket);
+                gate.settled(socket);
+                closeQuietly(socket);
+            }
         }
     }
 

@@ -8,6 +8,7 @@ import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.LazyLogger;
 import io.kolo.bootstrap.StartWait;
 import io.kolo.bootstrap.StoreKeys;
+import io.kolo.bootstrap.ThreadLimit;
 import io.kolo.launch.JobSecret;
 
 import java.io.IOException;
@@ -71,6 +72,8 @@ final class TcpConnections implements AutoCloseable {
     private volatile boolean finished;
     /** Set when accepting ran out of file descriptors: the ranks still to connect never will, so start fails now. */
     private volatile boolean acceptOutOfDescriptors;
+    /** Set when accepting could start no thread for a handshake: why, for the rank waiting on the connection. */
+    private volatile KoloException acceptOutOfThreads;
     private ServerSocketChannel server;
 
     TcpConnections(int rank, int size, InetAddress bindAddress, KeyValueStore store, JobSecret secret,
@@ -148,7 +151,8 @@ final class TcpConnections implements AutoCloseable {
         server.bind(new InetSocketAddress(bindAddress, 0), size + 16);
         // Platform threads here and below, as in RendezvousServer: a virtual thread blocked on a socket would leave
         // the JDK's poller waiting in native code, and JVM exit waits for such threads.
-        Thread.ofPlatform().daemon().name("kolo-tcp-accept-" + rank).start(this::acceptLoop);
+        ThreadLimit.start(Thread.ofPlatform().daemon().name("kolo-tcp-accept-" + rank), this::acceptLoop,
+                "rank " + rank + "'s data-port acceptor");
     }
 
     private InetAddress publishedAddress() {
@@ -280,6 +284,9 @@ final class TcpConnections implements AutoCloseable {
                 if (acceptOutOfDescriptors) {
                     throw new KoloException(DescriptorLimit.explain(rank, size));
                 }
+                if (acceptOutOfThreads != null) {
+                    throw new KoloException(acceptOutOfThreads.getMessage(), acceptOutOfThreads);
+                }
                 if (finished) {
                     throw new KoloException("rank " + rank + ": the TCP transport was closed while waiting for rank "
                             + peer + " to connect");
@@ -318,7 +325,15 @@ final class TcpConnections implements AutoCloseable {
             handshaking.add(ch);
             gate.arrived(ch);
             // One thread per connection, so a silent stranger can't hold up the real peers.
-            Thread.ofPlatform().daemon().name("kolo-tcp-handshake-" + rank).start(() -> admit(ch));
+            try {
+                ThreadLimit.start(Thread.ofPlatform().daemon().name("kolo-tcp-handshake-" + rank), () -> admit(ch),
+                        "rank " + rank + "'s handshake");
+            } catch (KoloException e) {
+                handshaking.remove(ch);
+                gate.settled(ch);
+                closeQuietly(ch);
+                acceptOutOfThreads = e;
+            }
         }
     }
 
