@@ -150,9 +150,10 @@ public final class RendezvousServer implements KeyValueStore {
                 }
                 int sentBefore = out.size();
                 handle((byte) op, in, out);
-                out.flush();
+                // Counted before the answer leaves, so that a client that has its answer sees its request counted.
                 requests.increment();
                 bytesSent.add(out.size() - sentBefore);
+                out.flush();
             }
         } catch (EOFException | SocketException e) {
             // The client went away (a rank finished or died); that is its business, not ours.
