@@ -3,6 +3,7 @@ package io.kolo;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.LazyLogger;
 import io.kolo.bootstrap.StoreKeys;
+import io.kolo.bootstrap.ThreadLimit;
 import io.kolo.transport.PeerWait;
 import io.kolo.transport.Transport;
 
@@ -54,7 +55,8 @@ final class StallWatch implements AutoCloseable {
         this.storeInRankZero = storeInRankZero;
         this.publishAfterNanos = timeout.toNanos() / 4;
         this.periodMillis = Math.max(10, Math.min(1000, timeout.toMillis() / 16));
-        this.thread = Thread.ofPlatform().daemon().name("kolo-stall-watch-" + rank).start(this::watch);
+        this.thread = ThreadLimit.start(Thread.ofPlatform().daemon().name("kolo-stall-watch-" + rank), this::watch,
+                "rank " + rank + "'s stall watch");
     }
 
     private void watch() {

@@ -48,7 +48,7 @@ public final class ScaleBench {
     }
 
     /**
-     * @param transport   KOLO_TRANSPORT of every rank (tcp: the full mesh of connections the benchmark counts)
+     * @param transport   KOLO_TRANSPORT of every rank (tcp: the connections the benchmark counts)
      * @param classpath   kolo-bench and kolo-core, for ranks started as processes
      * @param commandLine the command as a user would type it, recorded in the JSON
      */
@@ -118,9 +118,11 @@ public final class ScaleBench {
         ProcessResources.Sample before = ProcessResources.sample();
         ProcessResources.Sample[] joined = new ProcessResources.Sample[1];
         long[] requests = new long[2];
+        long[] startedAt = new long[1];
         try (RendezvousServer store = store(secret)) {
             List<Map<String, String>> envs = environments(config, n, store, secret);
             CyclicBarrier started = new CyclicBarrier(n, () -> {
+                startedAt[0] = System.nanoTime();
                 requests[0] = store.requests();
                 requests[1] = store.requestBytes();
                 joined[0] = ProcessResources.sample();
@@ -150,8 +152,13 @@ public final class ScaleBench {
                 for (Thread t : ranks) {
                     t.join(config.stepTimeout());
                 }
+                // A job that started but whose steady state ran out of time still says how its start went.
+                String start = joined[0] == null ? "" : String.format(Locale.ROOT, "; every rank had"
+                        + " finished its first allreduce %.1f s after the step began, with %.1f store requests and %.1f"
+                        + " sockets per rank", (startedAt[0] - t0) / 1e9, requests[0] / (double) n,
+                        joined[0].minus(before).socketFds() / (double) n);
                 return ScaleStep.failed(n, "threads", ScaleStep.TIMED_OUT, "not done within "
-                        + config.stepTimeout().toSeconds() + " s (--step-timeout)", wall);
+                        + config.stepTimeout().toSeconds() + " s (--step-timeout)" + start, wall);
             }
             List<ScaleRank.Times> times = new ArrayList<>();
             for (Object o : results) {

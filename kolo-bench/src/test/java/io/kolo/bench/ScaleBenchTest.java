@@ -52,16 +52,17 @@ class ScaleBenchTest {
                 assertTrue(s.path(f).asDouble() > 0, f + " in " + s);
             }
             // Every rank announces itself and reads the others' addresses from the store.
-            assertTrue(s.path("store_requests_per_rank").asDouble() >= n - 1, "store requests in " + s);
+            assertTrue(s.path("store_requests_per_rank").asDouble() >= 2, "store requests in " + s);
             assertTrue(s.path("store_bytes_per_rank").asDouble() > 0, "store bytes in " + s);
-            // The TCP data plane is a full mesh: n - 1 sockets per rank at least, measured from /proc/self/fd.
+            // A connection per pair of ranks that exchange (of 2 or 4, every pair), measured from /proc/self/fd.
             assertTrue(s.path("socket_fds_per_rank").asDouble() >= n - 1, "sockets in " + s);
             assertTrue(s.path("fds_per_rank").asDouble() >= s.path("socket_fds_per_rank").asDouble(), "fds in " + s);
             assertTrue(s.path("rss_bytes_per_rank").isNumber() && s.path("heap_bytes_per_rank").isNumber(), s.toString());
         }
-        // Each rank's share of the store's requests grows with the job: every rank reads every other's keys.
+        // A rank reads every other rank's address in one request: its share of the store's requests does not grow
+        // with the job.
         assertTrue(steps.get(1).path("store_requests_per_rank").asDouble()
-                > steps.get(0).path("store_requests_per_rank").asDouble(), steps.toString());
+                <= steps.get(0).path("store_requests_per_rank").asDouble(), steps.toString());
     }
 
     @Test

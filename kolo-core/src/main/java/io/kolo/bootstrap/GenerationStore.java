@@ -3,6 +3,7 @@ package io.kolo.bootstrap;
 import io.kolo.KoloTimeoutException;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -53,6 +54,24 @@ final class GenerationStore implements KeyValueStore {
                 if (deadline - System.nanoTime() <= 0) {
                     throw new KoloTimeoutException("timed out after " + Durations.describe(timeout)
                             + " waiting for key '" + key + "' in " + scoped);
+                }
+            }
+        }
+    }
+
+    /** @throws GenerationReplacedException when the launcher publishes a newer generation meanwhile */
+    @Override
+    public List<String> getEach(String prefix, int count, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            long left = deadline - System.nanoTime();
+            try {
+                return scoped.getEach(prefix, count, Duration.ofNanos(Math.max(1, Math.min(left, CHECK_EVERY.toNanos()))));
+            } catch (KoloTimeoutException e) {
+                checkStillForming();
+                if (deadline - System.nanoTime() <= 0) {
+                    throw new KoloTimeoutException("timed out after " + Durations.describe(timeout)
+                            + " waiting for keys '" + prefix + "0' to '" + prefix + (count - 1) + "' in " + scoped);
                 }
             }
         }

@@ -3,7 +3,9 @@ package io.kolo.bootstrap;
 import io.kolo.KoloTimeoutException;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -88,6 +90,39 @@ public final class InMemoryStore implements KeyValueStore {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new KoloTimeoutException("interrupted while waiting for key '" + key
+                            + "' in the rendezvous store");
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public List<String> getEach(String prefix, int count, Duration timeout) {
+        Objects.requireNonNull(prefix, "prefix");
+        long remaining = Math.max(0, timeout.toNanos());
+        List<String> found = new ArrayList<>(count);
+        lock.lock();
+        try {
+            while (true) {
+                // Keys found stay found (nothing is removed), so a wake-up only looks from the first one missing.
+                for (String v; found.size() < count && (v = values.get(prefix + found.size())) != null; ) {
+                    found.add(v);
+                }
+                if (found.size() == count) {
+                    return found;
+                }
+                checkOpen();
+                if (remaining <= 0) {
+                    throw new KoloTimeoutException("timed out after " + Durations.describe(timeout)
+                            + " waiting for key '" + prefix + found.size() + "' in the rendezvous store");
+                }
+                try {
+                    remaining = changed.awaitNanos(remaining);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new KoloTimeoutException("interrupted while waiting for key '" + prefix + found.size()
                             + "' in the rendezvous store");
                 }
             }

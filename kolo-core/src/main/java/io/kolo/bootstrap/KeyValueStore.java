@@ -1,6 +1,10 @@
 package io.kolo.bootstrap;
 
+import io.kolo.KoloTimeoutException;
+
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -30,6 +34,22 @@ public interface KeyValueStore extends AutoCloseable {
      * @throws io.kolo.KoloTimeoutException naming the key when it does not appear within {@code timeout}
      */
     String get(String key, Duration timeout);
+
+    /**
+     * Waits until every key {@code prefix + i}, for {@code i} from 0 to {@code count - 1}, is present, and returns
+     * their values in that order. A remote store answers this in one round trip whatever {@code count} is, so that a
+     * rank reading every other rank's entry (addresses, hosts) costs the store one request, not one per rank.
+     *
+     * @throws KoloTimeoutException naming a key still missing when they are not all present within {@code timeout}
+     */
+    default List<String> getEach(String prefix, int count, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        List<String> values = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            values.add(get(prefix + i, Duration.ofNanos(Math.max(0, deadline - System.nanoTime()))));
+        }
+        return values;
+    }
 
     /**
      * Throws when the job this view of the store belongs to can no longer form: an elastic launcher has published a newer

@@ -1,6 +1,7 @@
 package io.kolo.bootstrap;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -34,6 +35,11 @@ final class PrefixedStore implements KeyValueStore {
     @Override
     public String get(String key, Duration timeout) {
         return store.get(prefix + key, timeout);
+    }
+
+    @Override
+    public List<String> getEach(String keyPrefix, int count, Duration timeout) {
+        return store.getEach(prefix + keyPrefix, count, timeout);
     }
 
     /** Closes the underlying store: a rank's connection is its own, one per job. */

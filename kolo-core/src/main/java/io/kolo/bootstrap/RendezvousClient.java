@@ -14,6 +14,8 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -163,6 +165,37 @@ public final class RendezvousClient implements KeyValueStore {
         return value.orElseThrow(() -> new KoloTimeoutException("timed out after "
                 + Durations.describe(timeout) + " waiting for key '" + key
                 + "' in the rendezvous store at " + hostPort(server)));
+    }
+
+    /** One round trip, whatever {@code count} is. */
+    @Override
+    public synchronized List<String> getEach(String prefix, int count, Duration timeout) {
+        if (count > RendezvousProtocol.MAX_EACH) {
+            throw new IllegalArgumentException("at most " + RendezvousProtocol.MAX_EACH + " keys at once, asked for " + count);
+        }
+        int missing;
+        try {
+            setReplyTimeout(timeout);
+            out.writeByte(RendezvousProtocol.GET_EACH);
+            RendezvousProtocol.writeString(out, prefix);
+            out.writeInt(count);
+            out.writeLong(Math.max(0, timeout.toMillis()));
+            out.flush();
+            byte reply = in.readByte();
+            if (reply == RendezvousProtocol.PRESENT) {
+                List<String> values = new ArrayList<>(count);
+                for (int i = 0; i < count; i++) {
+                    values.add(RendezvousProtocol.readString(in));
+                }
+                return values;
+            }
+            expect(reply, RendezvousProtocol.ABSENT);
+            missing = in.readInt();
+        } catch (IOException e) {
+            throw gone(e);
+        }
+        throw new KoloTimeoutException("timed out after " + Durations.describe(timeout) + " waiting for key '" + prefix
+                + missing + "' in the rendezvous store at " + hostPort(server));
     }
 
     /** Sends a request that carries a key and a value (PUT, PUT_IF_ABSENT); the caller reads the reply. */

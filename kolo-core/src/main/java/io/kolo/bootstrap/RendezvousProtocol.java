@@ -9,7 +9,8 @@ import java.nio.charset.StandardCharsets;
 /**
  * Wire format shared by {@link RendezvousServer} and {@link RendezvousClient}, spoken only after the
  * handshake. A request is an op byte followed by length-prefixed UTF-8 strings (and a timeout in ms for
- * GET); the server answers each request before reading the next, so one connection never needs request
+ * GET; a prefix, a count and a timeout for GET_EACH, answered with PRESENT and the count's values, or ABSENT and the
+ * index of the first key still missing); the server answers each request before reading the next, so one connection never needs request
  * ids.
  */
 final class RendezvousProtocol {
@@ -19,6 +20,7 @@ final class RendezvousProtocol {
     static final byte PUT_IF_ABSENT = 2;
     static final byte TRY_GET = 3;
     static final byte GET = 4;
+    static final byte GET_EACH = 5;
 
     static final byte OK = 0;
     static final byte ABSENT = 1;
@@ -28,6 +30,8 @@ final class RendezvousProtocol {
     // Keys are short and values are addresses or one-line messages; the cap keeps a buggy (but
     // authenticated) peer from making the server allocate an arbitrary buffer.
     static final int MAX_STRING_BYTES = 1 << 20;
+    /** The most keys one GET_EACH names: far above any job's ranks, far below what would exhaust the server. */
+    static final int MAX_EACH = 1 << 20;
 
     private RendezvousProtocol() {
     }

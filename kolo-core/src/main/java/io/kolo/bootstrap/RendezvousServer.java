@@ -16,6 +16,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -113,8 +114,15 @@ public final class RendezvousServer implements KeyValueStore {
             // A platform thread, not a virtual one: the first virtual thread that blocks on a socket starts the JDK's
             // poller, which then waits in native code for the JVM's life, and JVM exit waits a while for threads in
             // native code, on every launcher exit (docs/performance.md, "First run").
-            Thread.ofPlatform().daemon().name("kolo-rendezvous-" + socket.getRemoteSocketAddress())
-                    .start(() -> serve(socket));
+            try {
+                ThreadLimit.start(Thread.ofPlatform().daemon().name("kolo-rendezvous-" + socket.getRemoteSocketAddress()),
+                        () -> serve(socket), "the rendezvous server's connection");
+            } catch (KoloException e) {
+                LOG.log(System.Logger.Level.ERROR, e.getMessage());
+                connections.remove(socket);
+                gate.settled(socket);
+                closeQuietly(socket);
+            }
         }
     }
 
@@ -142,9 +150,10 @@ public final class RendezvousServer implements KeyValueStore {
                 }
                 int sentBefore = out.size();
                 handle((byte) op, in, out);
-                out.flush();
+                // Counted before the answer leaves, so that a client that has its answer sees its request counted.
                 requests.increment();
                 bytesSent.add(out.size() - sentBefore);
+                out.flush();
             }
         } catch (EOFException | SocketException e) {
             // The client went away (a rank finished or died); that is its business, not ours.
@@ -158,7 +167,7 @@ public final class RendezvousServer implements KeyValueStore {
         }
     }
 
-    /** Requests served since start (every PUT, PUT_IF_ABSENT, TRY_GET and GET, after the handshakes). */
+    /** Requests served since start (every PUT, PUT_IF_ABSENT, TRY_GET, GET and GET_EACH, after the handshakes). */
     public long requests() {
         return requests.sum();
     }
@@ -189,6 +198,15 @@ public final class RendezvousServer implements KeyValueStore {
                 long timeoutMs = in.readLong();
                 writeResult(out, await(key, Math.max(0, timeoutMs)));
             }
+            case RendezvousProtocol.GET_EACH -> {
+                String prefix = RendezvousProtocol.readString(in);
+                int count = in.readInt();
+                long timeoutMs = in.readLong();
+                if (count < 0 || count > RendezvousProtocol.MAX_EACH) {
+                    throw new IOException("bad key count " + count + " in rendezvous request");
+                }
+                writeEach(out, prefix, count, Math.max(0, timeoutMs));
+            }
             default -> throw new IOException("unknown rendezvous request " + op);
         }
     }
@@ -200,6 +218,30 @@ public final class RendezvousServer implements KeyValueStore {
         } else {
             out.writeByte(RendezvousProtocol.ABSENT);
         }
+    }
+
+    private void writeEach(DataOutputStream out, String prefix, int count, long timeoutMs) throws IOException {
+        List<String> found;
+        try {
+            found = values.getEach(prefix, count, Duration.ofMillis(timeoutMs));
+        } catch (KoloTimeoutException | IllegalStateException timedOutOrClosed) {
+            out.writeByte(RendezvousProtocol.ABSENT);
+            out.writeInt(firstMissing(prefix, count));
+            return;
+        }
+        out.writeByte(RendezvousProtocol.PRESENT);
+        for (String v : found) {
+            RendezvousProtocol.writeString(out, v);
+        }
+    }
+
+    private int firstMissing(String prefix, int count) {
+        for (int i = 0; i < count; i++) {
+            if (values.tryGet(prefix + i).isEmpty()) {
+                return i;
+            }
+        }
+        return count;
     }
 
     /** The value once present, or empty when the wait ran out or the server is closing. */
@@ -219,6 +261,16 @@ public final class RendezvousServer implements KeyValueStore {
     @Override
     public boolean putIfAbsent(String key, String value) {
         return values.putIfAbsent(key, value);
+    }
+
+    @Override
+    public List<String> getEach(String prefix, int count, Duration timeout) {
+        try {
+            return values.getEach(prefix, count, timeout);
+        } catch (IllegalStateException closing) {
+            throw new KoloException("the rendezvous server at " + hostPort() + " was closed while waiting for key '"
+                    + prefix + firstMissing(prefix, count) + "'", closing);
+        }
     }
 
     @Override

@@ -4,6 +4,8 @@ import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.StringJoiner;
 
 /**
  * Waiting at start for something another rank publishes in the rendezvous store, and the one message every such wait
@@ -31,6 +33,44 @@ public final class StartWait {
         } catch (KoloException e) {
             throw storeGone(rank, whom, what, e);
         }
+    }
+
+    /**
+     * Every rank's value under {@code prefix} ({@code prefix + r} for each rank {@code r} of {@code size}), read in one
+     * request; a timeout names every rank still missing.
+     *
+     * @param what what the ranks were to do: "to publish their hosts"
+     */
+    public static List<String> awaitEach(KeyValueStore store, String prefix, int size, long deadlineNanos, int rank,
+                                         Duration startTimeout, String what) {
+        try {
+            return store.getEach(prefix, size, Duration.ofNanos(Math.max(1, deadlineNanos - System.nanoTime())));
+        } catch (KoloTimeoutException e) {
+            throw timedOut(rank, missing(store, prefix, size), startTimeout, what);
+        } catch (GenerationReplacedException e) {
+            throw e;   // the store is there; the job it waited in is over
+        } catch (KoloException e) {
+            throw storeGone(rank, "the other ranks", what, e);
+        }
+    }
+
+    /** "rank 4" or "ranks 4, 7": the ranks without a value under {@code prefix} now (all, if the store is gone). */
+    private static String missing(KeyValueStore store, String prefix, int size) {
+        StringJoiner ranks = new StringJoiner(", ");
+        int count = 0;
+        for (int r = 0; r < size; r++) {
+            boolean absent;
+            try {
+                absent = store.tryGet(prefix + r).isEmpty();
+            } catch (KoloException storeGone) {
+                absent = true;
+            }
+            if (absent) {
+                ranks.add(String.valueOf(r));
+                count++;
+            }
+        }
+        return (count == 1 ? "rank " : "ranks ") + ranks;
     }
 
     /** "rank 3 timed out after 60 s waiting for rank 1 to publish its host (...); raise KOLO_START_TIMEOUT_SECONDS ..." */

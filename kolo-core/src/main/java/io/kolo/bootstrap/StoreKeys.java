@@ -33,14 +33,20 @@ public final class StoreKeys {
         return rank + "\t" + cause;
     }
 
+    /** What every rank's {@link #address(int)} starts with, for reading them all at once ({@code getEach}). */
+    public static final String ADDRESSES = "addr/";
+
+    /** What every rank's {@link #host(int)} starts with. */
+    public static final String HOSTS = "host/";
+
     /** {@code rank}'s data-plane address, host:port. */
     public static String address(int rank) {
-        return "addr/" + rank;
+        return ADDRESSES + rank;
     }
 
     /** The host identity {@code rank} runs on (which ranks share memory). */
     public static String host(int rank) {
-        return "host/" + rank;
+        return HOSTS + rank;
     }
 
     /** The peer {@code rank}'s exchange has long waited on, or "-" (see {@code StallWatch}). */

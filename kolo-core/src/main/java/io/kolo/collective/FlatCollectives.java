@@ -4,9 +4,11 @@ import io.kolo.DataType;
 import io.kolo.KoloException;
 import io.kolo.transport.Transport;
 
+import java.io.ByteArrayOutputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.util.Objects;
 
 /**
@@ -255,29 +257,58 @@ public final class FlatCollectives implements CollectiveOps {
         }
     }
 
+    /**
+     * A binomial tree towards {@code root}: each rank hears from at most log2(n) others and passes its subtree's
+     * messages on at once, so no rank (the root least of all) needs a connection to every other.
+     */
     @Override
     public byte[][] gather(byte[] mine, int root) {
         checkOpen();
         Objects.requireNonNull(mine, "mine");
         checkRoot(root);
-        if (rank != root) {
-            MemorySegment header = MemorySegment.ofArray(new long[] {mine.length});
-            transport.send(root, header, 0, Long.BYTES);
-            transport.send(root, MemorySegment.ofArray(mine), 0, mine.length);
-            return null;
+        // Ranks relative to the root; a subtree is the run of relative ranks [me, me + its size), each message framed as
+        // its length and its bytes, in relative-rank order.
+        int me = (rank - root + size) % size;
+        ByteArrayOutputStream subtree = new ByteArrayOutputStream();
+        frame(subtree, mine);
+        MemorySegment header = MemorySegment.ofArray(new long[1]);
+        for (int mask = 1; mask < size; mask <<= 1) {
+            if ((me & mask) != 0) {
+                byte[] up = subtree.toByteArray();
+                header.set(ValueLayout.JAVA_LONG, 0, up.length);
+                int parent = (me - mask + root) % size;
+                transport.send(parent, header, 0, Long.BYTES);
+                transport.send(parent, MemorySegment.ofArray(up), 0, up.length);
+                return null;
+            }
+            if (me + mask < size) {
+                int child = (me + mask + root) % size;
+                transport.recv(child, header, 0, Long.BYTES);
+                byte[] part = new byte[checkedLength(header.get(ValueLayout.JAVA_LONG, 0), child)];
+                transport.recv(child, MemorySegment.ofArray(part), 0, part.length);
+                subtree.writeBytes(part);
+            }
         }
         byte[][] all = new byte[size][];
-        all[rank] = mine.clone();
-        MemorySegment header = MemorySegment.ofArray(new long[1]);
-        for (int p = 0; p < size; p++) {
-            if (p == root) {
-                continue;
+        ByteBuffer in = ByteBuffer.wrap(subtree.toByteArray());
+        for (int relative = 0; relative < size; relative++) {
+            int from = (relative + root) % size;
+            if (in.remaining() < Integer.BYTES) {
+                throw new KoloException("the gather to rank " + root + " ended before rank " + from + "'s message");
             }
-            transport.recv(p, header, 0, Long.BYTES);
-            all[p] = new byte[checkedLength(header.get(ValueLayout.JAVA_LONG, 0), p)];
-            transport.recv(p, MemorySegment.ofArray(all[p]), 0, all[p].length);
+            int length = in.getInt();
+            if (length < 0 || length > in.remaining()) {
+                throw new KoloException("rank " + from + " announced an impossible message length " + length);
+            }
+            all[from] = new byte[length];
+            in.get(all[from]);
         }
         return all;
+    }
+
+    private static void frame(ByteArrayOutputStream out, byte[] message) {
+        out.writeBytes(ByteBuffer.allocate(Integer.BYTES).putInt(message.length).array());
+        out.writeBytes(message);
     }
 
     @Override

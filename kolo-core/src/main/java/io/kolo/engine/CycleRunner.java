@@ -1,5 +1,7 @@
 package io.kolo.engine;
 
+import io.kolo.bootstrap.ThreadLimit;
+
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -66,7 +68,7 @@ final class CycleRunner {
     }
 
     void start() {
-        thread.start();
+        ThreadLimit.start(thread, thread.getName() + "'s");
     }
 
     /** The runner's own thread (memory confined to another thread cannot be handed to the engine). */

@@ -5,7 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * A rank that runs out of file descriptors while opening the TCP mesh: recognised from the system's error, and
+ * A rank that runs out of file descriptors while opening its TCP connections: recognised from the system's error, and
  * explained with what the job needs against the process's limit, so the user raises the limit rather than looking at
  * the network or the secret.
  */
@@ -13,7 +13,7 @@ final class DescriptorLimit {
     private static final Path LIMITS = Path.of("/proc/self/limits");
     /**
      * Read while descriptors are still to be had: once they have run out, reading the limit (or loading a class)
-     * would fail too. {@link TcpMeshBuilder} loads this class before opening any connection.
+     * would fail too. {@link TcpConnections} loads this class before opening any connection.
      */
     private static final long SOFT_LIMIT = softLimit();
 
@@ -33,11 +33,15 @@ final class DescriptorLimit {
     /** One line for rank {@code rank} of {@code size}: what each rank needs, the limit, and what to do. */
     static String explain(int rank, int size) {
         long limit = SOFT_LIMIT;
-        // One connection per other rank, the data-plane port and the rendezvous connection.
-        int perRank = size + 2;
-        return "rank " + rank + " ran out of file descriptors (Too many open files) opening the TCP connections of a "
-                + size + "-rank job: each rank needs about " + perRank + " (one per other rank, its port, the store),"
-                + " times the ranks in one process, plus the JVM's own; ulimit -n is "
+        // Its port and the store's connection, and one connection per rank it exchanges with: a ring's two neighbours
+        // and recursive doubling's log2(n) partners for allreduce, broadcast and allgather; every other rank for alltoall.
+        int fewPeers = 32 - Integer.numberOfLeadingZeros(Math.max(1, size - 1)) + 1;
+        int fewest = 2 + Math.min(size - 1, fewPeers);
+        int most = 2 + size - 1;
+        return "rank " + rank + " ran out of file descriptors (Too many open files) with the TCP connections of a "
+                + size + "-rank job: each rank needs its port, the store and one per rank it exchanges with, about "
+                + fewest + " for allreduce, broadcast and allgather and up to " + most + " with alltoall, times the"
+                + " ranks in one process, plus the JVM's own; ulimit -n is "
                 + (limit < 0 ? "unknown" : Long.toString(limit)) + ": raise it (ulimit -n) or run fewer ranks per"
                 + " process";
     }

@@ -37,11 +37,13 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 
 /**
- * A {@link Transport} over a full mesh of TCP connections, one per pair of ranks.
+ * A {@link Transport} over TCP connections, one per pair of ranks that exchange messages, each opened when the pair
+ * first does ({@link TcpConnections}): a ring or recursive doubling holds a few per rank, an alltoall one per other
+ * rank.
  *
  * <p>Every connection is authenticated with the job secret ({@link Handshake}, purpose {@code "data"})
- * before any byte of it is used; strangers are logged and dropped. The listening socket is closed as soon
- * as the mesh is complete, so no data port stays open. A lost connection, a timeout or {@link #abort}
+ * before any byte of it is used; strangers are logged and dropped. The listening socket stays open until every
+ * higher rank has connected, or the transport closes. A lost connection, a timeout or {@link #abort}
  * leaves the transport dead: every later call fails at once with the first failure. A lost connection or an abort
  * closes the connections at once; a timeout leaves them open until {@link #abort} or {@link #close}, so that its
  * handler can say which rank stopped answering before the peers see this one go.
@@ -71,6 +73,8 @@ public final class TcpTransport implements Transport {
     private final int size;
     private final Duration timeout;
     private final long timeoutNanos;
+    private final TcpConnections connections;
+    /** Opened on first use; owned by the transport's caller, as the channels' keys. */
     private final SocketChannel[] channels;
     private final SelectionKey[] keys;
     private final Selector selector;
@@ -79,29 +83,24 @@ public final class TcpTransport implements Transport {
     private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
     private final StalledExchange stalled = new StalledExchange();
 
-    private TcpTransport(int rank, int size, Duration timeout, SocketChannel[] channels) throws IOException {
+    private TcpTransport(int rank, int size, Duration timeout, TcpConnections connections) throws IOException {
         this.rank = rank;
         this.size = size;
         this.timeout = timeout;
         this.timeoutNanos = timeout.toNanos();
-        this.channels = channels;
+        this.connections = connections;
+        this.channels = new SocketChannel[size];
         this.keys = new SelectionKey[size];
         this.selector = Selector.open();
-        for (int peer = 0; peer < size; peer++) {
-            if (channels[peer] != null) {
-                channels[peer].configureBlocking(false);
-                keys[peer] = channels[peer].register(selector, 0);
-            }
-        }
     }
 
     /**
-     * Builds the mesh: listens on {@code bindAddress} (ephemeral port), publishes {@code addr/<rank>} in
-     * {@code store}, connects to every lower rank and accepts every higher one.
+     * Listens on {@code bindAddress} (ephemeral port), publishes {@code addr/<rank>} in {@code store} and reads every
+     * other rank's; connections follow, each on first use.
      *
-     * @param startTimeout how long to wait for the other ranks to appear and connect
+     * @param startTimeout how long to wait for the other ranks to publish their addresses
      * @param timeout      how long a data call may go without progress before it fails
-     * @throws KoloTimeoutException naming the missing ranks when the mesh does not form in time
+     * @throws KoloTimeoutException naming the missing ranks when they do not publish in time
      */
     public static TcpTransport connect(int rank, int size, InetAddress bindAddress, KeyValueStore store,
                                        JobSecret secret, Duration startTimeout, Duration timeout) {
@@ -115,18 +114,17 @@ public final class TcpTransport implements Transport {
             throw new IllegalArgumentException("timeouts must be positive: start " + startTimeout
                     + ", data " + timeout);
         }
-        try (TcpMeshBuilder builder = new TcpMeshBuilder(rank, size, bindAddress, store, secret, startTimeout)) {
-            SocketChannel[] channels = builder.build();
-            try {
-                return new TcpTransport(rank, size, timeout, channels);
-            } catch (IOException e) {
-                closeAll(channels);
-                if (DescriptorLimit.exhausted(e)) {
+        TcpConnections connections = new TcpConnections(rank, size, bindAddress, store, secret, startTimeout);
+        connections.start();
+        try {
+            return new TcpTransport(rank, size, timeout, connections);
+        } catch (IOException e) {
+            connections.close();
+            if (DescriptorLimit.exhausted(e)) {
                     throw new KoloException(DescriptorLimit.explain(rank, size), e);
                 }
-                throw new KoloException("rank " + rank + " could not set up its data-plane selector: "
-                        + e.getMessage(), e);
-            }
+            throw new KoloException("rank " + rank + " could not set up its data-plane selector: "
+                    + e.getMessage(), e);
         }
     }
 
@@ -143,8 +141,8 @@ public final class TcpTransport implements Transport {
     @Override
     public void send(int peer, MemorySegment src, long offset, long length) {
         checkUsable();
-        SocketChannel ch = channel(peer);
         Objects.checkFromIndexSize(offset, length, src.byteSize());
+        SocketChannel ch = channel(peer);
         out.begin(peer, ch, src, offset, length);
         in.begin(-1, null, null, 0, 0);
         progress();
@@ -153,8 +151,8 @@ public final class TcpTransport implements Transport {
     @Override
     public void recv(int peer, MemorySegment dst, long offset, long length) {
         checkUsable();
-        SocketChannel ch = channel(peer);
         Objects.checkFromIndexSize(offset, length, dst.byteSize());
+        SocketChannel ch = channel(peer);
         out.begin(-1, null, null, 0, 0);
         in.begin(peer, ch, dst, offset, length);
         progress();
@@ -164,10 +162,15 @@ public final class TcpTransport implements Transport {
     public void sendRecv(int sendPeer, MemorySegment src, long srcOffset, long srcLength,
                          int recvPeer, MemorySegment dst, long dstOffset, long dstLength) {
         checkUsable();
-        SocketChannel sendCh = channel(sendPeer);
-        SocketChannel recvCh = channel(recvPeer);
         Objects.checkFromIndexSize(srcOffset, srcLength, src.byteSize());
         Objects.checkFromIndexSize(dstOffset, dstLength, dst.byteSize());
+        // A lower peer first: connecting to it needs nothing of it, while a higher one is waited for, and it may
+        // itself be connecting to its own lower peer first (a ring: every rank connects to one and awaits the other).
+        SocketChannel sendCh = sendPeer < recvPeer ? channel(sendPeer) : null;
+        SocketChannel recvCh = channel(recvPeer);
+        if (sendCh == null) {
+            sendCh = channel(sendPeer);
+        }
         out.begin(sendPeer, sendCh, src, srcOffset, srcLength);
         in.begin(recvPeer, recvCh, dst, dstOffset, dstLength);
         progress();
@@ -325,7 +328,41 @@ public final class TcpTransport implements Transport {
             throw new IllegalArgumentException("rank " + rank + " cannot exchange with rank " + peer
                     + " in a job of size " + size);
         }
-        return channels[peer];
+        SocketChannel ch = channels[peer];
+        return ch != null ? ch : open(peer);
+    }
+
+    /** The first exchange with {@code peer}: its connection, opened now, ready for the selector. */
+    private SocketChannel open(int peer) {
+        SocketChannel ch;
+        try {
+            ch = connections.open(peer, timeout);
+        } catch (PeerTimeoutException e) {
+            // As a data wait's timeout: its handler says which rank stopped answering before the peers see this go.
+            throw giveUp(e);
+        } catch (RuntimeException e) {
+            RuntimeException first = failure.get();
+            throw first != null ? first : fail(e);
+        }
+        try {
+            ch.configureBlocking(false);
+            keys[peer] = ch.register(selector, 0);
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(ch);
+            RuntimeException first = failure.get();
+            throw first != null ? first : fail(new KoloException("rank " + rank + " could not use its connection to"
+                    + " rank " + peer + ": " + e.getMessage(), e));
+        }
+        channels[peer] = ch;
+        return ch;
+    }
+
+    private static void closeQuietly(SocketChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.DEBUG, "closing a data channel failed", e);
+        }
     }
 
     @Override
@@ -342,6 +379,7 @@ public final class TcpTransport implements Transport {
     private void release() {
         // Closing a registered channel shuts down its output, so peers read end-of-stream at once;
         // closing the selector then frees the descriptors.
+        connections.close();
         closeAll(channels);
         selector.wakeup();
         try {

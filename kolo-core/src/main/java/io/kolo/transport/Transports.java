@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.IntStream;
@@ -106,13 +107,9 @@ public final class Transports {
         String mine = ShmSegments.available() ? hostKey() : "no-shm/rank-" + job.rank();
         store.put(StoreKeys.host(job.rank()), mine);
         long deadline = System.nanoTime() + job.startTimeout().toNanos();
-        return IntStream.range(0, job.size()).filter(r -> {
-            if (r == job.rank()) {
-                return true;
-            }
-            return mine.equals(StartWait.await(store, StoreKeys.host(r), deadline, job.rank(), "rank " + r,
-                    job.startTimeout(), "to publish its host"));
-        }).toArray();
+        List<String> hosts = StartWait.awaitEach(store, StoreKeys.HOSTS, job.size(), deadline, job.rank(),
+                job.startTimeout(), "to publish their hosts");
+        return IntStream.range(0, job.size()).filter(r -> mine.equals(hosts.get(r))).toArray();
     }
 
     /** Same value for processes that can map each other's files in {@code /dev/shm}. */

@@ -85,6 +85,42 @@ class RendezvousTest {
     }
 
     @Test
+    void getEachWaitsForEveryKeyAndCostsOneRequestWhateverTheCount() throws Exception {
+        int n = 300;
+        try (RendezvousClient reader = client(); RendezvousClient writer = client()) {
+            for (int r = 0; r < n - 1; r++) {
+                writer.put("addr/" + r, "127.0.0.1:" + (4000 + r));
+            }
+            long before = server.requests();
+            CompletableFuture<List<String>> got = CompletableFuture.supplyAsync(
+                    () -> reader.getEach("addr/", n, Duration.ofSeconds(20)));
+            Thread.sleep(200);
+            assertFalse(got.isDone(), "answered before the last key was there");
+            writer.put("addr/" + (n - 1), "127.0.0.1:" + (4000 + n - 1));
+            List<String> values = got.get(10, TimeUnit.SECONDS);
+            assertEquals(n, values.size());
+            for (int r = 0; r < n; r++) {
+                assertEquals("127.0.0.1:" + (4000 + r), values.get(r));
+            }
+            assertEquals(2, server.requests() - before, "the last put and one GET_EACH");
+        }
+    }
+
+    @Test
+    void getEachTimeoutNamesTheFirstMissingKeyAndTheConnectionStaysUsable() {
+        try (RendezvousClient c = client()) {
+            c.put("host/0", "a");
+            c.put("host/2", "c");
+            KoloTimeoutException e = assertThrows(KoloTimeoutException.class,
+                    () -> c.getEach("host/", 3, Duration.ofMillis(300)));
+            assertTrue(e.getMessage().contains("'host/1'"), e.getMessage());
+            c.put("host/1", "b");
+            assertEquals(List.of("a", "b", "c"), c.getEach("host/", 3, Duration.ofMillis(300)));
+            assertEquals(List.of(), c.getEach("host/", 0, Duration.ofMillis(300)));
+        }
+    }
+
+    @Test
     void putIfAbsentHasExactlyOneWinner() throws Exception {
         int n = 8;
         List<RendezvousClient> clients = new ArrayList<>();

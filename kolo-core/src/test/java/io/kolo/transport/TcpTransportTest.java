@@ -251,7 +251,7 @@ class TcpTransportTest {
             o.flush();
             wrongSecret.setSoTimeout(10_000);
             assertThrows(IOException.class, () -> Handshake.client(wrongSecret, JobSecret.generate(), "data",
-                    TcpMeshBuilder.claim(2, 3, 0), Duration.ofSeconds(10)));
+                    TcpConnections.claim(2, 3, 0), Duration.ofSeconds(10)));
 
             List<Future<TcpTransport>> others = new ArrayList<>();
             for (int r = 1; r < 3; r++) {
@@ -277,7 +277,7 @@ class TcpTransportTest {
                 check(dst, prev, t.rank());
             });
         }
-        // The listener is closed once the mesh is complete.
+        // The listener is closed once every higher rank has connected.
         assertThrows(ConnectException.class, () -> {
             try (Socket s = new Socket()) {
                 s.connect(new InetSocketAddress(LOOPBACK, port), 2000);
@@ -304,7 +304,7 @@ class TcpTransportTest {
             try (io.kolo.bootstrap.RecordingProxy proxy = new io.kolo.bootstrap.RecordingProxy(
                     new InetSocketAddress(LOOPBACK, earlier.getLocalPort()));
                  Socket rank2 = new Socket(proxy.address().getAddress(), proxy.address().getPort())) {
-                Handshake.client(rank2, secret, "data", TcpMeshBuilder.claim(2, 3, 0), Duration.ofSeconds(10));
+                Handshake.client(rank2, secret, "data", TcpConnections.claim(2, 3, 0), Duration.ofSeconds(10));
                 earlierRank0.get(10, TimeUnit.SECONDS);
                 Thread.sleep(100);
                 recorded = proxy.recorded();
@@ -342,9 +342,74 @@ class TcpTransportTest {
         });
     }
 
+    /** One message each way between {@code a} and {@code b}: their connection is open from then on. */
+    private void exchange(TcpTransport a, TcpTransport b) throws Exception {
+        onEveryRank(List.of(a, b), t -> {
+            int peer = (t == a ? b : a).rank();
+            t.sendRecv(peer, MemorySegment.ofArray(new byte[8]), 0, 8, peer, MemorySegment.ofArray(new byte[8]), 0, 8);
+        });
+    }
+
+    private static int sockets() throws IOException {
+        try (var fds = java.nio.file.Files.list(java.nio.file.Path.of("/proc/self/fd"))) {
+            return (int) fds.filter(fd -> {
+                try {
+                    return java.nio.file.Files.readSymbolicLink(fd).toString().startsWith("socket:");
+                } catch (IOException gone) {
+                    return false;
+                }
+            }).count();
+        }
+    }
+
+    @Test
+    void connectionsOpenOnlyBetweenRanksThatExchangeAndARingStillCompletes() throws Exception {
+        int size = 8;
+        int before = sockets();
+        List<TcpTransport> ts = mesh(size, TIMEOUT);
+        // Each rank's port, nothing else: no connection until a first exchange.
+        assertEquals(size, sockets() - before, "sockets after start");
+        onEveryRank(ts, t -> {
+            int next = (t.rank() + 1) % size;
+            int prev = (t.rank() + size - 1) % size;
+            MemorySegment src = MemorySegment.ofArray(new byte[64]);
+            MemorySegment dst = MemorySegment.ofArray(new byte[64]);
+            fill(src, t.rank(), next);
+            t.sendRecv(next, src, 0, 64, prev, dst, 0, 64);
+            check(dst, prev, t.rank());
+        });
+        // A ring's neighbours: one connection per rank (both ends in this process), and every port still open,
+        // since no rank has heard from every higher one.
+        assertEquals(size + 2 * size, sockets() - before, "sockets after a ring step");
+        // Every pair at once (an alltoall) connects everyone; each port closes once all its higher ranks have come.
+        onEveryRank(ts, t -> {
+            for (int step = 1; step < size; step++) {
+                int to = (t.rank() + step) % size;
+                int from = (t.rank() + size - step) % size;
+                MemorySegment src = MemorySegment.ofArray(new byte[64]);
+                MemorySegment dst = MemorySegment.ofArray(new byte[64]);
+                fill(src, t.rank(), to);
+                t.sendRecv(to, src, 0, 64, from, dst, 0, 64);
+                check(dst, from, t.rank());
+            }
+        });
+        assertEquals(size * (size - 1), sockets() - before, "sockets after an alltoall");
+    }
+
+    @Test
+    void aPeerThatNeverExchangesIsNamedAsTheOneThatNeverConnected() throws Exception {
+        List<TcpTransport> ts = mesh(3, Duration.ofMillis(500));
+        KoloTimeoutException e = assertThrows(KoloTimeoutException.class,
+                () -> ts.get(0).recv(2, MemorySegment.ofArray(new byte[16]), 0, 16));
+        assertEquals(2, assertInstanceOf(PeerTimeoutException.class, e).waited().peer());
+        assertTrue(e.getMessage().contains("waiting for rank 2 to connect"), e.getMessage());
+        assertTrue(e.getMessage().contains("KOLO_TIMEOUT_SECONDS"), e.getMessage());
+    }
+
     @Test
     void peerThatClosesIsNamedByTheOtherSidesRecv() throws Exception {
         List<TcpTransport> ts = mesh(3, TIMEOUT);
+        exchange(ts.get(0), ts.get(2));
         CompletableFuture<RuntimeException> seen = CompletableFuture.supplyAsync(() -> assertThrows(
                 RuntimeException.class, () -> ts.get(0).recv(2, MemorySegment.ofArray(new byte[16]), 0, 16)), pool);
         Thread.sleep(200);
@@ -365,6 +430,7 @@ class TcpTransportTest {
     @Test
     void abortFailsAPendingRecvAndPeersNotice() throws Exception {
         List<TcpTransport> ts = mesh(2, TIMEOUT);
+        exchange(ts.get(0), ts.get(1));
         Future<RuntimeException> blocked = pool.submit(() -> assertThrows(RuntimeException.class,
                 () -> ts.get(0).recv(1, MemorySegment.ofArray(new byte[8]), 0, 8)));
         Future<RuntimeException> peer = pool.submit(() -> assertThrows(RuntimeException.class,
@@ -382,9 +448,10 @@ class TcpTransportTest {
 
     @Test
     void timeoutNamesThePeerAndWhatWasAwaited() throws Exception {
-        List<TcpTransport> ts = mesh(2, Duration.ofMillis(300));
+        List<TcpTransport> quick = mesh(2, Duration.ofMillis(300));
+        exchange(quick.get(0), quick.get(1));
         KoloTimeoutException e = assertThrows(KoloTimeoutException.class,
-                () -> ts.get(0).recv(1, MemorySegment.ofArray(new byte[1024]), 0, 1024));
+                () -> quick.get(0).recv(1, MemorySegment.ofArray(new byte[1024]), 0, 1024));
         assertTrue(e.getMessage().contains("receive 1024 bytes from rank 1"), e.getMessage());
         assertTrue(e.getMessage().contains("KOLO_TIMEOUT_SECONDS"), e.getMessage());
     }
@@ -398,26 +465,32 @@ class TcpTransportTest {
     }
 
     @Test
-    void startTimeoutNamesHigherRanksThatNeverConnect() {
+    void firstExchangeNamesAHigherRankThatNeverConnects() {
         // Rank 1 "published" an address but never connects back to rank 0.
         store.put("addr/1", "127.0.0.1:9");
-        KoloTimeoutException e = assertThrows(KoloTimeoutException.class, () -> TcpTransport.connect(
-                0, 2, LOOPBACK, store, secret, Duration.ofMillis(300), TIMEOUT));
-        assertTrue(e.getMessage().contains("rank 1 to connect"), e.getMessage());
-        assertTrue(e.getMessage().contains("KOLO_START_TIMEOUT_SECONDS"), e.getMessage());
+        try (TcpTransport t = TcpTransport.connect(0, 2, LOOPBACK, store, secret, START, Duration.ofMillis(300))) {
+            KoloTimeoutException e = assertThrows(KoloTimeoutException.class,
+                    () -> t.send(1, MemorySegment.ofArray(new byte[4]), 0, 4));
+            assertTrue(e.getMessage().contains("rank 1 to connect"), e.getMessage());
+            assertTrue(e.getMessage().contains("KOLO_TIMEOUT_SECONDS"), e.getMessage());
+        }
     }
 
     @Test
     void rankWithAnotherSecretNeverJoins() throws Exception {
-        Duration start = Duration.ofMillis(1500);
-        // Rank 0 listens longer than the stranger tries, so its every attempt meets the listener and is refused for
+        Duration timeout = Duration.ofMillis(1500);
+        // Rank 0 waits longer than the stranger tries, so its every attempt meets the listener and is refused for
         // the secret, not for a listener already closed (which a loaded machine could make it meet last).
-        Future<TcpTransport> rank0 = pool.submit(
-                () -> TcpTransport.connect(0, 2, LOOPBACK, store, secret, start.multipliedBy(2), TIMEOUT));
-        Future<TcpTransport> rank1 = pool.submit(
-                () -> TcpTransport.connect(1, 2, LOOPBACK, store, JobSecret.generate(), start, TIMEOUT));
-        ExecutionException e0 = assertThrows(ExecutionException.class, () -> rank0.get(10, TimeUnit.SECONDS));
-        ExecutionException e1 = assertThrows(ExecutionException.class, () -> rank1.get(10, TimeUnit.SECONDS));
+        // Published early so that rank 0's start, which reads it, returns; rank 1's own start replaces it.
+        store.put("addr/1", "127.0.0.1:9");
+        TcpTransport rank0 = TcpTransport.connect(0, 2, LOOPBACK, store, secret, START, timeout.multipliedBy(2));
+        opened.add(rank0);
+        TcpTransport rank1 = TcpTransport.connect(1, 2, LOOPBACK, store, JobSecret.generate(), START, timeout);
+        opened.add(rank1);
+        Future<?> zero = pool.submit(() -> rank0.recv(1, MemorySegment.ofArray(new byte[8]), 0, 8));
+        Future<?> one = pool.submit(() -> rank1.send(0, MemorySegment.ofArray(new byte[8]), 0, 8));
+        ExecutionException e0 = assertThrows(ExecutionException.class, () -> zero.get(10, TimeUnit.SECONDS));
+        ExecutionException e1 = assertThrows(ExecutionException.class, () -> one.get(10, TimeUnit.SECONDS));
         assertInstanceOf(KoloTimeoutException.class, e0.getCause());
         assertTrue(e0.getCause().getMessage().contains("rank 1"), e0.getCause().getMessage());
         assertInstanceOf(KoloTimeoutException.class, e1.getCause());

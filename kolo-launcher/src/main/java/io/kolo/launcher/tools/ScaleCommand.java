@@ -20,7 +20,7 @@ import java.util.List;
         description = "Start real jobs of 2, 4, 8, ... ranks on this machine (real rendezvous store, handshakes and"
                 + " transport) and measure how start-up time, allreduce latency, store traffic, descriptors and"
                 + " memory per rank grow with the number of ranks.",
-        customSynopsis = {"kolo bench scale [--max-ranks N] [--mode auto|processes|threads]",
+        customSynopsis = {"kolo bench scale [--min-ranks N] [--max-ranks N] [--mode auto|processes|threads]",
                 "                 [--max-processes N] [--step-timeout S] [--transport tcp|shm|auto]",
                 "                 [--json FILE] [--plot FILE.svg|FILE.png]"},
         footer = {"", "Ranks run as processes up to --max-processes (auto), as threads of this",
@@ -28,6 +28,10 @@ import java.util.List;
                 "first step that fails or takes longer than --step-timeout; the JSON records",
                 "why. See docs/scaling.md."})
 final class ScaleCommand implements Subcommand {
+    @Option(names = "--min-ranks", paramLabel = "N", defaultValue = "2",
+            description = "Smallest job; sizes double from it (default: ${DEFAULT-VALUE}).")
+    int minRanks = 2;
+
     @Option(names = "--max-ranks", paramLabel = "N", defaultValue = "1024",
             description = "Largest job (default: ${DEFAULT-VALUE}).")
     int maxRanks = 1024;
@@ -46,7 +50,7 @@ final class ScaleCommand implements Subcommand {
     int stepTimeoutSeconds = 120;
 
     @Option(names = "--transport", paramLabel = "T", defaultValue = "tcp",
-            description = "The ranks' KOLO_TRANSPORT: tcp (the full mesh of connections, default), shm or auto.")
+            description = "The ranks' KOLO_TRANSPORT: tcp (a connection per pair of ranks that exchange, default), shm or auto.")
     String transport = "tcp";
 
     @Option(names = "--json", paramLabel = "FILE", description = "Write the results as JSON.")
@@ -67,7 +71,10 @@ final class ScaleCommand implements Subcommand {
                 throw new IllegalArgumentException("--step-timeout must be at least 1 second, got "
                         + stepTimeoutSeconds);
             }
-            config = new ScaleBench.Config(2, maxRanks, ScaleBench.Mode.parse(mode), maxProcesses,
+            if (minRanks < 2) {
+                throw new IllegalArgumentException("--min-ranks must be at least 2, got " + minRanks);
+            }
+            config = new ScaleBench.Config(minRanks, maxRanks, ScaleBench.Mode.parse(mode), maxProcesses,
                     Duration.ofSeconds(stepTimeoutSeconds), transport, BenchCommand.workerClasspath(), commandLine());
             if (plot != null) {
                 io.kolo.bench.Plot.checkName(plot);
@@ -85,8 +92,11 @@ final class ScaleCommand implements Subcommand {
     }
 
     private String commandLine() {
-        List<String> words = new ArrayList<>(List.of("./kolo", "bench", "scale", "--max-ranks",
-                Integer.toString(maxRanks)));
+        List<String> words = new ArrayList<>(List.of("./kolo", "bench", "scale"));
+        if (minRanks != 2) {
+            words.addAll(List.of("--min-ranks", Integer.toString(minRanks)));
+        }
+        words.addAll(List.of("--max-ranks", Integer.toString(maxRanks)));
         if (!mode.equals("auto")) {
             words.addAll(List.of("--mode", mode));
         }

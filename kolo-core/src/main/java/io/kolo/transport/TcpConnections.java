@@ -8,6 +8,7 @@ import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.LazyLogger;
 import io.kolo.bootstrap.StartWait;
 import io.kolo.bootstrap.StoreKeys;
+import io.kolo.bootstrap.ThreadLimit;
 import io.kolo.launch.JobSecret;
 
 import java.io.IOException;
@@ -24,13 +25,18 @@ import java.util.List;
 import java.util.Set;
 import java.util.StringJoiner;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
-/** Connection setup; separate so the data path above carries none of its state. */
-final class TcpMeshBuilder implements AutoCloseable {
-    private static final System.Logger LOG = LazyLogger.of(TcpMeshBuilder.class);
+/**
+ * A rank's TCP connections, each opened when the transport first exchanges with its peer: a job whose algorithms talk
+ * to a few peers (a ring, recursive doubling) holds a few connections per rank, not one per other rank. Both sides
+ * agree without a word: of a pair, the higher rank connects and the lower one accepts, each when it first needs the
+ * other. At start a rank only opens its port, publishes its address and reads every other rank's in one request.
+ * Separate from {@link TcpTransport} so that the data path carries none of this state.
+ */
+final class TcpConnections implements AutoCloseable {
+    private static final System.Logger LOG = LazyLogger.of(TcpConnections.class);
     private static final String PURPOSE = "data";
     /** The whole handshake of one connection, at most: real peers need milliseconds. */
     private static final long HANDSHAKE_MILLIS = 10_000;
@@ -54,17 +60,23 @@ final class TcpMeshBuilder implements AutoCloseable {
     private final JobSecret secret;
     private final Duration startTimeout;
     private final long deadline;
+    /** Connections from higher ranks by the rank they claim, taken as the claim is checked: one per rank, ever. */
     private final AtomicReferenceArray<SocketChannel> accepted;
-    private final CountDownLatch higherRanks;
+    /** Those of them that passed the handshake, until the transport takes them; guarded by itself. */
+    private final SocketChannel[] ready;
     private final Set<SocketChannel> handshaking = ConcurrentHashMap.newKeySet();
     private final ConnectionGate gate;
-    private final SocketChannel[] channels;
+    private InetSocketAddress[] addresses;
+    /** Peers connected so far; once every one has, the port closes. */
+    private int opened;
     private volatile boolean finished;
     /** Set when accepting ran out of file descriptors: the ranks still to connect never will, so start fails now. */
     private volatile boolean acceptOutOfDescriptors;
+    /** Set when accepting could start no thread for a handshake: why, for the rank waiting on the connection. */
+    private volatile KoloException acceptOutOfThreads;
     private ServerSocketChannel server;
 
-    TcpMeshBuilder(int rank, int size, InetAddress bindAddress, KeyValueStore store, JobSecret secret,
+    TcpConnections(int rank, int size, InetAddress bindAddress, KeyValueStore store, JobSecret secret,
                    Duration startTimeout) {
         this.rank = rank;
         this.size = size;
@@ -74,52 +86,62 @@ final class TcpMeshBuilder implements AutoCloseable {
         this.startTimeout = startTimeout;
         this.deadline = System.nanoTime() + startTimeout.toNanos();
         this.accepted = new AtomicReferenceArray<>(size);
-        this.higherRanks = new CountDownLatch(size - 1 - rank);
-        this.channels = new SocketChannel[size];
+        this.ready = new SocketChannel[size];
         this.gate = new ConnectionGate("rank " + rank + "'s data-plane port", ConnectionGate.DEFAULT_MAX_UNAUTHENTICATED,
                 LOG);
     }
 
-    SocketChannel[] build() {
+    /**
+     * Opens this rank's port, publishes its address and reads every other rank's: no connection yet.
+     *
+     * @throws KoloTimeoutException naming every rank that did not publish its address within the start timeout
+     */
+    void start() {
         boolean ok = false;
         try {
-            if (size == 1) {
-                ok = true;
-                return channels;
-            }
-            listen();
-            store.put(StoreKeys.address(rank), DataPlaneAddress.format(publishedAddress(), server.socket().getLocalPort()));
-            InetSocketAddress[] addresses = lookUpPeers();
-            for (int peer = 0; peer < rank; peer++) {
-                channels[peer] = connectTo(peer, addresses[peer]);
-            }
-            awaitHigherRanks();
-            for (int peer = rank + 1; peer < size; peer++) {
-                channels[peer] = accepted.get(peer);
+            if (size > 1) {
+                listen();
+                store.put(StoreKeys.address(rank), DataPlaneAddress.format(publishedAddress(), server.socket().getLocalPort()));
+                addresses = lookUpPeers();
             }
             ok = true;
-            return channels;
         } catch (IOException e) {
             if (DescriptorLimit.exhausted(e)) {
                 throw new KoloException(DescriptorLimit.explain(rank, size), e);
             }
             throw new KoloException("rank " + rank + " could not open its data-plane port on "
                     + bindAddress.getHostAddress() + ": " + e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new KoloException("rank " + rank + " was interrupted while connecting to the other ranks", e);
         } finally {
             if (!ok) {
-                finished = true;
-                TcpTransport.closeAll(channels);
-                for (int peer = 0; peer < size; peer++) {
-                    SocketChannel ch = accepted.getAndSet(peer, null);
-                    if (ch != null) {
-                        closeQuietly(ch);
-                    }
-                }
+                close();
             }
         }
+    }
+
+    /**
+     * The connection to {@code peer}, authenticated: connects to a lower rank, or waits for a higher one to connect
+     * (it does when it first exchanges with this rank). Called once per peer, by the transport's one caller at a time,
+     * which opens its connections to lower ranks before it waits for higher ones, so that two ranks never wait for
+     * each other.
+     *
+     * @param timeout how long the peer may take to connect, or to be reached
+     * @throws PeerTimeoutException naming the peer when it does not connect, or cannot be reached, in time
+     */
+    SocketChannel open(int peer, Duration timeout) {
+        SocketChannel ch;
+        try {
+            ch = peer < rank ? connectTo(peer, addresses[peer], timeout) : awaitHigherRank(peer, timeout);
+        } catch (IOException e) {
+            throw new KoloException(DescriptorLimit.explain(rank, size), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KoloException("rank " + rank + " was interrupted while connecting to rank " + peer, e);
+        }
+        if (++opened == size - 1) {
+            // Every peer is connected: no data port stays open.
+            close();
+        }
+        return ch;
     }
 
     private void listen() throws IOException {
@@ -129,7 +151,8 @@ final class TcpMeshBuilder implements AutoCloseable {
         server.bind(new InetSocketAddress(bindAddress, 0), size + 16);
         // Platform threads here and below, as in RendezvousServer: a virtual thread blocked on a socket would leave
         // the JDK's poller waiting in native code, and JVM exit waits for such threads.
-        Thread.ofPlatform().daemon().name("kolo-tcp-accept-" + rank).start(this::acceptLoop);
+        ThreadLimit.start(Thread.ofPlatform().daemon().name("kolo-tcp-accept-" + rank), this::acceptLoop,
+                "rank " + rank + "'s data-port acceptor");
     }
 
     private InetAddress publishedAddress() {
@@ -168,32 +191,35 @@ final class TcpMeshBuilder implements AutoCloseable {
         return missing;
     }
 
+    /** Every rank's address, read from the store in one request whatever the job's size. */
     private InetSocketAddress[] lookUpPeers() {
+        List<String> values;
+        try {
+            values = store.getEach(StoreKeys.ADDRESSES, size, remaining());
+        } catch (KoloTimeoutException e) {
+            // Name every rank still missing, not only the first one.
+            throw StartWait.timedOut(rank, ranks(missingPeers(0)), startTimeout,
+                    "to publish a data-plane address in the rendezvous store");
+        } catch (io.kolo.bootstrap.GenerationReplacedException e) {
+            throw e;   // the store is there; the job it waited in is over
+        } catch (KoloException e) {
+            // Usually the store's host (rank 0) hit its own start timeout first and exited: say what this
+            // rank was waiting for, not only that the store vanished.
+            throw StartWait.storeGone(rank, "the other ranks", "to publish their data-plane addresses", e);
+        }
         InetSocketAddress[] addresses = new InetSocketAddress[size];
         for (int peer = 0; peer < size; peer++) {
-            if (peer == rank) {
-                continue;
+            if (peer != rank) {
+                addresses[peer] = DataPlaneAddress.parse(peer, values.get(peer));
             }
-            String value;
-            try {
-                value = store.get(StoreKeys.address(peer), remaining());
-            } catch (KoloTimeoutException e) {
-                // Name every rank still missing, not only the first one looked up.
-                throw StartWait.timedOut(rank, ranks(missingPeers(peer)), startTimeout,
-                        "to publish a data-plane address in the rendezvous store");
-            } catch (io.kolo.bootstrap.GenerationReplacedException e) {
-                throw e;   // the store is there; the job it waited in is over
-            } catch (KoloException e) {
-                // Usually the store's host (rank 0) hit its own start timeout first and exited: say what this
-                // rank was waiting for, not only that the store vanished.
-                throw StartWait.storeGone(rank, "rank " + peer, "to publish its data-plane address", e);
-            }
-            addresses[peer] = DataPlaneAddress.parse(peer, value);
         }
         return addresses;
     }
 
-    private SocketChannel connectTo(int peer, InetSocketAddress address) throws InterruptedException {
+    /** @throws IOException only when descriptors ran out */
+    private SocketChannel connectTo(int peer, InetSocketAddress address, Duration timeout)
+            throws InterruptedException, IOException {
+        long until = System.nanoTime() + timeout.toNanos();
         long backoff = 5;
         Exception last = null;
         long nextCheck = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS);
@@ -202,13 +228,14 @@ final class TcpMeshBuilder implements AutoCloseable {
                 store.checkStillForming();
                 nextCheck = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS);
             }
-            long left = remainingMillis();
+            long left = TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime());
             if (left <= 0) {
-                throw new KoloTimeoutException("rank " + rank + " timed out after " + io.kolo.bootstrap.Durations.describe(startTimeout)
+                throw new PeerTimeoutException("rank " + rank + " timed out after " + io.kolo.bootstrap.Durations.describe(timeout)
                         + " connecting to rank " + peer + " at " + DataPlaneAddress.format(address.getAddress(), address.getPort())
                         + (last == null ? "" : " (last error: " + last.getMessage() + ")")
-                        + "; check that the hosts can reach each other on KOLO_IFACE, or raise"
-                        + " KOLO_START_TIMEOUT_SECONDS if rank " + peer + " legitimately starts this slowly");
+                        + "; check that the hosts can reach each other on KOLO_IFACE and share one KOLO_SECRET, or raise"
+                        + " KOLO_TIMEOUT_SECONDS if rank " + peer + " legitimately takes this long",
+                        new PeerWait(rank, peer, false, 0, 0, timeout.toNanos()));
             }
             SocketChannel ch = null;
             try {
@@ -220,7 +247,7 @@ final class TcpMeshBuilder implements AutoCloseable {
                 }
                 ch.socket().connect(address, (int) Math.max(1, Math.min(left, CONNECT_ATTEMPT_MILLIS)));
                 Handshake.client(ch.socket(), secret, PURPOSE, claim(rank, size, peer),
-                        Duration.ofMillis(Math.max(1, Math.min(remainingMillis(), HANDSHAKE_MILLIS))));
+                        Duration.ofMillis(Math.max(1, Math.min(left, HANDSHAKE_MILLIS))));
                 ch.socket().setSoTimeout(0);
                 return ch;
             } catch (Handshake.Rejected e) {
@@ -230,40 +257,50 @@ final class TcpMeshBuilder implements AutoCloseable {
             } catch (IOException e) {
                 if (DescriptorLimit.exhausted(e)) {
                     closeQuietly(ch);
-                    throw new KoloException(DescriptorLimit.explain(rank, size), e);
+                    throw e;
                 }
                 last = e;
             }
             closeQuietly(ch);
-            Thread.sleep(Math.max(0, Math.min(backoff, remainingMillis())));
+            Thread.sleep(Math.max(0, Math.min(backoff, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime()))));
             backoff = Math.min(backoff * 2, MAX_BACKOFF_MILLIS);
         }
     }
 
-    private void awaitHigherRanks() throws InterruptedException {
-        while (!higherRanks.await(Math.min(remaining().toNanos(), TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS)),
-                TimeUnit.NANOSECONDS)) {
-            if (remaining().isZero()) {
-                break;
+    private SocketChannel awaitHigherRank(int peer, Duration timeout) throws InterruptedException {
+        long until = System.nanoTime() + timeout.toNanos();
+        long nextCheck = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS);
+        synchronized (ready) {
+            while (ready[peer] == null) {
+                long left = until - System.nanoTime();
+                if (left <= 0) {
+                    throw new PeerTimeoutException("rank " + rank + " timed out after "
+                            + io.kolo.bootstrap.Durations.describe(timeout) + " waiting for rank " + peer
+                            + " to connect to its data-plane port (it failed or stopped before its first exchange with"
+                            + " this rank, cannot reach this host on KOLO_IFACE, or uses a different KOLO_SECRET); raise"
+                            + " KOLO_TIMEOUT_SECONDS if it legitimately takes this long",
+                            new PeerWait(rank, peer, true, 0, 0, timeout.toNanos()));
+                }
+                if (acceptOutOfDescriptors) {
+                    throw new KoloException(DescriptorLimit.explain(rank, size));
+                }
+                if (acceptOutOfThreads != null) {
+                    throw new KoloException(acceptOutOfThreads.getMessage(), acceptOutOfThreads);
+                }
+                if (finished) {
+                    throw new KoloException("rank " + rank + ": the TCP transport was closed while waiting for rank "
+                            + peer + " to connect");
+                }
+                if (System.nanoTime() - nextCheck >= 0) {
+                    store.checkStillForming();
+                    nextCheck = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS);
+                }
+                TimeUnit.NANOSECONDS.timedWait(ready, Math.min(left, TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS)));
             }
-            if (acceptOutOfDescriptors) {
-                throw new KoloException(DescriptorLimit.explain(rank, size));
-            }
-            store.checkStillForming();
+            SocketChannel ch = ready[peer];
+            ready[peer] = null;
+            return ch;
         }
-        if (higherRanks.getCount() == 0) {
-            return;
-        }
-        List<Integer> missing = new ArrayList<>();
-        for (int peer = rank + 1; peer < size; peer++) {
-            if (accepted.get(peer) == null) {
-                missing.add(peer);
-            }
-        }
-        throw new KoloTimeoutException("rank " + rank + " timed out after " + io.kolo.bootstrap.Durations.describe(startTimeout)
-                + " waiting for " + ranks(missing) + " to connect to its data-plane port (they failed during"
-                + " startup, cannot reach this host on KOLO_IFACE, or use a different KOLO_SECRET); raise"
-                + " KOLO_START_TIMEOUT_SECONDS if they legitimately start this slowly");
     }
 
     private void acceptLoop() {
@@ -288,7 +325,15 @@ final class TcpMeshBuilder implements AutoCloseable {
             handshaking.add(ch);
             gate.arrived(ch);
             // One thread per connection, so a silent stranger can't hold up the real peers.
-            Thread.ofPlatform().daemon().name("kolo-tcp-handshake-" + rank).start(() -> admit(ch));
+            try {
+                ThreadLimit.start(Thread.ofPlatform().daemon().name("kolo-tcp-handshake-" + rank), () -> admit(ch),
+                        "rank " + rank + "'s handshake");
+            } catch (KoloException e) {
+                handshaking.remove(ch);
+                gate.settled(ch);
+                closeQuietly(ch);
+                acceptOutOfThreads = e;
+            }
         }
     }
 
@@ -302,8 +347,8 @@ final class TcpMeshBuilder implements AutoCloseable {
         try {
             remote = ch.getRemoteAddress();
             configure(ch);
-            Handshake.server(ch.socket(), secret, PURPOSE, Duration.ofMillis(HANDSHAKE_MILLIS), claim -> {
-                int peer = claimedRank(claim);
+            String claim = Handshake.server(ch.socket(), secret, PURPOSE, Duration.ofMillis(HANDSHAKE_MILLIS), c -> {
+                int peer = claimedRank(c);
                 // Taken before this end answers, so the same rank can never be claimed twice.
                 if (!accepted.compareAndSet(peer, null, ch)) {
                     throw Handshake.refuse("claims to be rank " + peer + ", which is already connected"
@@ -312,13 +357,16 @@ final class TcpMeshBuilder implements AutoCloseable {
             });
             gate.settled(ch);
             handshaking.remove(ch);
-            if (finished) {
-                // Setup already gave up; nobody will pick this channel up.
-                closeQuietly(ch);
-                return;
-            }
             ch.socket().setSoTimeout(0);
-            higherRanks.countDown();
+            synchronized (ready) {
+                if (finished) {
+                    // The transport is closed, or gave up: nobody will pick this channel up.
+                    closeQuietly(ch);
+                    return;
+                }
+                ready[rankIn(claim)] = ch;
+                ready.notifyAll();
+            }
         } catch (IOException e) {
             gate.settled(ch);
             handshaking.remove(ch);
@@ -357,10 +405,6 @@ final class TcpMeshBuilder implements AutoCloseable {
         return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
     }
 
-    private long remainingMillis() {
-        return TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-    }
-
     private static String ranks(List<Integer> missing) {
         if (missing.size() == 1) {
             return "rank " + missing.getFirst();
@@ -370,10 +414,19 @@ final class TcpMeshBuilder implements AutoCloseable {
         return j.toString();
     }
 
-    /** Stops accepting (no data port stays open) and drops unfinished handshakes. */
+    /**
+     * Stops accepting (no data port stays open), drops unfinished handshakes and the accepted connections the
+     * transport never took. Idempotent.
+     */
     @Override
     public void close() {
-        finished = true;
+        synchronized (ready) {
+            finished = true;
+            for (int peer = 0; peer < size; peer++) {
+                closeQuietly(ready[peer]);
+                ready[peer] = null;
+            }
+        }
         if (server != null) {
             try {
                 server.close();
