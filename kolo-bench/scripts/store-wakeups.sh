@@ -10,6 +10,12 @@ cd "$(dirname "$0")/../.."
 gap="${1:-3000}"
 shift || true
 [ $# -gt 0 ] || set -- 500 1000
+for value in "$gap" "$@"; do
+  if ! [[ "$value" =~ ^[1-9][0-9]{0,6}$ ]]; then
+    echo "store-wakeups: '$value' is not a whole number from 1 to 9999999 (usage: store-wakeups.sh [GAP_MICROS [WAITERS...]])" >&2
+    exit 2
+  fi
+done
 if [ ! -f kolo-core/target/classes/io/kolo/bootstrap/InMemoryStore.class ]; then
   ./mvnw -B -q -pl kolo-core compile
 fi

@@ -102,4 +102,20 @@ class BenchScriptOptionsTest {
         }
         assertFalse(Files.exists(out), "something ran");
     }
+
+    /** {@code store-wakeups.sh abc} ended in a NumberFormatException's stack trace. */
+    @Test
+    void storeWakeupsBadValuesAreOneLineNamingTheValue() throws Exception {
+        for (List<String> args : List.of(List.of("abc"), List.of("3000", "0"), List.of("3000", "500", "-1"))) {
+            List<String> command = new ArrayList<>(List.of("bash", "scripts/store-wakeups.sh"));
+            command.addAll(args);
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(2, p.waitFor(), args + ": " + output);
+            assertEquals(1, output.lines().count(), args + ": " + output);
+            assertTrue(output.startsWith("store-wakeups: '" + args.getLast() + "' is not a whole number"),
+                    args + ": " + output);
+        }
+    }
 }
