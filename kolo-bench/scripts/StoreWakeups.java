@@ -5,10 +5,11 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * What the rendezvous store spends when every write wakes every waiting request: W platform threads wait in one
+ * What the rendezvous store spends on the requests waiting in a table read: W platform threads wait in one
  * {@code getEach} for W keys, as ranks wait for the address table, while W writes arrive one at a time, a gap apart
- * (ranks starting spread out), so that each write finds all W waiting: W² wake-ups. Prints the CPU time beyond the
- * writer's own per wake-up, the time the writes took beyond their gaps, and the resident memory per waiting thread.
+ * (ranks starting spread out), so that each write finds all W waiting (a store that woke every waiter on every write
+ * made that W² wake-ups; Kolo's wakes each once, when its table is complete). Prints the CPU time beyond the writer's
+ * own per waiting request, the time the writes took beyond their gaps, and the resident memory per waiting thread.
  *
  * <p>Run by {@code store-wakeups.sh}: {@code java -cp kolo-core/target/classes StoreWakeups.java WAITERS GAP_MICROS}
  */
@@ -45,10 +46,10 @@ public class StoreWakeups {
         long wall = System.nanoTime() - t0;
         long cpu = os.getProcessCpuTime() - cpu0;
         long gaps = waiters * gapNanos;
-        double wakeups = (double) waiters * waiters;
-        System.out.printf("%d waiters, %d writes %d us apart: %.2f us of CPU per wake-up, %.2f us of the writes' time"
-                        + " per wake-up, %.0f KiB resident per waiting thread%n", waiters, waiters, gapNanos / 1000,
-                (cpu - gaps) / 1e3 / wakeups, (wall - gaps) / 1e3 / wakeups, (rssWaiting - rssBefore) / 1024.0 / waiters);
+        System.out.printf("%d waiters, %d writes %d us apart: %.1f us of CPU per waiting request, %.1f us of the"
+                        + " writes' time per waiting request, %.0f KiB resident per waiting thread%n", waiters, waiters,
+                gapNanos / 1000, Math.max(0, cpu - gaps) / 1e3 / waiters, Math.max(0, wall - gaps) / 1e3 / waiters,
+                (rssWaiting - rssBefore) / 1024.0 / waiters);
     }
 
     private static long residentBytes() throws java.io.IOException {

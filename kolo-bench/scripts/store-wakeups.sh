@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What the rendezvous store spends waking waiting requests (docs/scaling.md, "What breaks first"): for each number of
-# waiters, StoreWakeups.java makes them wait in one table read while as many writes arrive a gap apart.
+# What the rendezvous store spends on requests waiting in a table read (docs/scaling.md, "What breaks first"): for each
+# number of waiters, StoreWakeups.java makes them wait in one table read while as many writes arrive a gap apart.
 #
 #   kolo-bench/scripts/store-wakeups.sh [GAP_MICROS [WAITERS...]]
 #

@@ -72,6 +72,39 @@ class InMemoryStoreTest {
         s.close();
     }
 
+    /**
+     * A put wakes only the requests waiting for its key: many waiters of one key all get it, a table read whose keys
+     * come last-first still returns when the first key it lacks comes, and waiters of other keys keep waiting.
+     */
+    @Test
+    void eachPutAnswersTheRequestsWaitingForItsKeyAndOnlyThose() throws Exception {
+        try (InMemoryStore s = new InMemoryStore();
+             var threads = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            java.util.List<CompletableFuture<String>> sameKey = new java.util.ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                sameKey.add(CompletableFuture.supplyAsync(() -> s.get("k", Duration.ofSeconds(10)), threads));
+            }
+            CompletableFuture<java.util.List<String>> table =
+                    CompletableFuture.supplyAsync(() -> s.getEach("addr/", 3, Duration.ofSeconds(10)), threads);
+            CompletableFuture<String> other =
+                    CompletableFuture.supplyAsync(() -> s.get("other", Duration.ofSeconds(10)), threads);
+            Thread.sleep(200);
+            s.put("addr/2", "c");
+            s.put("addr/1", "b");
+            s.put("k", "v");
+            for (CompletableFuture<String> f : sameKey) {
+                assertEquals("v", f.get(5, TimeUnit.SECONDS));
+            }
+            Thread.sleep(100);
+            assertFalse(table.isDone(), "the table read returned without addr/0");
+            s.put("addr/0", "a");
+            assertEquals(java.util.List.of("a", "b", "c"), table.get(5, TimeUnit.SECONDS));
+            assertFalse(other.isDone());
+            s.put("other", "o");
+            assertEquals("o", other.get(5, TimeUnit.SECONDS));
+        }
+    }
+
     @Test
     void rejectsNulls() {
         try (InMemoryStore s = new InMemoryStore()) {
