@@ -40,6 +40,7 @@ final class AgentExchange {
     static final int ACCEPTED = 0;
     static final int REFUSED = 1;
     private static final int NONCE = 32;
+    private static final int ID_LENGTH = 32;
     private static final int IV = 12;
     private static final int MAX_SEALED = 1 << 20;
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -56,7 +57,7 @@ final class AgentExchange {
 
     /** What the rank sends to name its token: a digest that does not reveal it. */
     static String id(String token) {
-        return HexFormat.of().formatHex(mac(token, "id".getBytes(StandardCharsets.UTF_8))).substring(0, 32);
+        return HexFormat.of().formatHex(mac(token, "id".getBytes(StandardCharsets.UTF_8))).substring(0, ID_LENGTH);
     }
 
     static byte[] nonce() {
@@ -71,6 +72,33 @@ final class AgentExchange {
         out.writeUTF(id(token));
         out.write(rankNonce);
         out.flush();
+    }
+
+    /**
+     * The launcher's side of the claim, before anything is known of the peer: reads no more than a real claim's size,
+     * and throws at the first field that is longer or not this exchange.
+     */
+    static Claim readClaim(DataInputStream in) throws IOException {
+        if (!GREETING.equals(readField(in, GREETING.length(), "greeting"))) {
+            throw new IOException("not a rank agent's greeting");
+        }
+        String id = readField(in, ID_LENGTH, "token id");
+        return new Claim(id, readNonce(in));
+    }
+
+    /** A rank agent's opening: the id of the token it claims to hold and its nonce. */
+    record Claim(String id, byte[] rankNonce) {
+    }
+
+    /** A {@link DataOutputStream#writeUTF} field of at most {@code max} bytes; a longer one is refused unread. */
+    private static String readField(DataInputStream in, int max, String what) throws IOException {
+        int length = in.readUnsignedShort();
+        if (length > max) {
+            throw new IOException("a " + what + " of " + length + " bytes (at most " + max + ")");
+        }
+        byte[] bytes = new byte[length];
+        in.readFully(bytes);
+        return new String(bytes, StandardCharsets.UTF_8);
     }
 
     static byte[] readNonce(DataInputStream in) throws IOException {

@@ -1,5 +1,6 @@
 package io.kolo.launcher.start;
 
+import io.kolo.bootstrap.ConnectionGate;
 import io.kolo.bootstrap.KoloSettings;
 
 import java.io.BufferedInputStream;
@@ -31,6 +32,11 @@ import java.util.function.Consumer;
  * each of them for as long as its rank runs. A rank whose heartbeat stops is lost: its agent process here is killed, so
  * that the launcher sees the rank end. A token presented a second time means someone else read it: the office reports
  * it through {@code misuse}, which ends the job.
+ *
+ * <p>Anyone who reaches the port can connect, so until a peer has proved it holds a token the office bounds what it
+ * spends on it: at most {@link ConnectionGate#DEFAULT_MAX_UNAUTHENTICATED} connections in their handshake at once (a
+ * new one pushes out the oldest: a real rank agent proves itself within a few round trips), one deadline for the whole
+ * handshake, and no more read than a real claim's size.
  */
 public final class AgentOffice implements AutoCloseable {
     // Between a rank's heartbeat stopping and its agent process here being killed: time for it to exit by itself.
@@ -41,16 +47,21 @@ public final class AgentOffice implements AutoCloseable {
     private final List<InetAddress> advertised;
     private final Duration validity;
     private final Consumer<String> misuse;
+    private final Duration handshake;
+    private final ConnectionGate gate;
     private final Map<String, Ticket> tickets = new ConcurrentHashMap<>();
     private final List<Socket> open = Collections.synchronizedList(new ArrayList<>());
     private volatile boolean closed;
 
     private AgentOffice(ServerSocket server, List<InetAddress> advertised, Duration validity,
-                        Consumer<String> misuse) {
+                        Consumer<String> misuse, Duration handshake, int maxPending) {
         this.server = server;
         this.advertised = advertised;
         this.validity = validity;
         this.misuse = misuse;
+        this.handshake = handshake;
+        this.gate = new ConnectionGate("the launcher's agent office at port " + server.getLocalPort(), maxPending,
+                System.getLogger(AgentOffice.class.getName()));
     }
 
     /**
@@ -58,10 +69,16 @@ public final class AgentOffice implements AutoCloseable {
      * other); tokens are valid for {@code validity} after they are issued.
      */
     public static AgentOffice open(InetAddress bind, Duration validity, Consumer<String> misuse) throws IOException {
+        return open(bind, validity, misuse, HANDSHAKE, ConnectionGate.DEFAULT_MAX_UNAUTHENTICATED);
+    }
+
+    /** As above, with the bounds on peers that have not proved themselves yet. */
+    static AgentOffice open(InetAddress bind, Duration validity, Consumer<String> misuse, Duration handshake,
+                            int maxPending) throws IOException {
         ServerSocket s = new ServerSocket();
         s.bind(new InetSocketAddress(bind, 0), 128);
         AgentOffice office = new AgentOffice(s, bind.isAnyLocalAddress() ? ownAddresses() : List.of(bind), validity,
-                misuse);
+                misuse, handshake, maxPending);
         Thread.ofPlatform().daemon().name("kolo-agent-office").start(office::serve);
         return office;
     }
@@ -157,15 +174,22 @@ public final class AgentOffice implements AutoCloseable {
                 if (closed) {
                     return;
                 }
+                try {
+                    gate.acceptFailed(e);
+                } catch (InterruptedException stop) {
+                    return;
+                }
                 continue;
             }
             open.add(s);
+            gate.arrived(s);
             Thread.ofVirtual().name("kolo-agent-" + s.getRemoteSocketAddress()).start(() -> {
                 try {
                     answer(s);
                 } catch (IOException | RuntimeException e) {
                     // A stranger, a scanner or an agent that went away mid-exchange: nothing the job depends on.
                 } finally {
+                    gate.settled(s);
                     closeQuietly(s);
                     open.remove(s);
                 }
@@ -174,15 +198,13 @@ public final class AgentOffice implements AutoCloseable {
     }
 
     private void answer(Socket s) throws IOException {
-        s.setSoTimeout((int) HANDSHAKE.toMillis());
         s.setTcpNoDelay(true);
-        DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
+        HandshakeInput raw = new HandshakeInput(s, handshake);
+        DataInputStream in = new DataInputStream(new BufferedInputStream(raw));
         DataOutputStream out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
-        if (!AgentExchange.GREETING.equals(in.readUTF())) {
-            return;
-        }
-        String id = in.readUTF();
-        byte[] rankNonce = AgentExchange.readNonce(in);
+        AgentExchange.Claim claim = AgentExchange.readClaim(in);
+        String id = claim.id();
+        byte[] rankNonce = claim.rankNonce();
         byte[] launcherNonce = AgentExchange.nonce();
         out.write(launcherNonce);
         out.flush();
@@ -209,6 +231,8 @@ public final class AgentOffice implements AutoCloseable {
             t.claimed = true;
             t.claimedFrom = from;
         }
+        gate.settled(s);
+        raw.lift((int) AgentExchange.MISSED.toMillis());
         Map<String, String> env = new LinkedHashMap<>(t.env);
         // The address this agent reached the launcher by reaches the rendezvous server too (the same bind address).
         env.computeIfPresent(KoloSettings.RENDEZVOUS_ADDR.name(), (k, v) -> s.getLocalAddress().getHostAddress());
@@ -222,7 +246,6 @@ public final class AgentOffice implements AutoCloseable {
         if (t.stopRequested) {
             t.requestStop();
         }
-        s.setSoTimeout((int) AgentExchange.MISSED.toMillis());
         Thread beating = Thread.ofVirtual().start(() -> {
             try {
                 while (!s.isClosed()) {
