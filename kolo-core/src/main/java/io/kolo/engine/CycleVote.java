@@ -34,6 +34,11 @@ final class CycleVote implements AutoCloseable {
     static final int NOT_JOINED = 4;
     static final int ALL_VALID = 8;
     static final int TABLE_EMPTY = 16;
+    /**
+     * The global set's vote only: no process set of this rank (but the global one) ran or waited for an op lately.
+     * Clear somewhere while this rank's sets are quiet: see {@link ProcessSetEngine#peersBusyNanos}.
+     */
+    static final int OTHER_SETS_QUIET = 32;
 
     private final Arena arena = Arena.ofShared();
     private final MemorySegment bits;

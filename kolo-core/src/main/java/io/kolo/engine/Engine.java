@@ -296,8 +296,19 @@ public final class Engine implements AutoCloseable {
 
     /** Every set's cycle in turn, as one cycle of the {@link CycleRunner}. */
     private final class Cycles implements CycleAgent {
+        /**
+         * How long after its last op a process set still counts as busy in the global set's vote (see
+         * {@link ProcessSetEngine#peersBusy}): a set's ranks usually compute a while between ops, and the ranks
+         * outside it should not fall back to idle pacing in that gap.
+         */
+        private static final long SET_BUSY_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
+        /** Ops completed by the sets other than the global one, when last looked at. */
+        private long setOpsSeen;
+        private long setsLastBusyNanos = System.nanoTime() - java.util.concurrent.TimeUnit.DAYS.toNanos(1);
+
         @Override
         public boolean cycle(long nowNanos) {
+            global.otherSetsBusy(otherSetsBusy(nowNanos));
             boolean finished = global.cycle(nowNanos);
             if (!finished) {
                 // Between the global set's cycle and the others': the point every rank agreed on for set changes.
@@ -328,8 +339,27 @@ public final class Engine implements AutoCloseable {
             return finished;
         }
 
+        /** Whether this rank's sets other than the global one have ops now, or completed one lately. */
+        private boolean otherSetsBusy(long now) {
+            long completed = 0;
+            boolean busy = false;
+            for (int i = 1; i < cycling.size(); i++) {
+                ProcessSetEngine set = cycling.get(i);
+                completed += set.completedOps();
+                busy |= set.hasWork() || !set.queueEmpty();
+            }
+            if (busy || completed != setOpsSeen) {
+                setOpsSeen = completed;
+                setsLastBusyNanos = now;
+            }
+            return now - setsLastBusyNanos < SET_BUSY_NANOS;
+        }
+
         @Override
         public boolean hasWork() {
+            if (global.peersBusy()) {
+                return true;
+            }
             for (int i = 0; i < cycling.size(); i++) {
                 if (cycling.get(i).hasWork()) {
                     return true;
@@ -350,7 +380,11 @@ public final class Engine implements AutoCloseable {
 
         @Override
         public long lastDrainNanos() {
+            // Other ranks' busy sets count as ops taken up here: this rank's next cycle starts at once.
             long last = global.lastDrainNanos();
+            if (global.peersBusyNanos() - last > 0) {
+                last = global.peersBusyNanos();
+            }
             for (int i = 1; i < cycling.size(); i++) {
                 long l = cycling.get(i).lastDrainNanos();
                 if (l - last > 0) {

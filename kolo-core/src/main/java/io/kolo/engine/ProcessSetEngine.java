@@ -78,6 +78,11 @@ final class ProcessSetEngine implements CycleAgent {
     private final EngineTuning tuning;
     private final DirectOp direct;
     private final EagerExchange eager;
+    /** Global set: whether this rank's other sets were busy lately (set before each cycle by the {@link Engine}). */
+    private boolean otherSetsBusy;
+    /** Global set: the start of the last cycle whose vote said that other ranks' sets are busy while ours are not. */
+    private long peersBusyNanos = System.nanoTime() - java.util.concurrent.TimeUnit.DAYS.toNanos(1);
+    private boolean peersBusy;
     /** The response whose collective runs now, for a timed-out caller's message ({@link #waitingFor}); else null. */
     private volatile Response executing;
 
@@ -217,6 +222,30 @@ final class ProcessSetEngine implements CycleAgent {
         ending.removed(why);
     }
 
+    /**
+     * Global set only, before its cycle: whether this rank's other process sets ran or waited for ops lately, which
+     * the cycle's vote tells every rank.
+     */
+    void otherSetsBusy(boolean busy) {
+        otherSetsBusy = busy;
+    }
+
+    /**
+     * Global set only: whether the last cycle's vote said that some rank's other process sets are busy while this
+     * rank's are not. Every cycle of such a set's ranks includes the global set's vote, which waits for this rank: a
+     * rank that paced its cycles as an idle rank does (up to an idle cycle apart) would set the pace of every op of
+     * sets it is not even in. Such a rank cycles promptly instead; each cycle then waits in the transport for the
+     * busy ranks' next one, which costs no CPU beyond that wait.
+     */
+    boolean peersBusy() {
+        return peersBusy;
+    }
+
+    /** Global set only: when {@link #peersBusy} last held (the start of that cycle). */
+    long peersBusyNanos() {
+        return peersBusyNanos;
+    }
+
     @Override
     public boolean hasWork() {
         return outcomes.hasPending() || joinOp != null || admission.hasRequests();
@@ -288,7 +317,8 @@ final class ProcessSetEngine implements CycleAgent {
         long flags = (admission.hasRequests() ? 0 : CycleVote.NOTHING_NEW)
                 | (ending.shutdownRequested() ? 0 : CycleVote.NO_SHUTDOWN)
                 | (joinOp == null ? CycleVote.NOT_JOINED : 0) | (vote.anyInvalidHere() ? 0 : CycleVote.ALL_VALID)
-                | (coordinator.tableBusy() || tuning.hasPending() ? 0 : CycleVote.TABLE_EMPTY);
+                | (coordinator.tableBusy() || tuning.hasPending() ? 0 : CycleVote.TABLE_EMPTY)
+                | (otherSetsBusy ? 0 : CycleVote.OTHER_SETS_QUIET);
         admission.fillVote(flags, high);
         eager.exchange(ops);
 
@@ -297,6 +327,10 @@ final class ProcessSetEngine implements CycleAgent {
         boolean anyJoined = vote.anyNot(CycleVote.NOT_JOINED);
         boolean anyInvalid = vote.anyNot(CycleVote.ALL_VALID);
         boolean tableBusy = vote.anyNot(CycleVote.TABLE_EMPTY);
+        peersBusy = !otherSetsBusy && vote.anyNot(CycleVote.OTHER_SETS_QUIET);
+        if (peersBusy) {
+            peersBusyNanos = now;
+        }
         vote.settleValidity(ops);
         if (eager.finish(anyJoined)) {
             cachedOps.increment();
