@@ -20,8 +20,9 @@ import java.util.TreeMap;
  * The one owner of a job's view: what its launcher saw (ranks started and exited, their last output lines, elastic
  * resets, the end) and what its ranks published to the job's store ({@link RankSnapshot} under {@code view/R}, polled
  * on a thread of its own every interval). Everything the page, {@code /api/job}, {@code /metrics} and the report show
- * is read from here: {@link #json()} and {@link #prometheus()}. Thread-safe: the launcher's threads, the poller and
- * the HTTP server's threads all go through its lock.
+ * is read from here, as a {@link JobSnapshot} copied under its lock and rendered without it: {@link #json()}
+ * ({@link JobJson}) and {@link #prometheus()} ({@link JobMetrics}). Thread-safe: the launcher's threads, the poller
+ * and the HTTP server's threads all go through its lock.
  */
 public final class JobView implements AutoCloseable {
     /** The job's states in {@code /api/job}. */
@@ -41,9 +42,6 @@ public final class JobView implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(JobView.class.getName());
 
     private record MetricKey(String name, int rank) {
-    }
-
-    private record Event(long timeMillis, String kind, Integer rank, String message) {
     }
 
     /** What the view knows of one rank. */
@@ -83,7 +81,7 @@ public final class JobView implements AutoCloseable {
     private final Object lock = new Object();
     private final TreeMap<Integer, Rank> ranks = new TreeMap<>();
     private final Map<MetricKey, Deque<RankSnapshot.Point>> metrics = new LinkedHashMap<>();
-    private final Deque<Event> events = new ArrayDeque<>();
+    private final Deque<JobSnapshot.Event> events = new ArrayDeque<>();
     // A snapshot came since the straggler rules last looked: they look again before the view is read.
     private boolean judged = true;
     private KeyValueStore store;
@@ -431,149 +429,50 @@ public final class JobView implements AutoCloseable {
      * gives every point, with {@code metricsSince} null, so the page starts afresh.
      */
     public String json(long since) {
-        synchronized (lock) {
-            judge();
-            boolean partial = since >= 0 && since <= pointSeq;
-            long now = now();
-            double elapsed = (now - startedAtMillis) / 1000.0;
-            Json j = new Json().beginObject();
-            j.field("state", state).field("size", size);
-            j.name("hosts").beginArray();
-            hosts().forEach(j::value);
-            j.endArray();
-            j.field("generation", generation).field("elastic", elastic).field("startedAtMillis", startedAtMillis)
-                    .field("elapsedSeconds", elapsed).field("command", command);
-            Double progress = progress();
-            j.name("progressPercentage").value(progress == null ? null : 100 * progress);
-            j.name("estimatedRemainingSeconds").value(progress == null ? null : progress >= 1 ? 0.0
-                    : progress <= 0 ? null : elapsed * (1 - progress) / progress);
-            j.name("ranks").beginArray();
-            for (Rank r : ranks.values()) {
-                rankJson(j, r, now);
-            }
-            j.endArray();
-            j.field("metricsCursor", pointSeq).name("metricsSince").value(partial ? (Long) since : null);
-            j.name("metrics").beginArray();
-            metrics.forEach((key, points) -> {
-                if (partial && (points.isEmpty() || points.getLast().seq() <= since)) {
-                    return;
-                }
-                for (RankSnapshot.Point p : points) {
-                    if (partial && p.seq() <= since) {
-                        continue;
-                    }
-                    j.beginObject().field("name", key.name()).field("rank", key.rank()).field("value", p.value());
-                    j.name("step").value(p.step() < 0 ? null : p.step()).field("timeMillis", p.timeMillis());
-                    j.endObject();
-                }
-            });
-            j.endArray();
-            j.name("stalls").beginArray();
-            for (RankSnapshot.Stall st : stalls) {
-                j.beginObject().field("op", st.op()).name("missingRanks").beginArray();
-                for (int m : st.missingRanks()) {
-                    j.value(m);
-                }
-                j.endArray().field("seconds", st.seconds()).endObject();
-            }
-            j.endArray();
-            j.name("events").beginArray();
-            for (Event e : events) {
-                j.beginObject().field("timeMillis", e.timeMillis()).field("kind", e.kind()).name("rank")
-                        .value(e.rank()).field("message", e.message()).endObject();
-            }
-            j.endArray();
-            return j.endObject().toString();
-        }
-    }
-
-    private void rankJson(Json j, Rank r, long now) {
-        RankSnapshot s = r.latest;
-        double collective = s == null ? 0 : s.collectiveNanos() / 1e9;
-        double alive = s == null ? 0 : Math.max(0, (s.timeMillis() - r.startedMillis) / 1000.0);
-        j.beginObject().field("rank", r.rank).field("host", r.host).field("pid", r.pid).field("state", r.state)
-                .field("ops", s == null ? 0 : s.ops()).field("collectiveSeconds", collective)
-                .field("betweenSeconds", Math.max(0, alive - collective)).field("bytes", s == null ? 0 : s.bytes());
-        j.name("lastOp").value(s == null || s.lastOp().isEmpty() ? null : s.lastOp());
-        j.name("lastOpAgoSeconds").value(s == null || s.lastOpEndMillis() <= 0 ? null
-                : Math.max(0, (now - s.lastOpEndMillis()) / 1000.0));
-        j.field("latenessSeconds", r.latenessSeconds)
-                .field("coordinatorLatenessSeconds", r.coordinatorLatenessSeconds)
-                .field("collectiveLatenessSeconds", r.collectiveLatenessSeconds).field("lastCount", r.lastCount)
-                .field("straggler", r.straggler).field("resets", s == null ? 0 : s.resets());
-        j.name("exitCode").value(r.exitCode).field("cause", r.cause);
-        j.name("output").beginArray();
-        r.output.forEach(j::value);
-        j.endArray().endObject();
+        return JobJson.render(snapshot(since, false));
     }
 
     /**
-     * The view in Prometheus' text exposition format 0.0.4: the job's state and size, and per rank (labelled
-     * {@code rank} and {@code host}) its liveness, ops, time in collectives, bytes, lateness, straggler flag, resets,
-     * and the newest value of each metric its program reports ({@code kolo_metric{name=...}}).
+     * The view in Prometheus' text exposition format 0.0.4 ({@link JobMetrics}): the job, its ranks, and the newest
+     * value of each metric its program reports.
      */
     public String prometheus() {
-        synchronized (lock) {
-            judge();
-            Prometheus p = new Prometheus();
-            p.family("kolo_job_state", "gauge", "1 for the job's current state (RUNNING, SUCCEEDED, FAILED)");
-            for (String s : List.of(RUNNING, SUCCEEDED, FAILED)) {
-                p.sample("kolo_job_state", s.equals(state) ? 1 : 0, "state", s);
-            }
-            p.family("kolo_job_ranks", "gauge", "The job's number of ranks");
-            p.sample("kolo_job_ranks", size);
-            p.family("kolo_job_generation", "gauge", "The elastic job's generation (0 for a static job)");
-            p.sample("kolo_job_generation", generation);
-            p.family("kolo_job_elapsed_seconds", "gauge", "Seconds since the job started");
-            p.sample("kolo_job_elapsed_seconds", (now() - startedAtMillis) / 1000.0);
-            p.family("kolo_job_stalls", "gauge", "Ops some ranks submitted and others have not, for long");
-            p.sample("kolo_job_stalls", stalls.size());
-            Double progress = progress();
-            if (progress != null) {
-                p.family("kolo_job_progress_ratio", "gauge", "The program's reported progress, 0 to 1");
-                p.sample("kolo_job_progress_ratio", progress);
-            }
-            rankFamily(p, "kolo_rank_up", "gauge", "1 while the rank runs", r -> r.ended() ? 0 : 1);
-            rankFamily(p, "kolo_rank_ops_total", "counter", "Collective ops the rank completed",
-                    r -> r.latest == null ? 0 : r.latest.ops());
-            rankFamily(p, "kolo_rank_collective_seconds_total", "counter", "Seconds the rank spent inside collectives",
-                    r -> r.latest == null ? 0 : r.latest.collectiveNanos() / 1e9);
-            rankFamily(p, "kolo_rank_bytes_total", "counter", "Payload bytes the rank contributed or moved",
-                    r -> r.latest == null ? 0 : r.latest.bytes());
-            rankFamily(p, "kolo_rank_lateness_seconds_total", "counter",
-                    "Seconds the other ranks waited for this rank in the ops the coordinator saw (outside the response"
-                            + " cache)", r -> r.coordinatorLatenessSeconds);
-            rankFamily(p, "kolo_rank_collective_lateness_seconds", "gauge",
-                    "Seconds the other ranks waited for this rank in every op, estimated from the ranks' time in"
-                            + " collectives", r -> r.collectiveLatenessSeconds);
-            rankFamily(p, "kolo_rank_last_total", "counter", "Ops this rank was the last to submit", r -> r.lastCount);
-            rankFamily(p, "kolo_rank_straggler", "gauge", "1 while the others keep waiting for this rank",
-                    r -> r.straggler ? 1 : 0);
-            rankFamily(p, "kolo_rank_resets_total", "counter", "Elastic resets the rank has been through",
-                    r -> r.latest == null ? 0 : r.latest.resets());
-            p.family("kolo_rank_exit_code", "gauge", "The rank's exit code, once it exited");
-            for (Rank r : ranks.values()) {
-                if (r.exitCode != null) {
-                    p.sample("kolo_rank_exit_code", r.exitCode, "rank", Integer.toString(r.rank), "host", r.host);
-                }
-            }
-            p.family("kolo_metric", "gauge", "The newest value of each metric the program reports with Kolo.report");
-            metrics.forEach((key, points) -> {
-                if (!points.isEmpty()) {
-                    Rank r = ranks.get(key.rank());
-                    p.sample("kolo_metric", points.getLast().value(), "name", key.name(), "rank",
-                            Integer.toString(key.rank()), "host", r == null ? "" : r.host);
-                }
-            });
-            return p.toString();
-        }
+        return JobMetrics.render(snapshot(-1, true));
     }
 
-    private void rankFamily(Prometheus p, String name, String type, String help,
-                            java.util.function.ToDoubleFunction<Rank> value) {
-        p.family(name, type, help);
-        for (Rank r : ranks.values()) {
-            p.sample(name, value.applyAsDouble(r), "rank", Integer.toString(r.rank), "host", r.host);
+    /**
+     * A copy of the view as it is now, the straggler rules applied first: the metric points after {@code since} (all
+     * of them when {@code since} is negative or a cursor this view never gave), or only each series' newest.
+     */
+    private JobSnapshot snapshot(long since, boolean newestOnly) {
+        synchronized (lock) {
+            judge();
+            boolean partial = !newestOnly && since >= 0 && since <= pointSeq;
+            List<JobSnapshot.RankState> rankStates = new ArrayList<>(ranks.size());
+            for (Rank r : ranks.values()) {
+                rankStates.add(new JobSnapshot.RankState(r.rank, r.host, r.pid, r.state, r.exitCode, r.cause,
+                        r.startedMillis, r.latest, r.latenessSeconds, r.coordinatorLatenessSeconds,
+                        r.collectiveLatenessSeconds, r.lastCount, r.straggler, List.copyOf(r.output)));
+            }
+            List<JobSnapshot.Series> series = new ArrayList<>(metrics.size());
+            metrics.forEach((key, points) -> {
+                if (newestOnly) {
+                    series.add(new JobSnapshot.Series(key.name(), key.rank(),
+                            points.isEmpty() ? List.of() : List.of(points.getLast())));
+                } else if (!partial) {
+                    series.add(new JobSnapshot.Series(key.name(), key.rank(), List.copyOf(points)));
+                } else if (!points.isEmpty() && points.getLast().seq() > since) {
+                    List<RankSnapshot.Point> after = new ArrayList<>();
+                    for (RankSnapshot.Point p : points) {
+                        if (p.seq() > since) {
+                            after.add(p);
+                        }
+                    }
+                    series.add(new JobSnapshot.Series(key.name(), key.rank(), after));
+                }
+            });
+            return new JobSnapshot(state, size, generation, elastic, startedAtMillis, now(), command, progress(),
+                    rankStates, pointSeq, partial ? (Long) since : null, series, stalls, List.copyOf(events));
         }
     }
 
@@ -587,16 +486,6 @@ public final class JobView implements AutoCloseable {
             }
         }
         return min;
-    }
-
-    private List<String> hosts() {
-        Set<String> hosts = new LinkedHashSet<>();
-        for (Rank r : ranks.values()) {
-            if (!r.host.isEmpty()) {
-                hosts.add(r.host);
-            }
-        }
-        return new ArrayList<>(hosts);
     }
 
     private long now() {
@@ -630,6 +519,6 @@ public final class JobView implements AutoCloseable {
         if (events.size() == MAX_EVENTS) {
             events.removeFirst();
         }
-        events.addLast(new Event(System.currentTimeMillis(), kind, rank, message));
+        events.addLast(new JobSnapshot.Event(System.currentTimeMillis(), kind, rank, message));
     }
 }
