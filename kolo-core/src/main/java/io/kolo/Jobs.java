@@ -57,7 +57,13 @@ final class Jobs {
         if (job.size() == 1) {
             InMemoryStore store = new InMemoryStore();
             Transport t = LocalTransport.group(1, settings.timeout()).getFirst();
-            Communicator c = assemble(topology, null, t, store, settings, store);
+            KeyValueStore launcherStore = viewStoreOfOneRank(job);
+            Communicator c = launcherStore == null ? assemble(topology, null, t, store, settings, store)
+                    : assemble(topology, null, t, store, settings, store, launcherStore);
+            if (launcherStore != null) {
+                c.publishView(launcherStore, hostName(env), io.kolo.bootstrap.ElasticGeneration.of(env).orElse(0),
+                        java.time.Duration.ofMillis(io.kolo.bootstrap.KoloSettings.VIEW_INTERVAL_MS.from(env)));
+            }
             JoinLog.joined(env, topology, t, settings, started);
             return c;
         }
@@ -96,6 +102,30 @@ final class Jobs {
         }
         JoinLog.joined(env, c.topology(), transport, settings, started);
         return c;
+    }
+
+    /**
+     * Where a job of one rank publishes its figures for the job view: the launcher's store, when a launcher that holds
+     * the view ({@code kolo run --dashboard/--report}, {@code KOLO_VIEW=1}) names it; else null. The rank needs no
+     * rendezvous, but without this its view would show no figures.
+     */
+    private static KeyValueStore viewStoreOfOneRank(JobEnvironment job) {
+        if (!io.kolo.view.RankReporter.wanted(job.env()) || job.rendezvousServer() != JobEnvironment.RendezvousServer.LAUNCHER
+                || job.rendezvousPort() == 0 || job.secret().isEmpty() || job.rendezvousHost() == null) {
+            return null;
+        }
+        java.net.InetSocketAddress at;
+        try {
+            at = new java.net.InetSocketAddress(java.net.InetAddress.getByName(job.rendezvousHost()),
+                    job.rendezvousPort());
+        } catch (java.net.UnknownHostException e) {
+            throw new BadSettingException("KOLO_RENDEZVOUS_ADDR", "KOLO_RENDEZVOUS_ADDR=" + job.rendezvousHost()
+                    + " does not resolve on this host: name the launcher's host as every host knows it, or its IP"
+                    + " address");
+        }
+        KeyValueStore client = io.kolo.bootstrap.RendezvousClient.connect(at, job.secret().get(), job.startTimeout());
+        return io.kolo.bootstrap.ElasticGeneration.of(job.env())
+                .map(g -> io.kolo.bootstrap.ElasticGeneration.scope(client, g)).orElse(client);
     }
 
     /**

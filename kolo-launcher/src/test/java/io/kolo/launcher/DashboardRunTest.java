@@ -151,6 +151,35 @@ class DashboardRunTest {
     }
 
     /**
+     * {@code kolo run -np 1 --dashboard 0}: the rank, which needs no store, showed no figures (no ops, no reported
+     * points); it now publishes to the launcher's store as the ranks of a larger job do.
+     */
+    @Test
+    void aOneRankJobsViewShowsItsRanksFigures(@TempDir Path dir) throws Exception {
+        Path pids = Files.createDirectories(dir.resolve("pids"));
+        Path report = dir.resolve("one.html");
+        List<String> args = new ArrayList<>(List.of("run", "-np", "1", "--dashboard", "0", "--report",
+                report.toString(), "-cp", CP, ViewWorker.class.getName(), "6", pids.toString()));
+        Launcher launcher = Launcher.start(args.toArray(String[]::new));
+        String url = launcher.url();
+        JsonNode running = awaitJob(launcher, url, job -> job.get("ranks").size() == 1
+                && job.get("ranks").get(0).get("ops").asLong() > 0);
+        assertEquals(1, running.get("size").asInt());
+        assertTrue(running.get("ranks").get(0).get("pid").asLong() > 0, running.toString());
+        double ops = 0;
+        for (Sample s : parseExposition(get(url + "metrics").body())) {
+            if (s.name().equals("kolo_rank_ops_total") && s.labels().get("rank").equals("0")) {
+                ops = s.value();
+            }
+        }
+        assertTrue(ops > 0, "/metrics shows the rank's ops");
+        assertEquals(0, launcher.code(), launcher.err().toString(StandardCharsets.UTF_8));
+        JsonNode end = reportJson(report);
+        assertEquals("SUCCEEDED", end.get("state").asText());
+        assertTrue(end.get("ranks").get(0).get("ops").asLong() > 0, end.toString());
+    }
+
+    /**
      * A training loop whose gradient's named allreduce runs from the response cache from its second step on (so the
      * coordinator sees almost none of the ops), rank 2 computing 50 ms longer than the others each step: the view
      * marks rank 2, and only rank 2, from the ranks' time in collectives.
