@@ -198,6 +198,8 @@ public final class KoloSettings {
             "a host name or IP address of this host to serve the job view on");
     public static final Setting<String> REPORT = text("KOLO_REPORT", null,
             "the path of the HTML report written when the job ends");
+    public static final Setting<String> JOB_NAME = text("KOLO_JOB_NAME", null,
+            "what the job view calls the job where rank 0 holds it (default: rank 0's command line)");
 
     // The transports.
     public static final Setting<String> TRANSPORT = choice("KOLO_TRANSPORT", "auto", "auto (shared memory within a"

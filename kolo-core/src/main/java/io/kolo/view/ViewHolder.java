@@ -38,7 +38,9 @@ public final class ViewHolder implements AutoCloseable {
         if (port.isEmpty() && report == null) {
             return Optional.empty();
         }
-        String command = ProcessHandle.current().info().commandLine().orElse("");
+        // A Spark executor's command line says nothing of the job: KoloSpark names it (KOLO_JOB_NAME).
+        String named = KoloSettings.JOB_NAME.from(env);
+        String command = named != null ? named : ProcessHandle.current().info().commandLine().orElse("");
         JobView view = new JobView(command, size, false,
                 Duration.ofMillis(KoloSettings.VIEW_INTERVAL_MS.from(env)));
         view.watch(store);

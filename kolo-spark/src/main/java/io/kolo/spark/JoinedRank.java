@@ -55,7 +55,7 @@ final class JoinedRank implements AutoCloseable {
             }
             Map<String, String> env = WorkerEnvironment.forRank(rank, hosts)
                     .rendezvous(hosts.getFirst(), Integer.parseInt(rank0[1])).secret(secret)
-                    .settings(spec.settings()).build();
+                    .settings(spec.settingsFor(ctx.stageId(), ctx.stageAttemptNumber())).build();
             return new JoinedRank(Communicator.fromEnvironment(env), server);
         } catch (RuntimeException e) {
             if (server != null) {

@@ -46,4 +46,20 @@ class JobSpecTest {
         assertNotEquals(a.secretFor(3, 0).toHex(), a.secretFor(3, 1).toHex());
         assertNotEquals(a.secretFor(3, 0).toHex(), a.secretFor(4, 0).toHex());
     }
+
+    /**
+     * The job view under Spark showed the executor's command line (a java command of CoarseGrainedExecutorBackend) as
+     * the job; the ranks are now told the application and the stage, unless the run names the job itself.
+     */
+    @Test
+    void theRanksNameTheJobByTheSparkApplicationAndStage() {
+        SparkConf conf = new SparkConf(false).set("spark.app.name", "nightly-train").set("spark.app.id", "app-42");
+        JobSpec spec = JobSpec.forRun(conf, Map.of());
+        assertEquals("Spark application nightly-train (app-42), stage 7", spec.settingsFor(7, 0).get("KOLO_JOB_NAME"));
+        assertEquals("Spark application nightly-train (app-42), stage 7 (attempt 1)",
+                spec.settingsFor(7, 1).get("KOLO_JOB_NAME"));
+        assertFalse(spec.settings().containsKey("KOLO_JOB_NAME"), "the stage is the task's to say");
+        JobSpec named = JobSpec.forRun(conf, Map.of(), Map.of("KOLO_JOB_NAME", "my job"));
+        assertEquals("my job", named.settingsFor(7, 0).get("KOLO_JOB_NAME"));
+    }
 }

@@ -241,6 +241,9 @@ class LocalClusterRunTest {
         assertTrue(steps.get(0) < 3000, "the ranks stopped once the view was seen: " + steps);
         assertEquals("RUNNING", live.get().get("state").asText());
         assertEquals(2, live.get().get("size").asInt());
+        // The job as a Spark user knows it, not the executor's java command line.
+        String command = live.get().get("command").asText();
+        assertTrue(command.matches("Spark application kolo-spark-test \\(\\S+\\), stage \\d+"), command);
         String html = Files.readString(Path.of(report));
         assertTrue(html.contains("id=\"kolo-job\""), "the report embeds the job");
         assertTrue(html.contains("\"state\":\"SUCCEEDED\""), "the report shows the job ended");
