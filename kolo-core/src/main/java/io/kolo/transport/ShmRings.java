@@ -4,7 +4,7 @@ package io.kolo.transport;
  * The rings this rank exchanges through with each rank of its host, each set up on the pair's first exchange: the
  * receiver adds the ring to its own file ({@link ShmFile#addRing}) when it first receives from the sender, and the
  * sender maps it once the receiver has marked it ready, so that a host's ranks hold rings only for the pairs that
- * exchange. Only the transport's calling thread uses it.
+ * exchange. Used by one thread at a time, as the transport's calls are.
  */
 final class ShmRings {
     private final int rank;
