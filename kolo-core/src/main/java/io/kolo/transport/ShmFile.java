@@ -180,17 +180,6 @@ final class ShmFile {
         return (byte) BYTE.getAcquire(segment, OFF_READY + index) != 0;
     }
 
-    /** Rings the owner has added so far (tests, diagnostics). */
-    int ringsAdded() {
-        int n = 0;
-        for (int i = 0; i < rings; i++) {
-            if (ringReady(i)) {
-                n++;
-            }
-        }
-        return n;
-    }
-
     /** Owner side: lets go of the file's handle (the mapping stays until the arena closes). */
     void close() {
         closeQuietly(channel);
