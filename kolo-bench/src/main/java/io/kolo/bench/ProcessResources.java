@@ -3,6 +3,7 @@ package io.kolo.bench;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -13,7 +14,7 @@ import java.nio.file.Path;
 final class ProcessResources {
     private static final Path FDS = Path.of("/proc/self/fd");
     private static final Path STATUS = Path.of("/proc/self/status");
-    private static final Path MAPS = Path.of("/proc/self/maps");
+    private static final Path SHM = Path.of("/dev/shm");
 
     private ProcessResources() {
     }
@@ -69,21 +70,16 @@ final class ProcessResources {
     }
 
     /**
-     * Bytes of shared memory this process has mapped from /dev/shm (where the shared-memory rings live): this
-     * process's own, not what other jobs on the machine hold there.
+     * Bytes in use on /dev/shm, where the shared-memory rings live: the host's, so what a job's ranks allocate there
+     * shows as the difference between two samples, whoever maps it. Not the size of the mappings, which is address
+     * space: a rank maps each host mate's segment whole, but only the rings of pairs that exchange take memory.
      */
     private static long shmBytes() {
-        long total = 0;
         try {
-            for (String line : Files.readAllLines(MAPS)) {
-                if (line.contains(" /dev/shm/")) {
-                    String[] range = line.substring(0, line.indexOf(' ')).split("-");
-                    total += Long.parseUnsignedLong(range[1], 16) - Long.parseUnsignedLong(range[0], 16);
-                }
-            }
+            FileStore store = Files.getFileStore(SHM);
+            return store.getTotalSpace() - store.getUnallocatedSpace();
         } catch (IOException | RuntimeException e) {
             return -1;
         }
-        return total;
     }
 }

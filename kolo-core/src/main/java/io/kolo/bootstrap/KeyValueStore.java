@@ -13,8 +13,8 @@ import java.util.Optional;
  * is no launcher; an in-memory implementation serves ranks that are threads of one JVM.
  *
  * <p>Keys used by Kolo: {@code addr/<rank>} (data-plane address {@code host:port}), {@code host/<rank>} (host key:
- * ranks with equal keys share memory), {@code shm/file/<rank>} and {@code shm/mapped/<rank>} (shared-memory segment
- * path, and "mapped every peer's segment"), {@code failure}
+ * ranks with equal keys share memory), {@code shm/<leader>/file/<i>} and {@code shm/<leader>/mapped/<i>} (a host's
+ * shared-memory segments, and "mapped every peer's segment"), {@code failure}
  * (first failure seen, {@code <rank>\t<message>}), {@code failed/<rank>} (cause recorded by whoever knows
  * it best, e.g. the launcher's "rank 2 exited with code 3").
  */

@@ -54,24 +54,14 @@ public final class StoreKeys {
         return "stalled/" + rank;
     }
 
-    /** The shared-memory file {@code rank} created. */
-    public static String shmFile(int rank) {
-        return "shm/file/" + rank;
-    }
-
-    /** {@code rank} has mapped its peers' shared-memory files. */
-    public static String shmMapped(int rank) {
-        return "shm/mapped/" + rank;
-    }
-
-    /** Where {@code rank}'s direct-read probe lies. */
-    public static String shmProbe(int rank) {
-        return "shm/probe/" + rank;
-    }
-
-    /** Whether {@code reader} may read {@code owner}'s memory directly. */
-    public static String shmDirect(int reader, int owner) {
-        return "shm/direct/" + reader + "/" + owner;
+    /**
+     * What the shared-memory keys of {@code leader}'s host start with ({@code leader} is the host's lowest rank):
+     * {@code <prefix>file/<i>} is the {@code i}-th rank of the host's segment and probe, {@code <prefix>mapped/<i>} says
+     * that it has mapped every other segment of the host and which of their memory it may read; each read at once by
+     * every rank of the host ({@code getEach}).
+     */
+    public static String shmHost(int leader) {
+        return "shm/" + leader + "/";
     }
 
     /** The ring size the ranks of {@code leader}'s host agreed on. */

@@ -14,9 +14,10 @@ import java.util.Arrays;
  * then {@link #PROBE} through the ring, the first {@link #SETTLE} of each not counted (they pay for the switch;
  * measured, the calls right after one cost up to twice the steady ones). A class probes at its first message, then
  * at its first message in each new {@link #EPOCH_NANOS} period of the clock, once {@link #MIN_BETWEEN} messages have
- * passed since its last probe began. Until the next probe, messages go through the ring only if its probe cost less
- * than {@link #RING_BELOW} of the single copy's per byte (the median of its counted calls): close calls keep the
- * single copy, so that ranks whose measurements differ a little do not choose differently.
+ * passed since its last probe began. Until the next probe, messages go as single copies only if their probe cost less
+ * than {@link #DIRECT_BELOW} of the ring's per byte (the median of its counted calls): close calls take the ring, the
+ * way a Java array's message always goes, so that native memory is never slower than arrays by more than the probes
+ * cost, and ranks whose measurements differ a little do not choose differently.
  *
  * <p>Why periods of the clock, not counts of messages: a class's messages may come in bursts seconds apart (a bench
  * taking turns with another library, a training loop with one such message per step), and a choice measured before
@@ -48,8 +49,8 @@ final class CopyChoice {
      * its 64 KiB messages take 16 to pass once through a 1 MiB ring, whose memory the single copies left cold.
      */
     static final int SETTLE = 16;
-    /** The ring's cost relative to the single copy's below which messages go through the ring. */
-    static final double RING_BELOW = 0.9;
+    /** The single copy's cost relative to the ring's below which messages go as single copies. */
+    static final double DIRECT_BELOW = 0.95;
     private static final int CLASSES = 64;
     private static final int SAMPLES = PROBE - SETTLE;
 
@@ -86,7 +87,7 @@ final class CopyChoice {
         if (step < 2 * PROBE) {
             return false;
         }
-        return !(ringCost[c] < RING_BELOW * directCost[c]);
+        return directCost[c] < DIRECT_BELOW * ringCost[c];
     }
 
     /** Records that the call that moved the message last chosen for ({@link #direct}) took {@code nanos}. */

@@ -19,16 +19,21 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
 
 /**
- * One rank's shared-memory inbox: a file under {@code /dev/shm} holding a header and one {@link ShmRing} per rank of
- * the host (ring {@code i} carries bytes from the host's {@code i}-th rank to the owner).
+ * One rank's shared-memory inbox: a file under {@code /dev/shm} holding a header and room for one {@link ShmRing} per
+ * rank of the host (ring {@code i} carries bytes from the host's {@code i}-th other rank to the owner).
  *
  * <p>The file is created by its owner with mode 0600 and named {@code kolo-<job>-<rank>-<pid>}, so a later run can
- * tell whose it was and whether that process still lives ({@link #removeStale}). Its pages are written once at
- * creation: tmpfs allocates lazily, and touching a page of a full tmpfs through a mapping kills the JVM with SIGBUS,
- * whereas a write reports "no space left" as an ordinary exception we can explain.
+ * tell whose it was and whether that process still lives ({@link #removeStale}). Only its header takes memory at
+ * creation; the rest is a hole until the owner adds a ring ({@link #addRing}), the first time it receives from that
+ * rank, so that a host's ranks hold rings only for the pairs that exchange (a ring allreduce: one per rank) rather
+ * than for every pair. A ring's pages are written through the file, never first touched through a mapping: tmpfs
+ * allocates lazily, and touching a page of a full tmpfs through a mapping kills the JVM with SIGBUS, whereas a write
+ * reports "no space left" as an ordinary exception we can explain. The owner then marks the ring ready in its header,
+ * and only then may the sending rank touch it.
  *
- * <p>Header: magic, owner pid, owner rank, ring count, ring capacity, and (on its own cache line) the owner's state
- * ({@link #RUNNING}, {@link #CLOSED}, {@link #ABORTED}), which peers poll while they wait.
+ * <p>Header: magic, owner pid, owner rank, ring count, ring capacity, (on its own cache line) the owner's state
+ * ({@link #RUNNING}, {@link #CLOSED}, {@link #ABORTED}), which peers poll while they wait, and one byte per ring
+ * saying whether it is ready.
  */
 final class ShmFile {
     private static final System.Logger LOG = LazyLogger.of(ShmFile.class);
@@ -49,6 +54,11 @@ final class ShmFile {
     private static final long OFF_BELL = 128;
     /** How many of the owner's threads sleep on the doorbell; wakers skip the system call when none do. */
     private static final long OFF_SLEEPERS = 192;
+    /** One byte per ring, non-zero once the owner has added it: the sender's go-ahead to map and use it. */
+    private static final long OFF_READY = 256;
+    /** The most rings a header has flags for: the most ranks one host may run, less one. */
+    static final int MAX_RINGS = (int) (HEADER_BYTES - OFF_READY);
+    private static final VarHandle BYTE = ValueLayout.JAVA_BYTE.varHandle();
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
 
@@ -57,13 +67,16 @@ final class ShmFile {
     private final MemorySegment bellWord;
     private final int rings;
     private final long capacity;
+    /** The owner's handle on its own file, through which it adds rings; null for a peer's file. */
+    private final FileChannel channel;
 
-    private ShmFile(Path path, MemorySegment segment, int rings, long capacity) {
+    private ShmFile(Path path, MemorySegment segment, int rings, long capacity, FileChannel channel) {
         this.path = path;
         this.segment = segment;
         this.bellWord = segment.asSlice(OFF_BELL, 4);
         this.rings = rings;
         this.capacity = capacity;
+        this.channel = channel;
     }
 
     static long fileBytes(int rings, long capacity) {
@@ -74,40 +87,110 @@ final class ShmFile {
         return PREFIX + job + "-" + rank + "-" + pid;
     }
 
-    /** Creates, fills and maps this rank's inbox; the caller publishes {@link #path()} and later {@link #unlink}s. */
+    /**
+     * Creates and maps this rank's inbox with room for {@code rings} rings, none of them added yet; the caller
+     * publishes {@link #path()}, later {@link #unlink}s it, and {@link #close}s it with the transport.
+     */
     static ShmFile create(Path dir, String job, int rank, int rings, long capacity, Arena arena) {
+        if (rings > MAX_RINGS) {
+            throw new KoloException("rank " + rank + ": " + (rings + 1) + " ranks on one host share memory, at most "
+                    + (MAX_RINGS + 1) + " can; run fewer ranks per host or set KOLO_TRANSPORT=tcp");
+        }
         long pid = ProcessHandle.current().pid();
         Path path = dir.resolve(name(job, rank, pid));
         long bytes = fileBytes(rings, capacity);
         boolean ok = false;
-        try (FileChannel ch = FileChannel.open(path, java.util.Set.of(StandardOpenOption.CREATE_NEW,
-                StandardOpenOption.READ, StandardOpenOption.WRITE),
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
-            ByteBuffer zeros = ByteBuffer.allocateDirect(1 << 20);
-            for (long at = 0; at < bytes; ) {
-                zeros.clear().limit((int) Math.min(zeros.capacity(), bytes - at));
-                at += ch.write(zeros, at);
+        FileChannel ch = null;
+        try {
+            ch = FileChannel.open(path, java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                    StandardOpenOption.WRITE), PosixFilePermissions.asFileAttribute(
+                    PosixFilePermissions.fromString("rw-------")));
+            writeZeros(ch, 0, HEADER_BYTES);
+            // The rest stays a hole, which takes no memory: extending a file's length allocates nothing.
+            try (java.io.RandomAccessFile file = new java.io.RandomAccessFile(path.toFile(), "rw")) {
+                file.setLength(bytes);
             }
             MemorySegment seg = map(ch, bytes, arena);
             LONG.set(seg, OFF_PID, pid);
             INT.set(seg, OFF_RANK, rank);
             INT.set(seg, OFF_RINGS, rings);
             LONG.set(seg, OFF_CAPACITY, capacity);
-            java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
-            for (int i = 0; i < rings; i++) {
-                ShmRing.initialize(seg, HEADER_BYTES + i * ShmRing.bytes(capacity), random.nextLong());
-            }
             INT.setRelease(seg, OFF_STATE, RUNNING);
             LONG.setRelease(seg, OFF_MAGIC, MAGIC);
             ok = true;
-            return new ShmFile(path, seg, rings, capacity);
+            return new ShmFile(path, seg, rings, capacity, ch);
         } catch (IOException e) {
-            throw new KoloException("rank " + rank + " could not create its " + (bytes >> 20) + " MiB shared-memory"
-                    + " segment " + path + ": " + e + "; free space in " + dir + " (containers: raise --shm-size),"
-                    + " lower KOLO_SHM_RING_BYTES, or set KOLO_TRANSPORT=tcp", e);
+            throw new KoloException("rank " + rank + " could not create its shared-memory segment " + path + ": " + e
+                    + "; free space in " + dir + " (containers: raise --shm-size), or set KOLO_TRANSPORT=tcp", e);
         } finally {
             if (!ok) {
+                closeQuietly(ch);
                 deleteQuietly(path);
+            }
+        }
+    }
+
+    private static void writeZeros(FileChannel ch, long from, long bytes) throws IOException {
+        ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(bytes, 1 << 20));
+        for (long at = from; at < from + bytes; ) {
+            zeros.clear().limit((int) Math.min(zeros.capacity(), from + bytes - at));
+            at += ch.write(zeros, at);
+        }
+    }
+
+    /**
+     * Owner side, the first time it receives from the host's {@code index}-th other rank: gives that rank's ring
+     * its memory, sets it up and marks it ready, so that the sender may map it ({@link #ringIfReady}). The file may
+     * be unlinked by now; its channel still reaches it.
+     *
+     * @throws KoloException naming the space {@code /dev/shm} has and the space the ring needs, when it is full
+     */
+    ShmRing addRing(int index, int rank, int sender) {
+        checkIndex(index);
+        long offset = HEADER_BYTES + index * ShmRing.bytes(capacity);
+        try {
+            writeZeros(channel, offset, ShmRing.bytes(capacity));
+        } catch (IOException e) {
+            Path dir = path.getParent();
+            String free;
+            try {
+                java.nio.file.FileStore store = Files.getFileStore(dir);
+                free = (store.getUsableSpace() >> 10) + " KiB free of " + (store.getTotalSpace() >> 10) + " KiB";
+            } catch (IOException unknown) {
+                free = "an unknown amount free";
+            }
+            throw new KoloException("rank " + rank + " could not set up its shared-memory ring for messages from rank "
+                    + sender + ": " + dir + " has " + free + ", the ring needs " + (ShmRing.bytes(capacity) >> 10)
+                    + " KiB (" + e.getMessage() + "); raise its size (containers: --shm-size), lower"
+                    + " KOLO_SHM_RING_BYTES, or set KOLO_TRANSPORT=tcp", e);
+        }
+        ShmRing.initialize(segment, offset, java.util.concurrent.ThreadLocalRandom.current().nextLong());
+        BYTE.setRelease(segment, OFF_READY + index, (byte) 1);
+        return ring(index);
+    }
+
+    /** Sender side: the ring the owner receives through from its {@code index}-th other rank, or null until added. */
+    ShmRing ringIfReady(int index) {
+        checkIndex(index);
+        return (byte) BYTE.getAcquire(segment, OFF_READY + index) != 0 ? ring(index) : null;
+    }
+
+    /** Whether the owner has added ring {@code index} ({@link #addRing}). */
+    boolean ringReady(int index) {
+        return (byte) BYTE.getAcquire(segment, OFF_READY + index) != 0;
+    }
+
+    /** Owner side: lets go of the file's handle (the mapping stays until the arena closes). */
+    void close() {
+        closeQuietly(channel);
+    }
+
+    private static void closeQuietly(FileChannel ch) {
+        if (ch != null) {
+            try {
+                ch.close();
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.DEBUG, "could not close a shared-memory segment's handle", e);
             }
         }
     }
@@ -122,7 +205,7 @@ final class ShmFile {
                         + " and KOLO_SHM_RING_BYTES?)");
             }
             MemorySegment seg = map(ch, bytes, arena);
-            ShmFile f = new ShmFile(path, seg, rings, capacity);
+            ShmFile f = new ShmFile(path, seg, rings, capacity, null);
             if ((long) LONG.getAcquire(seg, OFF_MAGIC) != MAGIC || f.rank() != expectedRank
                     || (int) INT.get(seg, OFF_RINGS) != rings || (long) LONG.get(seg, OFF_CAPACITY) != capacity) {
                 throw new KoloException("rank " + rank + ": shared-memory segment " + path + " is not rank "
@@ -167,10 +250,13 @@ final class ShmFile {
         return (int) INT.get(segment, OFF_RANK);
     }
 
-    ShmRing ring(int index) {
+    private void checkIndex(int index) {
         if (index < 0 || index >= rings) {
             throw new IndexOutOfBoundsException("ring " + index + " of " + rings);
         }
+    }
+
+    private ShmRing ring(int index) {
         return new ShmRing(segment, HEADER_BYTES + index * ShmRing.bytes(capacity), capacity);
     }
 

@@ -13,7 +13,7 @@ import java.util.function.UnaryOperator;
  */
 final class ShmIncoming {
     private final int rank;
-    private final ShmRing[] inbox;
+    private final ShmRings rings;
     private final ShmFile[] peerFiles;
     private final boolean[] readsFrom;
     /** Non-null when this process may read other processes' memory at all. */
@@ -28,6 +28,8 @@ final class ShmIncoming {
     private final UnaryOperator<RuntimeException> fail;
 
     private int peer = -1;
+    /** The ring from {@link #peer}. */
+    private ShmRing ring;
     private MemorySegment seg;
     private long off;
     private long left;
@@ -38,10 +40,10 @@ final class ShmIncoming {
     /** The message comes as one slot ({@link ShmRing#pollSlot}), as the sender decides from the same length. */
     private boolean slot;
 
-    ShmIncoming(int rank, ShmLinks links, ShmPeers peers, MemorySegment header, MemorySegment stash,
+    ShmIncoming(int rank, ShmLinks links, ShmRings rings, ShmPeers peers, MemorySegment header, MemorySegment stash,
                 MemorySegment stage, UnaryOperator<RuntimeException> fail) {
         this.rank = rank;
-        this.inbox = links.inbox();
+        this.rings = rings;
         this.peerFiles = links.peerFiles();
         this.readsFrom = links.readsFrom();
         this.cross = links.cross();
@@ -52,8 +54,12 @@ final class ShmIncoming {
         this.fail = fail;
     }
 
-    /** Starts the call's message from {@code peer}; {@code peer} -1 when the call receives nothing. */
+    /**
+     * Starts the call's message from {@code peer}; {@code peer} -1 when the call receives nothing. The first message
+     * from a peer sets up its ring ({@link ShmRings#receiveFrom}), which throws when shared memory is full.
+     */
     void begin(int peer, MemorySegment seg, long offset, long length, Combiner combiner, int unit) {
+        this.ring = peer >= 0 ? rings.receiveFrom(peer) : null;
         this.peer = peer;
         this.seg = seg;
         this.off = offset;
@@ -91,13 +97,14 @@ final class ShmIncoming {
     /** The call is over: let go of the caller's memory. */
     void end() {
         seg = null;
+        ring = null;
         combiner = null;
     }
 
     /** One attempt; true if anything moved. */
     boolean step() {
         if (headerLeft > 0) {
-            long n = inbox[peer].poll(header, ShmWire.HEADER_BYTES - headerLeft, headerLeft);
+            long n = ring.poll(header, ShmWire.HEADER_BYTES - headerLeft, headerLeft);
             if (n <= 0) {
                 return false;
             }
@@ -116,7 +123,7 @@ final class ShmIncoming {
             return true;
         }
         if (slot && left > 0) {
-            if (inbox[peer].pollSlot(seg, off, left) == 0) {
+            if (ring.pollSlot(seg, off, left) == 0) {
                 return false;
             }
             off += left;
@@ -125,8 +132,8 @@ final class ShmIncoming {
             return true;
         }
         if (left > 0) {
-            long n = combiner == null ? inbox[peer].poll(seg, off, Math.min(left, ShmWire.CHUNK))
-                    : inbox[peer].pollCombine(seg, off, Math.min(left, ShmWire.CHUNK), unit, stash, combiner);
+            long n = combiner == null ? ring.poll(seg, off, Math.min(left, ShmWire.CHUNK))
+                    : ring.pollCombine(seg, off, Math.min(left, ShmWire.CHUNK), unit, stash, combiner);
             if (n > 0) {
                 off += n;
                 left -= n;
@@ -140,9 +147,9 @@ final class ShmIncoming {
     /** Whether a {@link #step} could move something now (re-checked after announcing a sleep). */
     boolean canProgress() {
         if (headerLeft > 0) {
-            return inbox[peer].available() > 0;
+            return ring.available() > 0;
         }
-        return left > 0 && inbox[peer].available() >= (combiner == null ? 1 : unit);
+        return left > 0 && ring.available() >= (combiner == null ? 1 : unit);
     }
 
     /**
@@ -172,7 +179,7 @@ final class ShmIncoming {
         }
         off += left;
         left = 0;
-        inbox[peer].directReadDone();
+        ring.directReadDone();
         peerFiles[peer].ringBell();
     }
 

@@ -9,7 +9,7 @@ import java.lang.foreign.ValueLayout;
  * (single copy) only the header with the address, after which the call waits until the receiver has read it.
  */
 final class ShmOutgoing {
-    private final ShmRing[] outbox;
+    private final ShmRings rings;
     private final ShmFile[] peerFiles;
     private final boolean[] readBy;
     /** Direct sends to each peer so far: the count its {@link ShmRing#directReads()} must reach. */
@@ -19,6 +19,8 @@ final class ShmOutgoing {
     private final MemorySegment header;
 
     private int peer = -1;
+    /** The ring to {@link #peer}; null until the peer has set it up (its first receive from this rank). */
+    private ShmRing ring;
     private MemorySegment seg;
     private long off;
     private long left;
@@ -33,11 +35,11 @@ final class ShmOutgoing {
     /** The message goes as one slot ({@link ShmRing#offerSlot}); the receiver decides alike from the length. */
     private boolean slot;
 
-    ShmOutgoing(ShmRing[] outbox, ShmFile[] peerFiles, boolean[] readBy, CopyChoice choice, MemorySegment header) {
-        this.outbox = outbox;
+    ShmOutgoing(ShmRings rings, ShmFile[] peerFiles, boolean[] readBy, CopyChoice choice, MemorySegment header) {
+        this.rings = rings;
         this.peerFiles = peerFiles;
         this.readBy = readBy;
-        this.directSends = new long[outbox.length];
+        this.directSends = new long[peerFiles.length];
         this.choice = choice;
         this.header = header;
     }
@@ -45,6 +47,7 @@ final class ShmOutgoing {
     /** Starts the call's message to {@code peer}; {@code peer} -1 when the call sends nothing. */
     void begin(int peer, MemorySegment seg, long offset, long length) {
         this.peer = peer;
+        this.ring = peer >= 0 ? rings.sendTo(peer) : null;
         this.seg = seg;
         this.off = offset;
         this.left = length;
@@ -94,12 +97,16 @@ final class ShmOutgoing {
         }
         timed = false;
         seg = null;
+        ring = null;
     }
 
     /** One attempt; true if anything moved. */
     boolean step() {
+        if (ring == null && (!active() || (ring = rings.sendTo(peer)) == null)) {
+            return false;
+        }
         if (headerLeft > 0) {
-            long n = outbox[peer].offer(header, ShmWire.HEADER_BYTES - headerLeft, headerLeft);
+            long n = ring.offer(header, ShmWire.HEADER_BYTES - headerLeft, headerLeft);
             if (n <= 0) {
                 return false;
             }
@@ -114,14 +121,14 @@ final class ShmOutgoing {
             return true;
         }
         if (awaitingRead) {
-            if (outbox[peer].directReads() >= readTarget) {
+            if (ring.directReads() >= readTarget) {
                 awaitingRead = false;
                 return true;
             }
             return false;
         }
         if (slot && left > 0) {
-            if (outbox[peer].offerSlot(seg, off, left) == 0) {
+            if (ring.offerSlot(seg, off, left) == 0) {
                 return false;
             }
             off += left;
@@ -130,7 +137,7 @@ final class ShmOutgoing {
             return true;
         }
         if (left > 0) {
-            long n = outbox[peer].offer(seg, off, Math.min(left, ShmWire.CHUNK));
+            long n = ring.offer(seg, off, Math.min(left, ShmWire.CHUNK));
             if (n > 0) {
                 off += n;
                 left -= n;
@@ -143,17 +150,24 @@ final class ShmOutgoing {
 
     /** Whether a {@link #step} could move something now (re-checked after announcing a sleep). */
     boolean canProgress() {
+        if (ring == null) {
+            return active() && rings.canSendTo(peer);
+        }
         if (headerLeft > 0 || left > 0) {
             // A slot may need padding to its line as well as the line itself.
-            return outbox[peer].free() >= (slot ? ShmRing.SLOT_ROOM_BYTES : 1);
+            return ring.free() >= (slot ? ShmRing.SLOT_ROOM_BYTES : 1);
         }
-        return awaitingRead && outbox[peer].directReads() >= readTarget;
+        return awaitingRead && ring.directReads() >= readTarget;
     }
 
     /** What this side of the call waits for, for a timeout's message; empty when nothing. */
     String waitingFor() {
         if (awaitingRead) {
             return "for rank " + peer + " to read " + total + " bytes straight from this rank's memory";
+        }
+        if (ring == null && active()) {
+            return "to send " + total + " bytes to rank " + peer + ", which has not set up its shared-memory ring for"
+                    + " this rank (it has not yet received from this rank)";
         }
         if (headerLeft > 0 || left > 0) {
             return "to send " + total + " bytes to rank " + peer + " (" + (total - left) + " sent)";

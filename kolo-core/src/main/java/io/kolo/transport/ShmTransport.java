@@ -16,8 +16,8 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A {@link Transport} between ranks of one host through shared memory: every rank owns an inbox file under
- * {@code /dev/shm} ({@link ShmFile}) with one lock-free ring per sending rank ({@link ShmRing}); a send copies into the
- * receiver's ring, a receive copies out of its own. Only the host's ranks ({@code hostRanks}) are reachable; other
+ * {@code /dev/shm} ({@link ShmFile}) with one lock-free ring per rank that sends to it ({@link ShmRing}), set up on the
+ * pair's first exchange ({@link ShmRings}); a send copies into the receiver's ring, a receive copies out of its own. Only the host's ranks ({@code hostRanks}) are reachable; other
  * peers need another transport ({@link HostRoutingTransport}).
  *
  * <p>Messages larger than a ring stream through it in chunks, and {@link #sendRecv} pushes what fits and pulls what
@@ -72,8 +72,7 @@ public final class ShmTransport implements Transport {
     private final ShmFile own;
     /** Indexed by global rank; null for ranks of other hosts and for this rank. */
     private final ShmFile[] peerFiles;
-    private final ShmRing[] inbox;
-    private final ShmRing[] outbox;
+    private final ShmRings rings;
     private final boolean[] readsFrom;
     private final boolean[] readBy;
     private final ShmPeers peers;
@@ -97,8 +96,7 @@ public final class ShmTransport implements Transport {
         this.arena = links.arena();
         this.own = links.own();
         this.peerFiles = links.peerFiles();
-        this.inbox = links.inbox();
-        this.outbox = links.outbox();
+        this.rings = new ShmRings(links);
         this.readsFrom = links.readsFrom();
         this.readBy = links.readBy();
         this.peers = new ShmPeers(peerFiles);
@@ -109,10 +107,10 @@ public final class ShmTransport implements Transport {
                 links.hostRanks() <= CpuBinding.onlineCpus() ? SPIN_NANOS : 0);
         boolean anyDirect = any(readsFrom);
         CopyChoice choice = any(readBy) && links.singleCopy() == SingleCopy.AUTO ? new CopyChoice() : null;
-        this.out = new ShmOutgoing(outbox, peerFiles, readBy, choice, arena.allocate(ShmWire.HEADER_BYTES, 8));
+        this.out = new ShmOutgoing(rings, peerFiles, readBy, choice, arena.allocate(ShmWire.HEADER_BYTES, 8));
         MemorySegment stash = arena.allocate(8, 8);
         this.stashBytes = stash.byteSize();
-        this.in = new ShmIncoming(rank, links, peers, arena.allocate(ShmWire.HEADER_BYTES, 8), stash,
+        this.in = new ShmIncoming(rank, links, rings, peers, arena.allocate(ShmWire.HEADER_BYTES, 8), stash,
                 anyDirect ? arena.allocate(ShmWire.STAGE_BYTES, 64) : null, this::fail);
         this.canProgress = () -> out.canProgress() || in.canProgress();
     }
@@ -174,12 +172,18 @@ public final class ShmTransport implements Transport {
 
     /** Messages this rank has read straight out of {@code peer}'s memory so far (tests, diagnostics). */
     long directReadsFrom(int peer) {
-        return inbox[peer].directReads();
+        ShmRing ring = rings.receivedFrom(peer);
+        return ring == null ? 0 : ring.directReads();
+    }
+
+    /** Rings this rank has set up with its host mates so far, each direction counted (tests, diagnostics). */
+    int ringsInUse() {
+        return rings.count();
     }
 
     /** Whether {@code peer} is reachable through shared memory (on this host and not this rank). */
     public boolean reaches(int peer) {
-        return peer >= 0 && peer < size && outbox[peer] != null;
+        return rings.reaches(peer);
     }
 
     @Override
@@ -207,6 +211,7 @@ public final class ShmTransport implements Transport {
         checkUsable();
         requireReachable(peer);
         Objects.checkFromIndexSize(offset, length, dst.byteSize());
+        setUpReceive(peer);
         out.begin(-1, null, 0, 0);
         in.begin(peer, dst, offset, length, null, 0);
         progress();
@@ -240,9 +245,19 @@ public final class ShmTransport implements Transport {
         requireReachable(recvPeer);
         Objects.checkFromIndexSize(srcOffset, srcLength, src.byteSize());
         Objects.checkFromIndexSize(dstOffset, dstLength, dst.byteSize());
+        setUpReceive(recvPeer);
         out.begin(sendPeer, src, srcOffset, srcLength);
         in.begin(recvPeer, dst, dstOffset, dstLength, combiner, unit);
         progress();
+    }
+
+    /** Sets the ring from {@code peer} up on the first message from it; a failure (no room) is the transport's. */
+    private void setUpReceive(int peer) {
+        try {
+            rings.receiveFrom(peer);
+        } catch (KoloException e) {
+            throw fail(e);
+        }
     }
 
     /** Pushes what fits and pulls what has arrived until both transfers are done. */
@@ -364,7 +379,7 @@ public final class ShmTransport implements Transport {
     private String hostRanks() {
         StringBuilder b = new StringBuilder().append(rank);
         for (int p = 0; p < size; p++) {
-            if (outbox[p] != null) {
+            if (p != rank && rings.reaches(p)) {
                 b.append(", ").append(p);
             }
         }
@@ -386,6 +401,7 @@ public final class ShmTransport implements Transport {
         failure.compareAndSet(null, new KoloException("rank " + rank + ": the shared-memory transport is closed"));
         own.setState(ShmFile.CLOSED);
         doorbell.wakeEveryone();
+        own.close();
         // A thread still inside progress() makes close fail for a moment; it sees the failure and leaves.
         for (int attempt = 0; ; attempt++) {
             try {

@@ -122,11 +122,19 @@ class CopyChoiceTest {
     }
 
     @Test
-    void aRingOnlyALittleCheaperLeavesTheSingleCopy() {
+    void aSingleCopyOnlyALittleCheaperLeavesTheRingAsArraysTakeIt() {
         Sender s = new Sender(0, 100_000);
         int messages = 10_000;
-        int direct = s.send(LENGTH, messages, 1.0, 0.95);
-        assertEquals(messages - s.schedule.probes * CopyChoice.PROBE, direct, "only the probes went through the ring");
+        int direct = s.send(LENGTH, messages, 0.97, 1.0);
+        assertEquals(s.schedule.probes * CopyChoice.PROBE, direct, "only the probes went as single copies");
+    }
+
+    @Test
+    void aRingOnlyALittleCheaperCarriesTheMessagesBetweenProbes() {
+        Sender s = new Sender(0, 100_000);
+        int messages = 10_000;
+        int direct = s.send(LENGTH, messages, 1.0, 0.97);
+        assertEquals(s.schedule.probes * CopyChoice.PROBE, direct, "only the probes went as single copies");
     }
 
     @Test

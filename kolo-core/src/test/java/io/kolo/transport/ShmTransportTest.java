@@ -347,6 +347,58 @@ class ShmTransportTest {
         }
     }
 
+    /**
+     * Rank 2 sends to rank 1, a real process that never receives from it and so never sets up their ring; rank 1 is
+     * killed with SIGKILL meanwhile: rank 2's wait for the ring ends fast naming rank 1, not at the timeout.
+     */
+    @Test
+    void aSenderWaitingForTheRingOfAPeerThatDiesFailsFastNamingIt() throws Exception {
+        assumeTrue(ShmSegments.available(), "no writable /dev/shm");
+        JobSecret secret = JobSecret.generate();
+        String job = ShmGroup.newJob();
+        int[] all = {0, 1, 2};
+        try (RendezvousServer store = RendezvousServer.start(InetAddress.getLoopbackAddress(), 0, secret)) {
+            Process peer = startPeer(store, secret, job, 10, 3);
+            try {
+                CompletableFuture<ShmTransport> first = CompletableFuture.supplyAsync(() -> ShmTransport.connect(
+                        0, 3, all, store, job, 65536, Duration.ofSeconds(30), Duration.ofSeconds(120)),
+                        r -> new Thread(r).start());
+                CompletableFuture<ShmTransport> third = CompletableFuture.supplyAsync(() -> ShmTransport.connect(
+                        2, 3, all, store, job, 65536, Duration.ofSeconds(30), Duration.ofSeconds(120)),
+                        r -> new Thread(r).start());
+                ShmTransport t0 = first.get(60, TimeUnit.SECONDS);
+                ShmTransport t2 = third.get(60, TimeUnit.SECONDS);
+                try (Arena arena = Arena.ofShared()) {
+                    MemorySegment dst = arena.allocate(10);
+                    t0.recv(1, dst, 0, 10);
+                    BufferedReader out = new BufferedReader(new InputStreamReader(peer.getInputStream(),
+                            StandardCharsets.UTF_8));
+                    assertEquals("sent", out.readLine());
+                    CompletableFuture<Throwable> waiting = CompletableFuture.supplyAsync(() -> {
+                        try {
+                            t2.send(1, dst, 0, 10); // rank 1 never receives it: its ring from rank 2 never comes
+                            return null;
+                        } catch (Throwable e) {
+                            return e;
+                        }
+                    });
+                    Thread.sleep(100);
+                    assertFalse(waiting.isDone(), "the send waits for rank 1's ring");
+                    peer.destroyForcibly().waitFor();
+                    PeerFailedException p = assertInstance(PeerFailedException.class,
+                            waiting.get(30, TimeUnit.SECONDS));
+                    assertEquals(1, p.peer(), p.getMessage());
+                    assertTrue(p.getMessage().contains("died"), p.getMessage());
+                } finally {
+                    t0.close();
+                    t2.close();
+                }
+            } finally {
+                peer.destroyForcibly();
+            }
+        }
+    }
+
     /** Rank 1 is a real process killed with SIGKILL mid-message: rank 0 fails fast naming it; nothing is left. */
     @Test
     void peerKilledMidMessageIsDetectedThroughItsPid() throws Exception {
