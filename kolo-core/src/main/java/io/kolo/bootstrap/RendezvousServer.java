@@ -59,6 +59,8 @@ public final class RendezvousServer implements KeyValueStore {
     private static final Duration SERVER_EXIT = Duration.ofSeconds(5);
     private static final int FIRST_REQUEST_BUFFER = 4096;
     private static final int BACKLOG = 1024;
+    /** A wait longer than this (about 290 years) is as good as forever, and keeps deadlines far from overflowing. */
+    private static final long FOREVER_MS = Long.MAX_VALUE / 4 / 1_000_000;
 
     /** What a connection that has not authenticated yet may make the server hold, and for how long. */
     record Limits(int maxHandshakes, Duration handshakeTimeout) {
@@ -91,7 +93,10 @@ public final class RendezvousServer implements KeyValueStore {
             Comparator.<Parked>comparingLong(p -> p.deadline).thenComparingLong(p -> p.sequence));
     private long parkedSoFar;
     private final Set<Connection> connections = new HashSet<>();
+    /** When accepting resumes after it failed ({@link #now()} terms); 0 while it is not paused. */
     private long acceptResumesAt;
+    /** Deadlines are kept as nanoseconds since this, so that they compare plainly (a wait may be "forever"). */
+    private final long origin = System.nanoTime();
 
     private RendezvousServer(ServerSocketChannel listener, Selector selector, JobSecret secret, Limits limits)
             throws IOException {
@@ -150,10 +155,10 @@ public final class RendezvousServer implements KeyValueStore {
                 for (Connection c; (c = woken.poll()) != null; ) {
                     c.retryParked();
                 }
-                long now = System.nanoTime();
+                long now = now();
                 expireHandshakes(now);
                 expireParked(now);
-                if (acceptResumesAt != 0 && now - acceptResumesAt >= 0 && acceptKey.isValid()) {
+                if (acceptResumesAt != 0 && now >= acceptResumesAt && acceptKey.isValid()) {
                     acceptResumesAt = 0;
                     acceptKey.interestOps(SelectionKey.OP_ACCEPT);
                 }
@@ -177,17 +182,20 @@ public final class RendezvousServer implements KeyValueStore {
         if (!handshaking.isEmpty()) {
             next = handshaking.iterator().next().handshakeDeadline;
         }
-        Parked p = deadlines.isEmpty() ? null : deadlines.first();
-        if (p != null) {
-            next = next == Long.MAX_VALUE ? p.deadline : (p.deadline - next < 0 ? p.deadline : next);
+        if (!deadlines.isEmpty()) {
+            next = Math.min(next, deadlines.first().deadline);
         }
         if (acceptResumesAt != 0) {
-            next = next == Long.MAX_VALUE ? acceptResumesAt : (acceptResumesAt - next < 0 ? acceptResumesAt : next);
+            next = Math.min(next, acceptResumesAt);
         }
         if (next == Long.MAX_VALUE) {
             return 0;
         }
-        return Math.max(1, (next - System.nanoTime() + 999_999) / 1_000_000);
+        return Math.max(1, (next - now() + 999_999) / 1_000_000);
+    }
+
+    private long now() {
+        return System.nanoTime() - origin;
     }
 
     private void ready(SelectionKey key) {
@@ -223,7 +231,7 @@ public final class RendezvousServer implements KeyValueStore {
                 // Out of descriptors, most likely: stop accepting for a while instead of spinning on the error.
                 long pause = gate.acceptFailedPause(e);
                 acceptKey.interestOps(0);
-                acceptResumesAt = System.nanoTime() + pause * 1_000_000;
+                acceptResumesAt = now() + pause * 1_000_000;
                 return;
             }
             try {
@@ -243,7 +251,7 @@ public final class RendezvousServer implements KeyValueStore {
     private void expireHandshakes(long now) {
         while (!handshaking.isEmpty()) {
             Connection c = handshaking.iterator().next();
-            if (now - c.handshakeDeadline < 0) {
+            if (now < c.handshakeDeadline) {
                 return;
             }
             gate.rejected(c.remote, "the handshake did not finish within " + Durations.describe(limits.handshakeTimeout()));
@@ -252,7 +260,7 @@ public final class RendezvousServer implements KeyValueStore {
     }
 
     private void expireParked(long now) {
-        for (Parked p; !deadlines.isEmpty() && now - (p = deadlines.first()).deadline >= 0; ) {
+        for (Parked p; !deadlines.isEmpty() && now >= (p = deadlines.first()).deadline; ) {
             deadlines.pollFirst();
             if (p.connection.parked == p) {
                 p.connection.answerParked(true);
@@ -275,7 +283,7 @@ public final class RendezvousServer implements KeyValueStore {
         return gate.unauthenticated();
     }
 
-    /** A GET or GET_EACH waiting in the store for its keys, until {@link #deadline} ({@link System#nanoTime()}). */
+    /** A GET or GET_EACH waiting in the store for its keys, until {@link #deadline} ({@link #now()} terms). */
     private static final class Parked {
         final Connection connection;
         final RendezvousProtocol.Request request;
@@ -302,7 +310,7 @@ public final class RendezvousServer implements KeyValueStore {
         /** The handshake in progress; null once the client authenticated. */
         Handshake.ServerSide handshake = new Handshake.ServerSide(secret, RendezvousProtocol.PURPOSE,
                 Handshake.ClaimCheck.ANY);
-        final long handshakeDeadline = System.nanoTime() + limits.handshakeTimeout().toNanos();
+        final long handshakeDeadline = now() + limits.handshakeTimeout().toNanos();
         /** Bytes read and not yet consumed, in write mode; a handshake's bytes at most before it authenticates. */
         ByteBuffer in = ByteBuffer.allocate(Handshake.ServerSide.MAX_CLIENT_BYTES);
         final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
@@ -408,9 +416,9 @@ public final class RendezvousServer implements KeyValueStore {
                         ? RendezvousProtocol.STORED : RendezvousProtocol.PRESENT));
                 case RendezvousProtocol.TRY_GET -> replyValue(values.tryGet(r.key()));
                 case RendezvousProtocol.GET, RendezvousProtocol.GET_EACH -> {
-                    // Saturating: a client may ask to wait "forever".
-                    long nanos = r.timeoutMs() > Long.MAX_VALUE / 2_000_000 ? Long.MAX_VALUE / 2 : r.timeoutMs() * 1_000_000;
-                    parked = new Parked(this, r, System.nanoTime() + nanos, parkedSoFar++);
+                    // Capped far beyond any job's life: a client may ask to wait "forever".
+                    long nanos = r.timeoutMs() >= FOREVER_MS ? FOREVER_MS * 1_000_000 : r.timeoutMs() * 1_000_000;
+                    parked = new Parked(this, r, now() + nanos, parkedSoFar++);
                     answerParked(false);
                 }
                 default -> throw new IOException("unknown rendezvous request " + r.op());
