@@ -44,8 +44,12 @@ public final class RendezvousServer implements KeyValueStore {
 
     static {
         // A server whose process has run out of descriptors (strangers at its port) must still answer its ranks, and
-        // by then even loading a class fails: the protocol's class comes with the server's, not with the first request.
+        // by then even loading a class fails: every class the serving thread needs comes with the server's, not with
+        // the first connection or request that needs it.
         RendezvousProtocol.load();
+        for (Class<?> c : List.of(RendezvousServer.class, RendezvousProtocol.class, Handshake.class, InMemoryStore.class)) {
+            c.getDeclaredClasses();
+        }
     }
 
     // Long enough for a loaded machine, short enough that a silent stranger does not hold a descriptor long.
@@ -76,6 +80,7 @@ public final class RendezvousServer implements KeyValueStore {
     private final InMemoryStore values = new InMemoryStore();
     private final InetSocketAddress address;
     private final ConnectionGate gate;
+    private final RateLimitedLog troubles = new RateLimitedLog(LOG);
     /** Connections whose parked request the store called back; handed from the writing thread to the serving one. */
     private final ConcurrentLinkedQueue<Connection> woken = new ConcurrentLinkedQueue<>();
     /** What the job's ranks asked of the store, for {@code kolo bench scale}: how start-up load grows with the job. */
@@ -150,22 +155,16 @@ public final class RendezvousServer implements KeyValueStore {
 
     private void serve() {
         try {
-            while (!closed) {
-                selector.select(this::ready, selectTimeoutMillis());
-                for (Connection c; (c = woken.poll()) != null; ) {
-                    c.retryParked();
+            while (!closed && selector.isOpen()) {
+                try {
+                    serveOnce();
+                } catch (IOException | RuntimeException | Error e) {
+                    // The one thread every rank depends on: what fails here fails once, and the others are served on.
+                    if (!closed) {
+                        troubles.warn("the rendezvous server at " + hostPort() + " hit " + e + "; serving on");
+                        pauseAfterTrouble();
+                    }
                 }
-                long now = now();
-                expireHandshakes(now);
-                expireParked(now);
-                if (acceptResumesAt != 0 && now >= acceptResumesAt && acceptKey.isValid()) {
-                    acceptResumesAt = 0;
-                    acceptKey.interestOps(SelectionKey.OP_ACCEPT);
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            if (!closed) {
-                LOG.log(System.Logger.Level.ERROR, "the rendezvous server at " + hostPort() + " stopped serving: " + e, e);
             }
         } finally {
             for (Connection c : new ArrayList<>(connections)) {
@@ -173,6 +172,32 @@ public final class RendezvousServer implements KeyValueStore {
             }
             closeQuietly(listener);
             closeQuietly(selector);
+        }
+    }
+
+    private void serveOnce() throws IOException {
+        selector.select(this::ready, selectTimeoutMillis());
+        for (Connection c; (c = woken.poll()) != null; ) {
+            try {
+                c.retryParked();
+            } catch (RuntimeException | Error e) {
+                c.failed(e);
+            }
+        }
+        long now = now();
+        expireHandshakes(now);
+        expireParked(now);
+        if (acceptResumesAt != 0 && now >= acceptResumesAt && acceptKey.isValid()) {
+            acceptResumesAt = 0;
+            acceptKey.interestOps(SelectionKey.OP_ACCEPT);
+        }
+    }
+
+    private static void pauseAfterTrouble() {
+        try {
+            Thread.sleep(10);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -211,7 +236,7 @@ public final class RendezvousServer implements KeyValueStore {
             if (key.isValid() && key.isReadable()) {
                 c.read();
             }
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | Error e) {
             c.failed(e);
         }
     }
@@ -263,7 +288,11 @@ public final class RendezvousServer implements KeyValueStore {
         for (Parked p; !deadlines.isEmpty() && now >= (p = deadlines.first()).deadline; ) {
             deadlines.pollFirst();
             if (p.connection.parked == p) {
-                p.connection.answerParked(true);
+                try {
+                    p.connection.answerParked(true);
+                } catch (RuntimeException | Error e) {
+                    p.connection.failed(e);
+                }
             }
         }
     }
@@ -463,7 +492,7 @@ public final class RendezvousServer implements KeyValueStore {
                 reply(answer);
                 serveRequests();
                 setInterest();
-            } catch (IOException | RuntimeException e) {
+            } catch (IOException | RuntimeException | Error e) {
                 failed(e);
             }
         }
@@ -521,10 +550,9 @@ public final class RendezvousServer implements KeyValueStore {
             }
         }
 
-        void failed(Exception e) {
-            if (open && !closed && !(e instanceof IOException && isReset((IOException) e))) {
-                LOG.log(System.Logger.Level.WARNING, "dropping rendezvous connection from " + remote + ": "
-                        + e.getMessage());
+        void failed(Throwable e) {
+            if (open && !closed && !(e instanceof IOException io && isReset(io))) {
+                troubles.warn("dropping rendezvous connection from " + remote + ": " + e);
             }
             close(false);
         }
