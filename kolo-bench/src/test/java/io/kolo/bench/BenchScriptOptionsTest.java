@@ -118,4 +118,20 @@ class BenchScriptOptionsTest {
                     args + ": " + output);
         }
     }
+
+    /** {@code store-start.sh} with a value that is not a number of ranks says which, in one line, and runs nothing. */
+    @Test
+    void storeStartBadValuesAreOneLineNamingTheValue() throws Exception {
+        for (List<String> args : List.of(List.of("abc"), List.of("0"), List.of("1024", "-1"))) {
+            List<String> command = new ArrayList<>(List.of("bash", "scripts/store-start.sh"));
+            command.addAll(args);
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(2, p.waitFor(), args + ": " + output);
+            assertEquals(1, output.lines().count(), args + ": " + output);
+            assertTrue(output.startsWith("store-start: '" + args.getLast() + "' is not a whole number"),
+                    args + ": " + output);
+        }
+    }
 }

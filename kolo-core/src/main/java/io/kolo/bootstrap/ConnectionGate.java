@@ -76,6 +76,14 @@ public final class ConnectionGate {
      * that connections being dropped and closed can free what accepting needs; the caller then accepts again.
      */
     public void acceptFailed(Exception e) throws InterruptedException {
+        TimeUnit.MILLISECONDS.sleep(acceptFailedPause(e));
+    }
+
+    /**
+     * As {@link #acceptFailed}, for a server that must not sleep (one thread serves every connection): returns the
+     * pause, in milliseconds, before it accepts again.
+     */
+    public long acceptFailedPause(Exception e) {
         long pause;
         Closeable oldest = null;
         synchronized (this) {
@@ -93,7 +101,7 @@ public final class ConnectionGate {
         }
         acceptErrors.warn(server + " could not accept a connection (" + e.getMessage() + "); retrying"
                 + (oldest == null ? "" : " after dropping its oldest unauthenticated connection"));
-        TimeUnit.MILLISECONDS.sleep(pause);
+        return pause;
     }
 
     private static void closeQuietly(Closeable c) {

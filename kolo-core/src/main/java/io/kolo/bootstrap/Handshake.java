@@ -44,19 +44,33 @@ public final class Handshake {
     public static final class Rejected extends IOException {
         private static final long serialVersionUID = 1L;
         private final boolean notKolo;
+        private final boolean hungUpFirst;
 
         Rejected(String message) {
-            this(message, false);
+            this(message, false, false);
         }
 
         Rejected(String message, boolean notKolo) {
+            this(message, notKolo, false);
+        }
+
+        private Rejected(String message, boolean notKolo, boolean hungUpFirst) {
             super(message);
             this.notKolo = notKolo;
+            this.hungUpFirst = hungUpFirst;
         }
 
         /** True when the peer sent no Kolo handshake at all (another protocol, or it hung up first). */
         public boolean notKolo() {
             return notKolo;
+        }
+
+        /**
+         * True when the peer closed the connection before it had anything of this end's to judge: a server dropping
+         * connections to make room, starting or closing, rather than one refusing this end. Worth trying again.
+         */
+        public boolean hungUpFirst() {
+            return hungUpFirst;
         }
     }
 
@@ -85,7 +99,7 @@ public final class Handshake {
             throw new IllegalArgumentException("claim too long: " + claim);
         }
         x.write(header(nonceC, claimBytes));
-        byte[] nonceS = readHeader(x, null);
+        byte[] nonceS = readHeader(x);
         x.write(secret.mac(message("client", purpose, claimBytes, nonceC, nonceS)));
         byte[] proof;
         try {
@@ -110,20 +124,119 @@ public final class Handshake {
     public static String server(Socket socket, JobSecret secret, String purpose, Duration timeout, ClaimCheck accept)
             throws IOException {
         Exchange x = new Exchange(socket, timeout);
-        ByteArrayOutputStream claimOut = new ByteArrayOutputStream();
-        byte[] nonceC = readHeader(x, claimOut);
-        byte[] claimBytes = claimOut.toByteArray();
-        byte[] nonceS = Handshake.newChallenge();
-        x.write(header(nonceS, null));
-        byte[] proof = x.read(PROOF, "the client's proof");
-        if (!secret.verify(message("client", purpose, claimBytes, nonceC, nonceS), proof)) {
-            throw new Rejected("failed to prove the job secret (wrong KOLO_SECRET, or not a Kolo process)");
+        ServerSide side = new ServerSide(secret, purpose, accept);
+        while (!side.done()) {
+            byte[] reply = side.take(x.read(side.wanted(), side.reading()));
+            if (reply != null) {
+                x.write(reply);
+            }
         }
-        String claim = new String(claimBytes, StandardCharsets.UTF_8);
-        accept.check(claim);
-        x.write(secret.mac(message("server", purpose, claimBytes, nonceC, nonceS)));
         x.done();
-        return claim;
+        return side.claim();
+    }
+
+    /**
+     * The accepting end's half of the exchange as steps over bytes, for a server that reads many connections from one
+     * thread: {@link #wanted()} says how many bytes the next step needs, {@link #take} consumes exactly those and
+     * returns what to send back (or null). It never needs more than {@link #MAX_CLIENT_BYTES} in all, so a server can
+     * bound what an unauthenticated peer makes it hold.
+     */
+    static final class ServerSide {
+        /** Everything a client sends before it is authenticated: its header with the longest claim, and its proof. */
+        static final int MAX_CLIENT_BYTES = 5 + NONCE + 2 + MAX_CLAIM + PROOF;
+        private static final int HEAD = 0;
+        private static final int NONCE_AND_LENGTH = 1;
+        private static final int CLAIM = 2;
+        private static final int CLIENT_PROOF = 3;
+        private static final int DONE = 4;
+
+        private final JobSecret secret;
+        private final String purpose;
+        private final ClaimCheck accept;
+        private int step = HEAD;
+        private int claimLength;
+        private byte[] nonceC;
+        private byte[] claimBytes;
+        private byte[] nonceS;
+        private String claim;
+
+        ServerSide(JobSecret secret, String purpose, ClaimCheck accept) {
+            this.secret = secret;
+            this.purpose = purpose;
+            this.accept = accept;
+        }
+
+        /** The bytes the next step needs (0 once done). */
+        int wanted() {
+            return switch (step) {
+                case HEAD -> 5;
+                case NONCE_AND_LENGTH -> NONCE + 2;
+                case CLAIM -> claimLength;
+                case CLIENT_PROOF -> PROOF;
+                default -> 0;
+            };
+        }
+
+        /** What the next step reads, for the message when the peer stops sending. */
+        String reading() {
+            return step == CLIENT_PROOF ? "the client's proof" : "the handshake";
+        }
+
+        boolean done() {
+            return step == DONE;
+        }
+
+        /** The client's claim, once {@link #done()}. */
+        String claim() {
+            return claim;
+        }
+
+        /**
+         * Consumes the {@link #wanted()} bytes of the next step.
+         *
+         * @return the bytes to send the client now, or null
+         * @throws Rejected the client is not a Kolo peer, failed to prove the secret, or its claim was refused
+         */
+        byte[] take(byte[] bytes) throws Rejected {
+            if (bytes.length != wanted()) {
+                throw new IllegalArgumentException("step wants " + wanted() + " bytes, got " + bytes.length);
+            }
+            switch (step) {
+                case HEAD -> {
+                    checkHead(ByteBuffer.wrap(bytes));
+                    step = NONCE_AND_LENGTH;
+                    return null;
+                }
+                case NONCE_AND_LENGTH -> {
+                    ByteBuffer b = ByteBuffer.wrap(bytes);
+                    nonceC = new byte[NONCE];
+                    b.get(nonceC);
+                    claimLength = b.getShort() & 0xFFFF;
+                    if (claimLength > MAX_CLAIM) {
+                        throw new Rejected("sent an oversized claim");
+                    }
+                    step = CLAIM;
+                    return claimLength == 0 ? take(new byte[0]) : null;
+                }
+                case CLAIM -> {
+                    claimBytes = bytes;
+                    nonceS = Handshake.newChallenge();
+                    step = CLIENT_PROOF;
+                    return header(nonceS, null);
+                }
+                case CLIENT_PROOF -> {
+                    if (!secret.verify(message("client", purpose, claimBytes, nonceC, nonceS), bytes)) {
+                        throw new Rejected("failed to prove the job secret (wrong KOLO_SECRET, or not a Kolo process)");
+                    }
+                    String claimed = new String(claimBytes, StandardCharsets.UTF_8);
+                    accept.check(claimed);
+                    claim = claimed;
+                    step = DONE;
+                    return secret.mac(message("server", purpose, claimBytes, nonceC, nonceS));
+                }
+                default -> throw new IllegalStateException("the handshake is over");
+            }
+        }
     }
 
     /** Decides whether an authenticated client's claim may connect. */
@@ -148,14 +261,20 @@ public final class Handshake {
         return b.array();
     }
 
-    /** Reads a peer's header; with {@code claim} non-null, also the claim that follows it. Returns the nonce. */
-    private static byte[] readHeader(Exchange x, ByteArrayOutputStream claim) throws IOException {
-        ByteBuffer head;
+    /** Reads the server's header; returns its nonce. */
+    private static byte[] readHeader(Exchange x) throws IOException {
+        byte[] head;
         try {
-            head = ByteBuffer.wrap(x.read(5, "the handshake"));
+            head = x.read(5, "the handshake");
         } catch (Rejected hungUp) {
-            throw new Rejected(hungUp.getMessage(), true);
+            throw new Rejected(hungUp.getMessage(), true, true);
         }
+        checkHead(ByteBuffer.wrap(head));
+        return x.read(NONCE, "the handshake");
+    }
+
+    /** Checks a peer's magic and version. */
+    private static void checkHead(ByteBuffer head) throws Rejected {
         if (head.getInt() != MAGIC) {
             throw new Rejected("does not speak the Kolo protocol", true);
         }
@@ -164,15 +283,6 @@ public final class Handshake {
             throw new Rejected("speaks Kolo handshake version " + version + ", not " + VERSION
                     + " (every rank and the launcher must run the same Kolo version)");
         }
-        byte[] nonce = x.read(NONCE, "the handshake");
-        if (claim != null) {
-            int length = ByteBuffer.wrap(x.read(2, "the handshake")).getShort() & 0xFFFF;
-            if (length > MAX_CLAIM) {
-                throw new Rejected("sent an oversized claim");
-            }
-            claim.writeBytes(x.read(length, "the handshake"));
-        }
-        return nonce;
     }
 
     private static byte[] message(String role, String purpose, byte[] claim, byte[] nonceC, byte[] nonceS) {

@@ -5,6 +5,7 @@ import io.kolo.KoloTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -14,7 +15,9 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A {@link KeyValueStore} held in this JVM's memory, for groups whose ranks are threads of one process
- * (and for tests). Thread-safe; {@link #get} blocks until the key is put or the timeout passes.
+ * (and for tests). Thread-safe; {@link #get} blocks until the key is put or the timeout passes. A server that serves
+ * the store to many connections from one thread waits without blocking instead: {@link #whenPresent} and
+ * {@link #whenEachPresent} call it back when a request it parked can be answered.
  */
 public final class InMemoryStore implements KeyValueStore {
     private final ReentrantLock lock = new ReentrantLock();
@@ -36,32 +39,36 @@ public final class InMemoryStore implements KeyValueStore {
     public void put(String key, String value) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(value, "value");
+        List<Runnable> ready = new ArrayList<>();
         lock.lock();
         try {
             checkOpen();
             if (values.put(key, value) == null) {
-                arrived(key);
+                arrived(key, ready);
             }
         } finally {
             lock.unlock();
         }
+        ready.forEach(Runnable::run);
     }
 
     @Override
     public boolean putIfAbsent(String key, String value) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(value, "value");
+        List<Runnable> ready = new ArrayList<>();
         lock.lock();
         try {
             checkOpen();
             if (values.putIfAbsent(key, value) != null) {
                 return false;
             }
-            arrived(key);
-            return true;
+            arrived(key, ready);
         } finally {
             lock.unlock();
         }
+        ready.forEach(Runnable::run);
+        return true;
     }
 
     @Override
@@ -112,9 +119,7 @@ public final class InMemoryStore implements KeyValueStore {
         try {
             int missing = firstMissing(prefix, count);
             if (missing < count) {
-                String id = prefix + '\0' + count;
-                TableWait table = tables.computeIfAbsent(id, k -> new TableWait(prefix, count, lock.newCondition(),
-                        missingKeys(prefix, count)));
+                TableWait table = table(prefix, count);
                 table.waiters++;
                 try {
                     while (table.missing > 0) {
@@ -133,9 +138,8 @@ public final class InMemoryStore implements KeyValueStore {
                         }
                     }
                 } finally {
-                    if (--table.waiters == 0) {
-                        tables.remove(id);
-                    }
+                    table.waiters--;
+                    forgetIfIdle(table);
                 }
             }
             List<String> found = new ArrayList<>(count);
@@ -166,21 +170,164 @@ public final class InMemoryStore implements KeyValueStore {
         return missing;
     }
 
+    /** Every value {@code prefix + i} for {@code i} below {@code count}, in order, if all are present now. */
+    Optional<List<String>> tryGetEach(String prefix, int count) {
+        lock.lock();
+        try {
+            if (firstMissing(prefix, count) < count) {
+                return Optional.empty();
+            }
+            List<String> found = new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                found.add(values.get(prefix + i));
+            }
+            return Optional.of(found);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The first {@code i} below {@code count} whose key {@code prefix + i} is missing now, or {@code count}. */
+    int firstMissingNow(String prefix, int count) {
+        lock.lock();
+        try {
+            return firstMissing(prefix, count);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Whether {@link #close()} was called. */
+    boolean isClosed() {
+        lock.lock();
+        try {
+            return closed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Calls {@code ready} once, when {@code key} is put or the store closes, on the thread that put it or closed the
+     * store (so it must only hand the news on); at once, on this thread, if either has happened already. The caller
+     * then reads the key again. Every parked request has its own deadline: cancel the wait when it passes, or the
+     * store keeps it until the key comes.
+     */
+    Wait whenPresent(String key, Runnable ready) {
+        Objects.requireNonNull(key, "key");
+        lock.lock();
+        try {
+            if (!closed && !values.containsKey(key)) {
+                Waiters w = waiting.computeIfAbsent(key, k -> new Waiters(lock.newCondition()));
+                Listener l = new Listener(ready, () -> {
+                    if (w.count == 0 && w.listeners.isEmpty()) {
+                        waiting.remove(key, w);
+                    }
+                });
+                w.listeners.add(l);
+                l.in = w.listeners;
+                return l;
+            }
+        } finally {
+            lock.unlock();
+        }
+        ready.run();
+        return Wait.NONE;
+    }
+
+    /** As {@link #whenPresent}, for every key {@code prefix + i} with {@code i} below {@code count}, as {@link #getEach}. */
+    Wait whenEachPresent(String prefix, int count, Runnable ready) {
+        Objects.requireNonNull(prefix, "prefix");
+        lock.lock();
+        try {
+            if (!closed && firstMissing(prefix, count) < count) {
+                TableWait table = table(prefix, count);
+                Listener l = new Listener(ready, () -> forgetIfIdle(table));
+                table.listeners.add(l);
+                l.in = table.listeners;
+                return l;
+            }
+        } finally {
+            lock.unlock();
+        }
+        ready.run();
+        return Wait.NONE;
+    }
+
+    /** A request parked with {@link #whenPresent} or {@link #whenEachPresent}. */
+    interface Wait {
+        /** Forgets the request (its deadline passed, or its connection closed); nothing once it was called back. */
+        void cancel();
+
+        Wait NONE = () -> { };
+    }
+
+    /** A parked request's callback, in the set of its key or table until it is called back or cancelled. */
+    private final class Listener implements Wait {
+        private final Runnable ready;
+        private final Runnable cleanUp;
+        /** The set this listener is in; guarded by {@link #lock}. */
+        private LinkedHashSet<Listener> in;
+
+        Listener(Runnable ready, Runnable cleanUp) {
+            this.ready = ready;
+            this.cleanUp = cleanUp;
+        }
+
+        @Override
+        public void cancel() {
+            lock.lock();
+            try {
+                if (in != null && in.remove(this)) {
+                    cleanUp.run();
+                }
+                in = null;
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
     /** Wakes every waiting {@link #get}, which then fails; later puts fail too. Idempotent. */
     @Override
     public void close() {
+        List<Runnable> ready = new ArrayList<>();
         lock.lock();
         try {
             closed = true;
             for (Waiters w : waiting.values()) {
                 w.arrived.signalAll();
+                takeListeners(w.listeners, ready);
             }
             for (TableWait t : tables.values()) {
                 t.complete.signalAll();
+                takeListeners(t.listeners, ready);
             }
         } finally {
             lock.unlock();
         }
+        ready.forEach(Runnable::run);
+    }
+
+    /** The table read of {@code prefix} and {@code count}, made when none is waiting; guarded by {@link #lock}. */
+    private TableWait table(String prefix, int count) {
+        return tables.computeIfAbsent(prefix + '\0' + count, k -> new TableWait(prefix, count, lock.newCondition(),
+                missingKeys(prefix, count)));
+    }
+
+    private void forgetIfIdle(TableWait table) {
+        if (table.waiters == 0 && table.listeners.isEmpty()) {
+            tables.remove(table.prefix + '\0' + table.count, table);
+        }
+    }
+
+    /** Moves every listener of {@code from} to {@code to}: each is called back once. */
+    private static void takeListeners(LinkedHashSet<Listener> from, List<Runnable> to) {
+        for (Listener l : from) {
+            l.in = null;
+            to.add(l.ready);
+        }
+        from.clear();
     }
 
     /** Waits, holding {@link #lock}, until {@code key} is put, the store closes, or {@code nanos} pass. */
@@ -190,30 +337,48 @@ public final class InMemoryStore implements KeyValueStore {
         try {
             return w.arrived.awaitNanos(nanos);
         } finally {
-            if (--w.count == 0) {
-                waiting.remove(key);
+            if (--w.count == 0 && w.listeners.isEmpty()) {
+                waiting.remove(key, w);
             }
         }
     }
 
-    /** A key was put for the first time: wakes its gets, and the table reads it completes. */
-    private void arrived(String key) {
+    /**
+     * A key was put for the first time: wakes its gets, and the table reads it completes; adds the parked requests
+     * to call back to {@code ready}, which the caller runs once it let go of {@link #lock}.
+     */
+    private void arrived(String key, List<Runnable> ready) {
         Waiters w = waiting.get(key);
         if (w != null) {
             w.arrived.signalAll();
+            takeListeners(w.listeners, ready);
+            if (w.count == 0) {
+                waiting.remove(key, w);
+            }
         }
+        List<TableWait> idle = null;
         for (TableWait t : tables.values()) {
             if (t.holds(key) && --t.missing == 0) {
                 t.complete.signalAll();
+                takeListeners(t.listeners, ready);
+                if (t.waiters == 0) {
+                    idle = idle == null ? new ArrayList<>() : idle;
+                    idle.add(t);
+                }
             }
+        }
+        if (idle != null) {
+            idle.forEach(this::forgetIfIdle);
         }
     }
 
     /** The table reads of one prefix and count, and how many of its keys are still missing; guarded by {@link #lock}. */
-    private static final class TableWait {
+    private final class TableWait {
         final String prefix;
         final int count;
         final Condition complete;
+        /** The parked requests of {@link #whenEachPresent} waiting for this table. */
+        final LinkedHashSet<Listener> listeners = new LinkedHashSet<>();
         int missing;
         int waiters;
 
@@ -242,8 +407,10 @@ public final class InMemoryStore implements KeyValueStore {
     }
 
     /** The requests waiting for one key; guarded by {@link #lock}. */
-    private static final class Waiters {
+    private final class Waiters {
         final Condition arrived;
+        /** The parked requests of {@link #whenPresent} waiting for this key. */
+        final LinkedHashSet<Listener> listeners = new LinkedHashSet<>();
         int count;
 
         Waiters(Condition arrived) {

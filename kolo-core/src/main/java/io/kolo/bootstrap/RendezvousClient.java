@@ -43,11 +43,13 @@ public final class RendezvousClient implements KeyValueStore {
     }
 
     /**
-     * Connects and authenticates, retrying refused connections with backoff until {@code connectTimeout}
-     * has passed, because ranks routinely start before the launcher's (or rank 0's) server is listening.
+     * Connects and authenticates, retrying with backoff until {@code connectTimeout} has passed whatever says "not now"
+     * rather than "not you": a refused or timed-out connection (ranks routinely start before the launcher's, or rank
+     * 0's, server is listening), and a handshake the server dropped, reset or did not finish in time (a server busy
+     * with thousands of ranks connecting at once drops the oldest handshakes to make room).
      *
-     * @throws KoloTimeoutException when no server accepted within {@code connectTimeout}
-     * @throws KoloException        when the server is there but the handshake failed (wrong secret)
+     * @throws KoloTimeoutException when no attempt succeeded within {@code connectTimeout}, naming what was tried
+     * @throws KoloException        when the server is there but refused this rank (wrong secret) or is not Kolo's
      */
     public static RendezvousClient connect(InetSocketAddress server, JobSecret secret, Duration connectTimeout) {
         return connect(server, secret, connectTimeout, false);
@@ -65,49 +67,100 @@ public final class RendezvousClient implements KeyValueStore {
 
     private static RendezvousClient connect(InetSocketAddress server, JobSecret secret, Duration connectTimeout,
                                             boolean retryRefusals) {
-        long deadline = System.nanoTime() + connectTimeout.toNanos();
+        long start = System.nanoTime();
+        long deadline = start + connectTimeout.toNanos();
         RetryDelay delay = new RetryDelay(FIRST_BACKOFF, MAX_BACKOFF);
-        IOException last = null;
+        Attempts attempts = new Attempts();
         while (true) {
             long leftMs = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
             Socket socket = new Socket();
+            boolean connected = false;
             try {
                 socket.connect(server, (int) Math.min(Integer.MAX_VALUE, leftMs));
-            } catch (ConnectException | SocketTimeoutException e) {
-                closeQuietly(socket);
-                last = e;
-                if (!delay.fitsBefore(deadline)) {
-                    KoloTimeoutException t = new KoloTimeoutException("could not reach the rendezvous server at "
-                            + hostPort(server) + " within " + Durations.describe(connectTimeout)
-                            + " (" + last.getMessage() + "); is the launcher (or rank 0) running?");
-                    t.initCause(last);
-                    throw t;
-                }
-                sleep(delay, deadline);
-                continue;
-            } catch (IOException e) {
-                closeQuietly(socket);
-                throw new KoloException("cannot connect to the rendezvous server at " + hostPort(server) + ": "
-                        + e.getMessage(), e);
-            }
-            try {
+                connected = true;
                 socket.setTcpNoDelay(true);
-                Handshake.client(socket, secret, RendezvousProtocol.PURPOSE, "", RendezvousServer.HANDSHAKE_TIMEOUT);
+                Handshake.client(socket, secret, RendezvousProtocol.PURPOSE, "",
+                        Duration.ofMillis(Math.min(RendezvousServer.HANDSHAKE_TIMEOUT.toMillis(), leftMs)));
                 socket.setSoTimeout(0);
                 return new RendezvousClient(server, socket);
-            } catch (IOException e) {
+            } catch (Handshake.Rejected e) {
                 closeQuietly(socket);
-                if (retryRefusals && delay.fitsBefore(deadline)) {
-                    sleep(delay, deadline);
-                    continue;
+                attempts.failed(true, e);
+                if (!e.hungUpFirst() && !retryRefusals) {
+                    throw refused(server, e);
                 }
-                // A stranger (or a silent peer) never checked this end's proof: the secret is not what is wrong.
-                boolean stranger = e instanceof Handshake.Rejected r ? r.notKolo() : e instanceof SocketTimeoutException;
-                throw new KoloException("the rendezvous server at " + hostPort(server)
-                        + " did not accept this rank: " + e.getMessage()
-                        + (stranger ? " (maybe another program listens on port " + server.getPort() + ": KOLO_RENDEZVOUS_ADDR and"
-                        + " KOLO_RENDEZVOUS_PORT must name this job's launcher, or its rank 0)"
-                        : " (KOLO_SECRET must be the one the launcher generated for this job)"), e);
+            } catch (IOException e) {
+                // Refused, reset, timed out, dropped: the server is not there yet, or too busy for this attempt.
+                closeQuietly(socket);
+                attempts.failed(connected, e);
+                if (!connected && !(e instanceof ConnectException || e instanceof SocketTimeoutException
+                        || e instanceof java.net.NoRouteToHostException)) {
+                    throw new KoloException("cannot connect to the rendezvous server at " + hostPort(server) + ": "
+                            + e.getMessage(), e);
+                }
+            }
+            if (!delay.fitsBefore(deadline)) {
+                KoloTimeoutException t = new KoloTimeoutException("could not reach the rendezvous server at "
+                        + hostPort(server) + " within " + Durations.describe(connectTimeout) + ": " + attempts
+                        + "; is the launcher (or rank 0) running and reachable there (KOLO_RENDEZVOUS_ADDR, "
+                        + "KOLO_RENDEZVOUS_PORT)? A slow start of a large job needs a longer KOLO_START_TIMEOUT_SECONDS"
+                        + (attempts.onlyHangUps() ? "; a program that is not Kolo's may listen on port " + server.getPort() : ""));
+                t.initCause(attempts.last);
+                throw t;
+            }
+            sleep(delay, deadline);
+        }
+    }
+
+    private static KoloException refused(InetSocketAddress server, Handshake.Rejected e) {
+        return new KoloException("the rendezvous server at " + hostPort(server)
+                + " did not accept this rank: " + e.getMessage()
+                + (e.notKolo() ? " (maybe another program listens on port " + server.getPort() + ": KOLO_RENDEZVOUS_ADDR and"
+                + " KOLO_RENDEZVOUS_PORT must name this job's launcher, or its rank 0)"
+                : " (KOLO_SECRET must be the one the launcher generated for this job)"), e);
+    }
+
+    /** What the attempts to connect met, for the one line that says why none succeeded. */
+    private static final class Attempts {
+        private int refused;
+        private int droppedInHandshake;
+        private int timedOutInHandshake;
+        private int refusedHandshake;
+        private IOException last;
+
+        void failed(boolean connected, IOException e) {
+            last = e;
+            if (!connected) {
+                refused++;
+            } else if (e instanceof SocketTimeoutException) {
+                timedOutInHandshake++;
+            } else if (e instanceof Handshake.Rejected r && !r.hungUpFirst()) {
+                refusedHandshake++;
+            } else {
+                droppedInHandshake++;
+            }
+        }
+
+        /** Every attempt connected and was closed before the handshake began: maybe not Kolo's server at all. */
+        boolean onlyHangUps() {
+            return droppedInHandshake > 0 && refused + timedOutInHandshake + refusedHandshake == 0;
+        }
+
+        @Override
+        public String toString() {
+            List<String> kinds = new ArrayList<>();
+            count(kinds, refused, "not connected");
+            count(kinds, droppedInHandshake, "dropped in the handshake");
+            count(kinds, timedOutInHandshake, "with a handshake that did not finish in time");
+            count(kinds, refusedHandshake, "refused in the handshake");
+            int all = refused + droppedInHandshake + timedOutInHandshake + refusedHandshake;
+            return all + (all == 1 ? " attempt" : " attempts") + " (" + String.join(", ", kinds) + "), the last: "
+                    + (last == null ? "?" : last.getMessage());
+        }
+
+        private static void count(List<String> kinds, int n, String what) {
+            if (n > 0) {
+                kinds.add(n + " " + what);
             }
         }
     }

@@ -1,10 +1,14 @@
 package io.kolo.bootstrap;
 
+import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /**
  * Wire format shared by {@link RendezvousServer} and {@link RendezvousClient}, spoken only after the
@@ -34,6 +38,139 @@ final class RendezvousProtocol {
     static final int MAX_EACH = 1 << 20;
 
     private RendezvousProtocol() {
+    }
+
+    /** The longest request: a PUT of the longest key and value. */
+    static final int MAX_REQUEST_BYTES = 1 + 2 * (4 + MAX_STRING_BYTES);
+
+    /**
+     * One request as a server reads it off its buffer: the fields its op carries (the others null or 0), and its size
+     * on the wire.
+     */
+    record Request(byte op, String key, String value, int count, long timeoutMs, int bytes) {
+    }
+
+    /**
+     * The whole request at {@code in}'s position, which it then passes; null, with the position unchanged, while the
+     * request is not all there yet.
+     *
+     * @throws IOException the bytes are no request (an unknown op, a length or key count out of bounds)
+     */
+    static Request decode(ByteBuffer in) throws IOException {
+        int start = in.position();
+        Request r = tryDecode(in);
+        if (r == null) {
+            in.position(start);
+        }
+        return r;
+    }
+
+    private static Request tryDecode(ByteBuffer in) throws IOException {
+        int start = in.position();
+        if (!in.hasRemaining()) {
+            return null;
+        }
+        byte op = in.get();
+        String key;
+        String value = null;
+        int count = 0;
+        long timeoutMs = 0;
+        switch (op) {
+            case PUT, PUT_IF_ABSENT -> {
+                key = decodeString(in);
+                value = key == null ? null : decodeString(in);
+                if (value == null) {
+                    return null;
+                }
+            }
+            case TRY_GET -> {
+                key = decodeString(in);
+                if (key == null) {
+                    return null;
+                }
+            }
+            case GET -> {
+                key = decodeString(in);
+                if (key == null || in.remaining() < Long.BYTES) {
+                    return null;
+                }
+                timeoutMs = in.getLong();
+            }
+            case GET_EACH -> {
+                key = decodeString(in);
+                if (key == null || in.remaining() < Integer.BYTES + Long.BYTES) {
+                    return null;
+                }
+                count = in.getInt();
+                timeoutMs = in.getLong();
+                if (count < 0 || count > MAX_EACH) {
+                    throw new IOException("bad key count " + count + " in rendezvous request");
+                }
+            }
+            default -> throw new IOException("unknown rendezvous request " + op);
+        }
+        return new Request(op, key, value, count, Math.max(0, timeoutMs), in.position() - start);
+    }
+
+    private static String decodeString(ByteBuffer in) throws IOException {
+        if (in.remaining() < Integer.BYTES) {
+            return null;
+        }
+        int length = in.getInt();
+        if (length < 0 || length > MAX_STRING_BYTES) {
+            throw new IOException("bad string length " + length + " in rendezvous message");
+        }
+        if (in.remaining() < length) {
+            return null;
+        }
+        byte[] bytes = new byte[length];
+        in.get(bytes);
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    /** A reply of one byte: OK, STORED, PRESENT without a value... */
+    static ByteBuffer reply(byte code) {
+        return ByteBuffer.wrap(new byte[] {code});
+    }
+
+    /** A GET's or TRY_GET's reply: PRESENT and the value. */
+    static ByteBuffer present(String value) {
+        return encode(out -> {
+            out.writeByte(PRESENT);
+            writeString(out, value);
+        });
+    }
+
+    /** A GET_EACH's reply when every key is there: PRESENT and the values in order. */
+    static ByteBuffer each(List<String> values) {
+        return encode(out -> {
+            out.writeByte(PRESENT);
+            for (String v : values) {
+                writeString(out, v);
+            }
+        });
+    }
+
+    /** A GET_EACH's reply when its wait ran out: ABSENT and the index of the first key still missing. */
+    static ByteBuffer missing(int firstMissing) {
+        return encode(out -> {
+            out.writeByte(ABSENT);
+            out.writeInt(firstMissing);
+        });
+    }
+
+    private interface Writer {
+        void write(DataOutputStream out) throws IOException;
+    }
+
+    private static ByteBuffer encode(Writer w) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            w.write(out);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return ByteBuffer.wrap(bytes.toByteArray());
     }
 
     /** Loads this class now: see {@link RendezvousServer}'s static initialiser. */

@@ -12,10 +12,10 @@ import java.nio.file.Path;
  */
 public final class ThreadLimit {
     /**
-     * The platform threads a rank runs for the job's life: its engine, its stall watch, its data port's acceptor, and
-     * its connection's thread in the rendezvous server when that runs in the same process.
+     * The platform threads a rank runs for the job's life: its engine, its stall watch and its data port's acceptor (the
+     * rendezvous server serves every rank's connection from one thread).
      */
-    public static final int PER_RANK = 4;
+    public static final int PER_RANK = 3;
 
     private ThreadLimit() {
     }

@@ -177,30 +177,36 @@ class HandshakeAttackTest {
     /** Silent strangers beyond the cap push the oldest out; a real client still gets in and is served. */
     @Test
     void silentStrangersCannotFillTheServer() throws Exception {
-        int strangers = ConnectionGate.DEFAULT_MAX_UNAUTHENTICATED + 44;
-        for (int i = 0; i < strangers; i++) {
-            connect();
-        }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (System.nanoTime() < deadline && server.unauthenticated() < ConnectionGate.DEFAULT_MAX_UNAUTHENTICATED) {
-            Thread.sleep(20);
-        }
-        assertEquals(ConnectionGate.DEFAULT_MAX_UNAUTHENTICATED, server.unauthenticated());
-        try (RendezvousClient legit = RendezvousClient.connect(server.address(), secret, TIMEOUT)) {
-            legit.put("k", "v");
-            assertEquals(Optional.of("v"), legit.tryGet("k"));
-        }
-        int closedByServer = 0;
-        for (Socket s : opened) {
-            s.setSoTimeout(1);
-            try {
-                closedByServer += s.getInputStream().read() < 0 ? 1 : 0;
-            } catch (SocketTimeoutException stillWaiting) {
-                // Among the newest: still in its handshake.
-            } catch (java.net.SocketException reset) {
-                closedByServer++;
+        int cap = 32;
+        int strangers = cap + 44;
+        try (RendezvousServer small = RendezvousServer.start(InetAddress.getLoopbackAddress(), 0, secret,
+                new RendezvousServer.Limits(cap, TIMEOUT))) {
+            for (int i = 0; i < strangers; i++) {
+                Socket s = new Socket(small.address().getAddress(), small.address().getPort());
+                opened.add(s);
             }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (System.nanoTime() < deadline && small.unauthenticated() < cap) {
+                Thread.sleep(20);
+            }
+            assertEquals(cap, small.unauthenticated());
+            try (RendezvousClient legit = RendezvousClient.connect(small.address(), secret, TIMEOUT)) {
+                legit.put("k", "v");
+                assertEquals(Optional.of("v"), legit.tryGet("k"));
+            }
+            assertTrue(small.unauthenticated() <= cap, small.unauthenticated() + " handshakes held");
+            int closedByServer = 0;
+            for (Socket s : opened) {
+                s.setSoTimeout(1);
+                try {
+                    closedByServer += s.getInputStream().read() < 0 ? 1 : 0;
+                } catch (SocketTimeoutException stillWaiting) {
+                    // Among the newest: still in its handshake.
+                } catch (java.net.SocketException reset) {
+                    closedByServer++;
+                }
+            }
+            assertTrue(closedByServer >= strangers - cap, "dropped " + closedByServer);
         }
-        assertTrue(closedByServer >= strangers - ConnectionGate.DEFAULT_MAX_UNAUTHENTICATED, "dropped " + closedByServer);
     }
 }

@@ -112,4 +112,42 @@ class InMemoryStoreTest {
             assertThrows(NullPointerException.class, () -> s.put("k", null));
         }
     }
+
+    /** A parked request (the network server's way of waiting) is called back once, when what it waits for is there. */
+    @Test
+    void parkedRequestsAreCalledBackOnceWhenTheirKeysArriveAndNeverOnceCancelled() {
+        try (InMemoryStore s = new InMemoryStore()) {
+            java.util.concurrent.atomic.AtomicInteger one = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.atomic.AtomicInteger table = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.atomic.AtomicInteger cancelled = new java.util.concurrent.atomic.AtomicInteger();
+            s.whenPresent("k", one::incrementAndGet);
+            s.whenEachPresent("addr/", 3, table::incrementAndGet);
+            s.whenPresent("k", cancelled::incrementAndGet).cancel();
+            s.whenEachPresent("addr/", 3, cancelled::incrementAndGet).cancel();
+            s.put("addr/0", "a");
+            s.put("addr/2", "c");
+            assertEquals(0, table.get());
+            s.put("addr/1", "b");
+            assertEquals(1, table.get());
+            s.put("k", "v");
+            s.put("k", "w");
+            assertEquals(1, one.get());
+            assertEquals(0, cancelled.get());
+            assertEquals(Optional.of(java.util.List.of("a", "b", "c")), s.tryGetEach("addr/", 3));
+            // Present already: called back at once.
+            s.whenPresent("k", one::incrementAndGet);
+            assertEquals(2, one.get());
+        }
+    }
+
+    @Test
+    void closingCallsBackEveryParkedRequest() {
+        InMemoryStore s = new InMemoryStore();
+        java.util.concurrent.atomic.AtomicInteger woken = new java.util.concurrent.atomic.AtomicInteger();
+        s.whenPresent("k", woken::incrementAndGet);
+        s.whenEachPresent("addr/", 2, woken::incrementAndGet);
+        s.close();
+        assertEquals(2, woken.get());
+        assertTrue(s.isClosed());
+    }
 }

@@ -1,0 +1,176 @@
+package io.kolo.bootstrap;
+
+import io.kolo.KoloTimeoutException;
+import io.kolo.launch.JobSecret;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Optional;
+import java.util.Queue;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A rank connecting to a server too busy to finish its handshake: a handshake dropped, reset or left unanswered is
+ * tried again until the start's deadline, and when none succeeds the rank says in one line what it tried.
+ */
+@Timeout(90)
+class RendezvousRetryTest {
+    private final JobSecret secret = JobSecret.generate();
+    private final RendezvousServer server = RendezvousServer.start(InetAddress.getLoopbackAddress(), 0, secret);
+
+    @AfterEach
+    void close() {
+        server.close();
+    }
+
+    /** How the stand-in for a busy server treats a connection before it lets one through. */
+    enum Drop {
+        /** Closes before sending anything, as a server closing (or not Kolo's) would. */
+        HANG_UP,
+        /** Reads the client's header, then resets: what the server does to its oldest handshake to make room. */
+        RESET_AFTER_HEADER,
+        /** Never answers: a server too busy to get to it before the handshake's deadline. */
+        SILENCE
+    }
+
+    @Test
+    void droppedAndResetHandshakesAreRetriedUntilOneGetsThrough() throws Exception {
+        try (BusyProxy proxy = new BusyProxy(server.address(), Drop.HANG_UP, Drop.RESET_AFTER_HEADER, Drop.HANG_UP,
+                Drop.RESET_AFTER_HEADER);
+             RendezvousClient c = RendezvousClient.connect(proxy.address(), secret, Duration.ofSeconds(30))) {
+            c.put("k", "v");
+            assertEquals(Optional.of("v"), server.tryGet("k"));
+            assertEquals(5, proxy.accepted());
+        }
+    }
+
+    @Test
+    void aHandshakeThatTimesOutIsRetried() throws Exception {
+        try (BusyProxy proxy = new BusyProxy(server.address(), Drop.SILENCE);
+             RendezvousClient c = RendezvousClient.connect(proxy.address(), secret, Duration.ofSeconds(40))) {
+            c.put("k", "v");
+            assertEquals(Optional.of("v"), server.tryGet("k"));
+            assertEquals(2, proxy.accepted());
+        }
+    }
+
+    @Test
+    void whenEveryAttemptIsDroppedTheErrorSaysWhatWasTriedInOneLine() throws Exception {
+        Drop[] always = new Drop[1000];
+        java.util.Arrays.fill(always, Drop.RESET_AFTER_HEADER);
+        try (BusyProxy proxy = new BusyProxy(server.address(), always)) {
+            KoloTimeoutException e = assertThrows(KoloTimeoutException.class,
+                    () -> RendezvousClient.connect(proxy.address(), secret, Duration.ofMillis(1500)));
+            String m = e.getMessage();
+            assertFalse(m.contains("\n"), m);
+            assertTrue(m.contains(proxy.accepted() + " attempts (" + proxy.accepted() + " dropped in the handshake)"), m);
+            assertTrue(m.contains("within 1.5 s") || m.contains("within 1500 ms"), m);
+            assertTrue(m.contains("KOLO_START_TIMEOUT_SECONDS"), m);
+            assertTrue(proxy.accepted() > 1, m);
+        }
+    }
+
+    /**
+     * Stands between a client and the server: treats the first connections as {@code drops} says, then relays the
+     * rest.
+     */
+    private static final class BusyProxy implements AutoCloseable {
+        private final ServerSocket listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        private final Queue<Drop> drops;
+        private final AtomicInteger accepted = new AtomicInteger();
+        private final InetSocketAddress target;
+
+        BusyProxy(InetSocketAddress target, Drop... drops) throws IOException {
+            this.target = target;
+            this.drops = new ArrayDeque<>(java.util.List.of(drops));
+            Thread.ofPlatform().daemon().start(this::acceptLoop);
+        }
+
+        InetSocketAddress address() {
+            return new InetSocketAddress(InetAddress.getLoopbackAddress(), listener.getLocalPort());
+        }
+
+        int accepted() {
+            return accepted.get();
+        }
+
+        private void acceptLoop() {
+            while (true) {
+                Socket client;
+                try {
+                    client = listener.accept();
+                } catch (IOException closed) {
+                    return;
+                }
+                accepted.incrementAndGet();
+                Drop drop = drops.poll();
+                Thread.ofPlatform().daemon().start(() -> handle(client, drop));
+            }
+        }
+
+        private void handle(Socket client, Drop drop) {
+            try {
+                if (drop == Drop.HANG_UP) {
+                    client.close();
+                } else if (drop == Drop.RESET_AFTER_HEADER) {
+                    client.getInputStream().readNBytes(4 + 1 + 32 + 2);
+                    client.setSoLinger(true, 0);
+                    client.close();
+                } else if (drop == Drop.SILENCE) {
+                    client.getInputStream().transferTo(OutputStream.nullOutputStream());
+                    client.close();
+                } else {
+                    relay(client);
+                }
+            } catch (IOException ignored) {
+                // The client gave up on this connection.
+            }
+        }
+
+        private void relay(Socket client) throws IOException {
+            try (client; Socket server = new Socket(target.getAddress(), target.getPort())) {
+                Thread back = Thread.ofPlatform().daemon().start(() -> pump(server, client));
+                pump(client, server);
+                back.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        private static void pump(Socket from, Socket to) {
+            try {
+                InputStream in = from.getInputStream();
+                OutputStream out = to.getOutputStream();
+                byte[] buf = new byte[4096];
+                for (int n; (n = in.read(buf)) > 0; ) {
+                    out.write(buf, 0, n);
+                    out.flush();
+                }
+                to.shutdownOutput();
+            } catch (IOException ignored) {
+                // One side went away.
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            listener.close();
+        }
+    }
+}
