@@ -8,6 +8,9 @@ import java.util.Arrays;
  * counts ({@link AlltoallExecutor}).
  */
 final class AlltoallSplits {
+    /** Splits named in full up to this many; a longer list (a large job's) is cut, or one message would fill pages. */
+    static final int SHOWN = 16;
+
     private AlltoallSplits() {
     }
 
@@ -17,17 +20,31 @@ final class AlltoallSplits {
             return "gave " + (splits == null ? "no" : splits.length) + " splits for " + size + " ranks";
         }
         long sum = 0;
-        for (long v : splits) {
+        for (int p = 0; p < splits.length; p++) {
+            long v = splits[p];
             if (v < 0) {
-                return "gave a negative split " + Arrays.toString(splits);
+                return "gave a negative split " + show(splits)
+                        + (splits.length > SHOWN ? " (" + v + " for set rank " + p + ")" : "");
             }
             if (v > Long.MAX_VALUE - sum) {
                 // Wrapped, the sum could match the rows and the alltoall run with splits no tensor has.
-                return "gave splits " + Arrays.toString(splits) + " summing to more than " + Long.MAX_VALUE + " rows";
+                return "gave splits " + show(splits) + " summing to more than " + Long.MAX_VALUE + " rows";
             }
             sum += v;
         }
-        return sum == rows ? null : "gave splits " + Arrays.toString(splits) + " summing to " + sum
+        return sum == rows ? null : "gave splits " + show(splits) + " summing to " + sum
                 + " for a first dimension of " + rows;
+    }
+
+    /** The splits as {@link Arrays#toString} writes them, the first {@link #SHOWN} only of a longer list. */
+    static String show(long[] splits) {
+        if (splits.length <= SHOWN) {
+            return Arrays.toString(splits);
+        }
+        StringBuilder sb = new StringBuilder("[");
+        for (int p = 0; p < SHOWN; p++) {
+            sb.append(splits[p]).append(", ");
+        }
+        return sb.append("... ").append(splits.length - SHOWN).append(" more]").toString();
     }
 }
