@@ -12,8 +12,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Allgather and alltoall repeated under one name run from the response cache, as Horovod's do: each rank checks its
- * own rows or splits against the cached answer, so a change on any one rank sends the name back to the coordinator on
- * every rank, and every result stays right.
+ * own rows against a cached allgather's answer, so a change on any one rank sends the name back to the coordinator on
+ * every rank; an alltoall's answer holds no splits, the op exchanges them itself. Every result stays right.
  */
 class CachedGatherTest {
 

@@ -186,6 +186,20 @@ class SteadyStateAllocationTest {
     }
 
     /**
+     * A repeated alltoall whose splits change every call runs from the cache, and the exchange of its counts inside the
+     * op allocates nothing: what one op allocates, on whichever thread runs its cycle (the engine's, or the waiting
+     * caller's), is the op's own bookkeeping and the result it hands the caller (its tensor, shape and received splits).
+     */
+    @Test
+    void aRepeatedAlltoallWhoseSplitsChangeAllocatesOnlyItsOpAndResult() throws Exception {
+        for (long[] m : overTcp(SteadyStateAllocationTest::measureAlltoall)) {
+            System.out.println("alltoall: engine thread " + m[0] + " B/op, caller " + m[1] + " B/op");
+            assertTrue(m[0] + m[1] < CALLER_BYTES_PER_OP, "an alltoall allocated " + m[0] + " bytes per op on the"
+                    + " engine thread and " + m[1] + " on the caller's");
+        }
+    }
+
+    /**
      * With the job view on, a thread per rank reads the engine's figures every 10 ms (a hundred times its default
      * pace) and publishes them: the engine's steady state still allocates nothing, the caller no more than without it,
      * and a reported point nothing at all.
@@ -198,6 +212,36 @@ class SteadyStateAllocationTest {
         for (long[] perReport : overTcp(SteadyStateAllocationTest::measureReport, view)) {
             assertEquals(0, perReport[1], "bytes a reported point allocated on the caller's thread");
         }
+    }
+
+    /**
+     * {engine bytes per op, caller bytes per op} for an alltoall repeated under its name whose splits change every call
+     * (4 rows of one float; rank 0 sends {@code [a, 4 - a]}, rank 1 {@code [4 - a, a]}, so each receives 4 rows).
+     */
+    private static long[] measureAlltoall(Communicator comm) {
+        var bean = threads();
+        float[] rows = new float[4];
+        Tensor t = Tensor.of(rows, 4);
+        long[][] splits = new long[5][];
+        for (int a = 0; a < 5; a++) {
+            splits[a] = comm.rank() == 0 ? new long[]{a, 4 - a} : new long[]{4 - a, a};
+        }
+        for (int i = 0; i < WARMUP; i++) {
+            comm.alltoallAsync("route", t, splits[i % 5]).await();
+        }
+        long engine0 = engineBytes(bean, comm.rank());
+        long caller0 = bean.getCurrentThreadAllocatedBytes();
+        for (int i = 0; i < OPS; i++) {
+            comm.alltoallAsync("route", t, splits[i % 5]).await();
+        }
+        long caller = bean.getCurrentThreadAllocatedBytes() - caller0;
+        long engine = engineBytes(bean, comm.rank()) - engine0;
+        java.util.Arrays.fill(rows, comm.rank() + 1);
+        AlltoallResult last = comm.alltoallAsync("route", t, splits[1]).await();
+        assertEquals(comm.rank() == 0 ? 1 : 3, last.receivedSplits()[0], "alltoall's received splits");
+        assertEquals(2.0f, last.tensor().floats()[3], "alltoall result");
+        assertTrue(comm.stats().cachedOps() > OPS, "the alltoall ran from the cache: " + comm.stats());
+        return new long[]{engine / OPS, caller / OPS};
     }
 
     /** {0, caller bytes per report} for points reported while the ranks' reporters publish them. */

@@ -24,7 +24,7 @@ final class Admission {
     private final List<Op> toSend = new ArrayList<>();
     /** {@link #takeRequests}'s list, reused every round. */
     private final List<Request> requests = new ArrayList<>();
-    /** This rank in the set: an allgather's or alltoall's cached answer is checked at this rank's rows or splits. */
+    /** This rank in the set: an allgather's cached answer is checked at this rank's rows. */
     private final int rank;
 
     Admission(ResponseCache cache, CycleVote vote, int capacity, int rank) {

@@ -22,28 +22,6 @@ final class Agreement {
         this.where = where;
     }
 
-    /** Null if {@code r}'s alltoall splits fit its tensor and the set, else what is wrong with them. */
-    String badSplits(Request r) {
-        long[] s = r.splits();
-        if (s == null || s.length != size) {
-            return "gave " + (s == null ? "no" : s.length) + " splits for " + size + " ranks";
-        }
-        long sum = 0;
-        for (long v : s) {
-            if (v < 0) {
-                return "gave a negative split " + Arrays.toString(s);
-            }
-            if (v > Long.MAX_VALUE - sum) {
-                // Wrapped, the sum could match the rows and the alltoall run with splits no tensor has.
-                return "gave splits " + Arrays.toString(s) + " summing to more than " + Long.MAX_VALUE + " rows";
-            }
-            sum += v;
-        }
-        long rows = Shapes.firstDim(r.shape());
-        return sum == rows ? null : "gave splits " + Arrays.toString(s) + " summing to " + sum
-                + " for a first dimension of " + rows;
-    }
-
     /** Null if the ranks agree, else a message naming the tensor and what each rank submitted. */
     String mismatch(Request[] byRank, Request first) {
         boolean differs = false;

@@ -5,11 +5,15 @@ import io.kolo.collective.Scratch;
 
 /**
  * What every {@link OpExecutor} works with: the collectives (which pick the algorithm), this rank's pending ops by
- * name, the fusion buffer and a scratch buffer (both reused, so the steady state allocates nothing), the trace, and
- * how ops end. Touched only by the thread running the cycle.
+ * name, the fusion buffer and a scratch buffer (both reused, so the steady state allocates nothing), the trace, how
+ * ops end, and the process set's ranks in the job and its id, for messages that name a rank as the user knows it.
+ * Touched only by the thread running the cycle.
+ *
+ * @param members the set's ranks in the job, by set rank
+ * @param set     the process set's id (0: every rank)
  */
 record Execution(CollectiveOps ops, PendingOps pending, Scratch fusion, Scratch scratch, OpTrace trace,
-                 Outcomes outcomes) {
+                 Outcomes outcomes, int[] members, int set) {
 
     int rank() {
         return ops.rank();
@@ -17,6 +21,11 @@ record Execution(CollectiveOps ops, PendingOps pending, Scratch fusion, Scratch 
 
     int size() {
         return ops.size();
+    }
+
+    /** After an op's name in messages: which process set it belongs to ("" for the global set). */
+    String where() {
+        return set == 0 ? "" : " in process set " + set;
     }
 
     /** An executor for every kind of op but JOIN, whose completion is the engine's own. */

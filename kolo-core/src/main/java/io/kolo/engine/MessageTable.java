@@ -270,14 +270,6 @@ final class MessageTable {
                             + members[first.root()] + ", which has already joined");
                 }
             }
-            case ALLTOALL -> {
-                for (Request r : e.byRank) {
-                    String bad = agreement.badSplits(r);
-                    if (bad != null) {
-                        return Response.error(first.kind(), names, "alltoall '" + name + "'" + where + ": rank " + members[r.rank()] + " " + bad);
-                    }
-                }
-            }
             case REDUCESCATTER -> {
                 if (first.shape().length == 0) {
                     return Response.error(first.kind(), names, "reducescatter '" + name + "' needs a tensor with at least one dimension");
@@ -290,11 +282,6 @@ final class MessageTable {
             perRank = new long[size][];
             for (int r = 0; r < size; r++) {
                 perRank[r] = new long[]{e.byRank[r] == null ? 0 : Shapes.firstDim(e.byRank[r].shape())};
-            }
-        } else if (first.kind() == OpKind.ALLTOALL) {
-            perRank = new long[size][];
-            for (int r = 0; r < size; r++) {
-                perRank[r] = e.byRank[r].splits();
             }
         }
         return new Response(first.kind(), names, first.type(), first.op(), first.prescale(), first.postscale(),

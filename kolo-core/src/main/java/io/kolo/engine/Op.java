@@ -187,8 +187,8 @@ public final class Op {
     Request request(int rank) {
         Request r = request;
         if (r == null || r.rank() != rank) {
-            r = new Request(rank, name, kind, type, reduceOp, shape, prescale, postscale, root, splits, group,
-                    groupSize, unnamed);
+            r = new Request(rank, name, kind, type, reduceOp, shape, prescale, postscale, root, group, groupSize,
+                    unnamed);
             request = r;
         }
         return r;

@@ -113,7 +113,7 @@ final class ProcessSetEngine implements CycleAgent {
         this.fusionPlanner = new FusionPlanner(settings.fusionThresholdBytes(), outcomes.pending());
         this.coordinator = new CoordinatorRound(ops, settings, fusionPlanner, members, id);
         this.trace = OpTrace.open(settings, rank, id);
-        this.execution = new Execution(ops, outcomes.pending(), fusion, scratch, trace, outcomes);
+        this.execution = new Execution(ops, outcomes.pending(), fusion, scratch, trace, outcomes, members.clone(), id);
         executors.putAll(execution.executors());
         this.tuning = new EngineTuning(id, rank, settings, ops, fusionPlanner, runner, cache, admission);
         this.eager = new EagerExchange(cache, admission, vote, direct, execution, tuning);

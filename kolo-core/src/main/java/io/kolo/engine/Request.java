@@ -9,13 +9,15 @@ import java.io.IOException;
 import java.util.Arrays;
 
 /**
- * One rank's submission of one named op, as sent to the coordinator.
+ * One rank's submission of one named op, as sent to the coordinator: what the ranks must agree on, never what is
+ * each rank's own (an alltoall's splits are exchanged by the op itself, {@link AlltoallExecutor}), so that a request's
+ * size does not grow with the job's.
  *
  * @param unnamed the op's place among this rank's unnamed ops in its process set (1, 2, ...), 0 for a named op: the
  *                coordinator checks that the ranks' unnamed ops of one place are of one kind ({@link UnnamedOrder})
  */
 record Request(int rank, String name, OpKind kind, DataType type, ReduceOp op, long[] shape,
-               double prescale, double postscale, int root, long[] splits, String group, int groupSize,
+               double prescale, double postscale, int root, String group, int groupSize,
                long unnamed) {
 
     void write(DataOutput out) throws IOException {
@@ -28,7 +30,6 @@ record Request(int rank, String name, OpKind kind, DataType type, ReduceOp op, l
         out.writeDouble(prescale);
         out.writeDouble(postscale);
         out.writeInt(root);
-        writeLongs(out, splits);
         out.writeUTF(group == null ? "" : group);
         out.writeInt(groupSize);
         out.writeLong(unnamed);
@@ -44,11 +45,10 @@ record Request(int rank, String name, OpKind kind, DataType type, ReduceOp op, l
         double pre = in.readDouble();
         double post = in.readDouble();
         int root = in.readInt();
-        long[] splits = readLongs(in);
         String group = in.readUTF();
         int groupSize = in.readInt();
         long unnamed = in.readLong();
-        return new Request(rank, name, kind, type, op, shape, pre, post, root, splits,
+        return new Request(rank, name, kind, type, op, shape, pre, post, root,
                 group.isEmpty() ? null : group, groupSize, unnamed);
     }
 
@@ -68,7 +68,6 @@ record Request(int rank, String name, OpKind kind, DataType type, ReduceOp op, l
             }
             // The root travels as a set rank; the caller gave, and messages name, the job's.
             case BROADCAST -> sb.append(" root=").append(root >= 0 && root < members.length ? members[root] : root);
-            case ALLTOALL -> sb.append(" splits=").append(Arrays.toString(splits));
             default -> { }
         }
         if (group != null) {

@@ -17,7 +17,8 @@ import java.util.List;
  *
  * @param names    the ops it covers, in buffer order
  * @param shapes   one shape per name (allgather/alltoall: this is the coordinator's view, rank-independent dims)
- * @param perRank  allgather: {@code perRank[r][0]} = rank r's first dimension; alltoall: {@code perRank[r]} = rank r's splits
+ * @param perRank  allgather: {@code perRank[r][0]} = rank r's first dimension; null for every other kind (an
+ *                 alltoall's splits are each rank's own, exchanged by the op itself)
  * @param joined   ranks that had joined when this was decided (they contribute zeros / no rows)
  * @param error    non-null: every named op fails with this message
  * @param lastJoined JOIN only: the last rank to join
@@ -78,8 +79,9 @@ record Response(OpKind kind, List<String> names, DataType type, ReduceOp op, dou
     /**
      * Would this rank's new submission be answered exactly by this cached response? Compares the op's own fields, so
      * that an op answered from the cache never needs its {@link Request} (made only for the coordinator). An allgather
-     * or alltoall answer also holds the other ranks' rows or splits: {@code rank} (in the set) checks its own, and
-     * every rank checking its own (the cycle's vote ANDs the checks) covers the whole answer, as in Horovod.
+     * answer also holds the other ranks' rows: {@code rank} (in the set) checks its own, and every rank checking its own
+     * (the cycle's vote ANDs the checks) covers the whole answer, as in Horovod. An alltoall answer holds no splits, so
+     * one whose splits change from call to call still runs from the cache.
      */
     boolean answers(Op o, int rank) {
         if (kind != o.kind || type != o.type || o.group != null) {
@@ -87,8 +89,7 @@ record Response(OpKind kind, List<String> names, DataType type, ReduceOp op, dou
         }
         return switch (kind) {
             case ALLGATHER -> answersAllgather(o.type, o.shape, rank);
-            case ALLTOALL -> sameRowShape(o.shape) && Arrays.equals(perRank[rank], o.splits)
-                    && rows(o.splits) == o.shape[0];
+            case ALLTOALL -> sameRowShape(o.shape);
             default -> sameRequest(o.reduceOp, o.shape, o.prescale, o.postscale, o.root);
         };
     }
@@ -97,14 +98,6 @@ record Response(OpKind kind, List<String> names, DataType type, ReduceOp op, dou
     private boolean sameRequest(ReduceOp reduceOp, long[] shape, double pre, double post, int rootRank) {
         return op == reduceOp && Arrays.equals(shapes[0], shape) && prescale == pre && postscale == post
                 && root == rootRank;
-    }
-
-    private static long rows(long[] splits) {
-        long n = 0;
-        for (long s : splits) {
-            n += s;
-        }
-        return n;
     }
 
     /** All dimensions but the first (a row's), which allgather and alltoall agree on across ranks. */

@@ -156,8 +156,8 @@ final class ResponseCache {
     }
 
     private static boolean cacheable(Response r) {
-        // An allgather's or alltoall's answer holds every rank's rows or splits; each rank checks its own part
-        // (Response.answers), so a change on any rank sends the name back to the coordinator everywhere.
+        // An allgather's answer holds every rank's rows; each rank checks its own part (Response.answers), so a change
+        // on any rank sends the name back to the coordinator everywhere. An alltoall's holds no splits.
         return switch (r.kind()) {
             case ALLREDUCE, BROADCAST, REDUCESCATTER, ALLGATHER, ALLTOALL -> r.joined().length == 0;
             case BARRIER, JOIN -> false;
