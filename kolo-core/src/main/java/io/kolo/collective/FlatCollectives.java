@@ -94,7 +94,8 @@ public final class FlatCollectives implements CollectiveOps {
         this.smallMessageBytes = autoThreshold ? defaultSmallMessageBytes(size) : smallMessageBytes;
         this.ringChunkBytes = ringChunkBytes;
         this.broadcastChunkBytes = broadcastChunkBytes;
-        this.controlArena = Arena.ofShared();
+        // Left to the garbage collector: closing a shared arena stops every thread of the JVM (see Scratch).
+        this.controlArena = Arena.ofAuto();
         this.scratch = new Scratch();
         this.ring = new Ring(transport, scratch, ringChunkBytes);
         this.recursiveDoubling = new RecursiveDoubling(transport, scratch);
@@ -335,7 +336,6 @@ public final class FlatCollectives implements CollectiveOps {
         }
         closed = true;
         scratch.close();
-        controlArena.close();
     }
 
     @Override
