@@ -202,7 +202,8 @@ public final class ScaleBench {
         List<Thread> readers = new ArrayList<>();
         try (RendezvousServer store = store(secret)) {
             for (Map<String, String> env : environments(config, n, store, secret)) {
-                ProcessBuilder pb = new ProcessBuilder(java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                // The JIT as a rank's own JVM has it (C2): with C1 only, the steady-state times were C1's.
+                ProcessBuilder pb = new ProcessBuilder(java, "-XX:+UseSerialGC",
                         "--enable-native-access=ALL-UNNAMED", "-cp", config.classpath(), ScaleWorker.class.getName());
                 Map<String, String> pe = pb.environment();
                 pe.keySet().removeIf(k -> k.startsWith("KOLO_"));

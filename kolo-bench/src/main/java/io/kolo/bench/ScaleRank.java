@@ -2,6 +2,7 @@ package io.kolo.bench;
 
 import io.kolo.Communicator;
 import io.kolo.ReduceOp;
+import io.kolo.Tensor;
 
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -16,6 +17,10 @@ import java.util.concurrent.TimeUnit;
  * allreduce of the ranks' elapsed time and last op's time, and every rank reads the same sums. The sums also fix how
  * many ops the timing runs (about {@link #TIMED_NANOS} of them), so a job of a thousand ranks where one op takes
  * seconds still ends after a few.
+ *
+ * <p>The ops are named, as a training loop names its gradients: a repeated named op takes the engine's cached path
+ * (one exchange per cycle for a small one), where an unnamed op is a new name each time and is negotiated through
+ * rank 0 every time.
  */
 final class ScaleRank {
     static final int SMALL_FLOATS = 2;
@@ -44,21 +49,23 @@ final class ScaleRank {
         try (Communicator comm = Communicator.fromEnvironment(env)) {
             long t1 = System.nanoTime();
             float[] small = new float[SMALL_FLOATS];
-            comm.allreduce(small, ReduceOp.SUM);
+            Tensor smallTensor = Tensor.of(small);
+            comm.allreduce("scale.small", smallTensor, ReduceOp.SUM);
             long t2 = System.nanoTime();
             started.await();
             // The small op is its own vote: it is the same 8-byte sum as the timed one.
             int smallIters = warmUp(comm, small, () -> { }, MIN_SMALL_ITERS);
             long s0 = System.nanoTime();
             for (int i = 0; i < smallIters; i++) {
-                comm.allreduce(small, ReduceOp.SUM);
+                comm.allreduce("scale.small", smallTensor, ReduceOp.SUM);
             }
             long s1 = System.nanoTime();
-            float[] large = new float[LARGE_FLOATS];
-            int largeIters = warmUp(comm, small, () -> comm.allreduce(large, ReduceOp.SUM), MIN_LARGE_ITERS);
+            Tensor large = Tensor.of(new float[LARGE_FLOATS]);
+            int largeIters = warmUp(comm, small, () -> comm.allreduce("scale.large", large, ReduceOp.SUM),
+                    MIN_LARGE_ITERS);
             long l0 = System.nanoTime();
             for (int i = 0; i < largeIters; i++) {
-                comm.allreduce(large, ReduceOp.SUM);
+                comm.allreduce("scale.large", large, ReduceOp.SUM);
             }
             long l1 = System.nanoTime();
             return new Times((t1 - t0) / 1e6, (t2 - t1) / 1e6, (s1 - s0) / 1e3 / smallIters,
@@ -73,6 +80,7 @@ final class ScaleRank {
      */
     static int warmUp(Communicator comm, float[] vote, Runnable op, int minIters) {
         int n = comm.size();
+        Tensor voteTensor = Tensor.of(vote);
         long start = System.nanoTime();
         long last = start;
         for (int round = 1; ; round++) {
@@ -81,7 +89,7 @@ final class ScaleRank {
             vote[0] = (float) ((now - start) / 1e6);   // ms
             vote[1] = (float) ((now - last) / 1e3);    // us: this round, the vote before it and the op
             last = now;
-            comm.allreduce(vote, ReduceOp.SUM);
+            comm.allreduce("scale.small", voteTensor, ReduceOp.SUM);
             double meanElapsedMs = vote[0] / n;
             if (meanElapsedMs * 1e6 >= WARM_UP_NANOS || round >= MAX_ITERS) {
                 double roundUs = Math.max(vote[1] / n, 1e-3);
