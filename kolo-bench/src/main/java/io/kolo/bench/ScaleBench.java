@@ -113,6 +113,9 @@ public final class ScaleBench {
     // The store is closed early, inside its try, when ranks overrun the step: that releases the ranks waiting on it.
     @SuppressWarnings("try")
     static ScaleStep threads(Config config, int n) throws InterruptedException {
+        // Loaded now, while descriptors are free: a job that runs this JVM out of them could not open its class file
+        // to report that it did (NoClassDefFoundError instead of the step's reason).
+        ScaleStep.failed(n, "threads", ScaleStep.FAILED, "", 0).ok();
         long t0 = System.nanoTime();
         JobSecret secret = JobSecret.generate();
         ProcessResources.Sample before = ProcessResources.sample();
