@@ -23,7 +23,8 @@ import java.util.Objects;
  * </ul>
  *
  * <p>One instance per rank, used from one thread. Scratch memory is native, grows only when a call needs more
- * than any earlier one, and is freed by {@link #close()}; the transport stays open (its owner closes it).
+ * than any earlier one, and is freed by {@link #close()} (up to 1 MiB: by the garbage collector once the instance is
+ * unreachable, see {@link Scratch}); the transport stays open (its owner closes it).
  */
 public final class FlatCollectives implements CollectiveOps {
 
