@@ -175,9 +175,9 @@ public final class ResultsTables {
                 + json.path("transport").asText() + ", " + json.path("host_cpus").asInt() + " CPUs"
                 + (json.path("oversubscribed").asBoolean() ? ", oversubscribed: more ranks than CPUs" : "")
                 + "); times are the slowest rank's, the other figures per rank:\n\n| ranks | as | init ms | first op ms"
-                + " | " + Sizes.format(json.path("small_bytes").asLong()) + " allreduce us | "
+                + " | " + Sizes.format(json.path("small_bytes").asLong()) + " allreduce us | per core-share us | "
                 + Sizes.format(json.path("large_bytes").asLong()) + " allreduce us | store requests | store KiB | fds"
-                + " | socket fds | heap MiB | RSS MiB | shm MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                + " | socket fds | heap MiB | RSS MiB | shm MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         List<String> stopped = new ArrayList<>();
         for (JsonNode s : json.path("steps")) {
             if (!s.path("status").asText().equals("ok")) {
@@ -186,8 +186,12 @@ public final class ResultsTables {
                 continue;
             }
             t.append("| ").append(s.path("ranks").asInt()).append(" | ").append(s.path("mode").asText());
-            for (String f : List.of("init_ms", "first_op_ms", "small_allreduce_us", "large_allreduce_us",
-                    "store_requests_per_rank")) {
+            for (String f : List.of("init_ms", "first_op_ms", "small_allreduce_us")) {
+                t.append(" | ").append(ScaleReport.fmt(s.path(f).asDouble()));
+            }
+            t.append(" | ").append(ScaleReport.fmt(ScaleReport.perCoreShare(s.path("small_allreduce_us").asDouble(),
+                    s.path("ranks").asInt(), json.path("host_cpus").asInt())));
+            for (String f : List.of("large_allreduce_us", "store_requests_per_rank")) {
                 t.append(" | ").append(ScaleReport.fmt(s.path(f).asDouble()));
             }
             t.append(" | ").append(ScaleReport.fmt(s.path("store_bytes_per_rank").asDouble() / 1024));

@@ -113,6 +113,9 @@ public final class ScaleBench {
     // The store is closed early, inside its try, when ranks overrun the step: that releases the ranks waiting on it.
     @SuppressWarnings("try")
     static ScaleStep threads(Config config, int n) throws InterruptedException {
+        // Loaded now, while descriptors are free: a job that runs this JVM out of them could not open its class file
+        // to report that it did (NoClassDefFoundError instead of the step's reason).
+        ScaleStep.failed(n, "threads", ScaleStep.FAILED, "", 0).ok();
         long t0 = System.nanoTime();
         JobSecret secret = JobSecret.generate();
         ProcessResources.Sample before = ProcessResources.sample();
@@ -202,7 +205,8 @@ public final class ScaleBench {
         List<Thread> readers = new ArrayList<>();
         try (RendezvousServer store = store(secret)) {
             for (Map<String, String> env : environments(config, n, store, secret)) {
-                ProcessBuilder pb = new ProcessBuilder(java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                // The JIT as a rank's own JVM has it (C2): with C1 only, the steady-state times were C1's.
+                ProcessBuilder pb = new ProcessBuilder(java, "-XX:+UseSerialGC",
                         "--enable-native-access=ALL-UNNAMED", "-cp", config.classpath(), ScaleWorker.class.getName());
                 Map<String, String> pe = pb.environment();
                 pe.keySet().removeIf(k -> k.startsWith("KOLO_"));

@@ -22,13 +22,18 @@ import java.util.function.ToDoubleFunction;
  * its own unit (named in the legend): a line that rises one decade per decade of ranks grows linearly with n.
  */
 public final class ScalePlot {
-    private record Figure(String name, ToDoubleFunction<ScaleStep> value) {
+    private record Figure(String name, java.util.function.ToDoubleBiFunction<ScaleStep, Integer> value) {
+        Figure(String name, ToDoubleFunction<ScaleStep> value) {
+            this(name, (s, cpus) -> value.applyAsDouble(s));
+        }
     }
 
     private static final List<Figure> FIGURES = List.of(
             new Figure("init (ms)", ScaleStep::initMs),
             new Figure("first op (ms)", ScaleStep::firstOpMs),
             new Figure("8 B allreduce (us)", ScaleStep::smallUs),
+            new Figure("8 B allreduce per core-share (us)",
+                    (s, cpus) -> ScaleReport.perCoreShare(s.smallUs(), s.ranks(), cpus)),
             new Figure("1 MiB allreduce (us)", ScaleStep::largeUs),
             new Figure("store requests per rank", ScaleStep::storeRequestsPerRank),
             new Figure("store KiB per rank", s -> s.storeBytesPerRank() / 1024),
@@ -39,7 +44,7 @@ public final class ScalePlot {
 
     /** Plot's colours and two more, one per figure. */
     private static final Color[] COLORS = {Plot.COLORS[0], Plot.COLORS[1], Plot.COLORS[2], Plot.COLORS[3],
-            Plot.COLORS[4], Plot.COLORS[5], Plot.COLORS[6], Plot.COLORS[7], new Color(0x7f7f7f), new Color(0xbcbd22)};
+            Plot.COLORS[4], Plot.COLORS[5], Plot.COLORS[6], Plot.COLORS[7], new Color(0x7f7f7f), new Color(0xbcbd22), new Color(0x17becf)};
 
     private final ScaleReport report;
 
@@ -93,7 +98,7 @@ public final class ScalePlot {
             List<Double> xs = new ArrayList<>();
             List<Double> ys = new ArrayList<>();
             for (ScaleStep s : report.steps()) {
-                double v = f.value().applyAsDouble(s);
+                double v = f.value().applyAsDouble(s, report.hostCpus());
                 if (s.ok() && v > 0) {
                     xs.add(Math.log(s.ranks()) / Math.log(2));
                     ys.add(v);

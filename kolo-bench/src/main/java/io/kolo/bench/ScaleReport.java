@@ -19,16 +19,26 @@ public record ScaleReport(ScaleBench.Config config, int hostCpus, List<ScaleStep
         return steps.stream().anyMatch(s -> s.ranks() > hostCpus);
     }
 
+    /**
+     * The small allreduce's time per core-share: its time divided by how many ranks share each CPU (1 while they do not
+     * outnumber the CPUs), so that how it grows with n shows apart from the oversubscription of one machine.
+     */
+    static double perCoreShare(double us, int ranks, int cpus) {
+        return us / Math.max(1.0, (double) ranks / Math.max(1, cpus));
+    }
+
     public String table() {
         StringBuilder t = new StringBuilder(String.format(Locale.ROOT,
-                "kolo bench scale: transport %s, %d CPUs%s; times are the slowest rank's, the rest per rank%n",
+                "kolo bench scale: transport %s, %d CPUs%s; times are the slowest rank's, the rest per rank;"
+                        + " us/cs: per core-share (divided by ranks per CPU)%n",
                 config.transport(), hostCpus, oversubscribed() ? " (oversubscribed: more ranks than CPUs)" : ""));
-        t.append(String.format(Locale.ROOT, "%6s %-9s %9s %9s %9s %10s %8s %9s %6s %7s %8s %8s %7s  %s%n", "ranks",
-                "mode", "init ms", "1st op ms", "8B us", "1MiB us", "store rq", "store KiB", "fds", "sockets",
+        t.append(String.format(Locale.ROOT, "%6s %-9s %9s %9s %9s %9s %10s %8s %9s %6s %7s %8s %8s %7s  %s%n", "ranks",
+                "mode", "init ms", "1st op ms", "8B us", "8B us/cs", "1MiB us", "store rq", "store KiB", "fds", "sockets",
                 "heap MiB", "RSS MiB", "shm MiB", "status"));
         for (ScaleStep s : steps) {
-            t.append(String.format(Locale.ROOT, "%6d %-9s %9s %9s %9s %10s %8s %9s %6s %7s %8s %8s %7s  %s%n",
-                    s.ranks(), s.mode(), fmt(s.initMs()), fmt(s.firstOpMs()), fmt(s.smallUs()), fmt(s.largeUs()),
+            t.append(String.format(Locale.ROOT, "%6d %-9s %9s %9s %9s %9s %10s %8s %9s %6s %7s %8s %8s %7s  %s%n",
+                    s.ranks(), s.mode(), fmt(s.initMs()), fmt(s.firstOpMs()), fmt(s.smallUs()),
+                    fmt(perCoreShare(s.smallUs(), s.ranks(), hostCpus)), fmt(s.largeUs()),
                     fmt(s.storeRequestsPerRank()), fmt(s.storeBytesPerRank() / 1024), fmt(s.fdsPerRank()),
                     fmt(s.socketFdsPerRank()), fmt(s.heapBytesPerRank() / MIB), fmt(s.rssBytesPerRank() / MIB),
                     fmt(s.shmBytesPerRank() / MIB), s.ok() ? "ok" : s.status() + ": " + s.reason()));
@@ -67,6 +77,8 @@ public record ScaleReport(ScaleBench.Config config, int hostCpus, List<ScaleStep
             Report.number(o, "init_ms", round(s.initMs()));
             Report.number(o, "first_op_ms", round(s.firstOpMs()));
             Report.number(o, "small_allreduce_us", round(s.smallUs()));
+            Report.number(o, "small_allreduce_us_per_core_share",
+                    round(perCoreShare(s.smallUs(), s.ranks(), hostCpus)));
             Report.number(o, "large_allreduce_us", round(s.largeUs()));
             Report.number(o, "store_requests_per_rank", round(s.storeRequestsPerRank()));
             Report.number(o, "store_bytes_per_rank", round(s.storeBytesPerRank()));

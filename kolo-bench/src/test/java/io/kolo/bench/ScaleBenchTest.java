@@ -51,6 +51,9 @@ class ScaleBenchTest {
             for (String f : new String[]{"init_ms", "first_op_ms", "small_allreduce_us", "large_allreduce_us"}) {
                 assertTrue(s.path(f).asDouble() > 0, f + " in " + s);
             }
+            assertEquals(ScaleReport.perCoreShare(s.path("small_allreduce_us").asDouble(), n,
+                    json.path("host_cpus").asInt()), s.path("small_allreduce_us_per_core_share").asDouble(), 0.01,
+                    "the time per core-share in " + s);
             // Every rank announces itself and reads the others' addresses from the store.
             assertTrue(s.path("store_requests_per_rank").asDouble() >= 2, "store requests in " + s);
             assertTrue(s.path("store_bytes_per_rank").asDouble() > 0, "store bytes in " + s);
@@ -88,5 +91,13 @@ class ScaleBenchTest {
         ScaleStep last = report.steps().getLast();
         assertTrue(!last.ok() && !last.reason().isEmpty(), report.table());
         assertTrue(last.ranks() < 1024, report.table());
+    }
+
+    @Test
+    void theTimingRunsAboutASecondOfOpsWithinItsBounds() {
+        assertEquals(ScaleRank.MIN_SMALL_ITERS, ScaleRank.timedIterations(2e6, ScaleRank.MIN_SMALL_ITERS),
+                "an op of seconds is still timed a few times");
+        assertEquals(200, ScaleRank.timedIterations(5000, ScaleRank.MIN_SMALL_ITERS));
+        assertEquals(ScaleRank.MAX_ITERS, ScaleRank.timedIterations(1e-3, ScaleRank.MIN_SMALL_ITERS));
     }
 }

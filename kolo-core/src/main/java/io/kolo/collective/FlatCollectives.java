@@ -23,7 +23,8 @@ import java.util.Objects;
  * </ul>
  *
  * <p>One instance per rank, used from one thread. Scratch memory is native, grows only when a call needs more
- * than any earlier one, and is freed by {@link #close()}; the transport stays open (its owner closes it).
+ * than any earlier one, and is freed by {@link #close()} (up to 1 MiB: by the garbage collector once the instance is
+ * unreachable, see {@link Scratch}); the transport stays open (its owner closes it).
  */
 public final class FlatCollectives implements CollectiveOps {
 
@@ -94,7 +95,8 @@ public final class FlatCollectives implements CollectiveOps {
         this.smallMessageBytes = autoThreshold ? defaultSmallMessageBytes(size) : smallMessageBytes;
         this.ringChunkBytes = ringChunkBytes;
         this.broadcastChunkBytes = broadcastChunkBytes;
-        this.controlArena = Arena.ofShared();
+        // Left to the garbage collector: closing a shared arena stops every thread of the JVM (see Scratch).
+        this.controlArena = Arena.ofAuto();
         this.scratch = new Scratch();
         this.ring = new Ring(transport, scratch, ringChunkBytes);
         this.recursiveDoubling = new RecursiveDoubling(transport, scratch);
@@ -335,7 +337,6 @@ public final class FlatCollectives implements CollectiveOps {
         }
         closed = true;
         scratch.close();
-        controlArena.close();
     }
 
     @Override

@@ -38,8 +38,17 @@ final class CycleRunner {
     private static final long MIN_DRIVEN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     /** The engine thread's sleep while callers drive its cycles. */
     private static final long DRIVEN_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
-    /** How often a caller waiting for the cycle lock checks whether its op is done meanwhile. */
+    /**
+     * How long a caller waiting for the cycle lock sleeps at most. The thread that runs the cycles wakes it when one of
+     * them completes ops or when it gives the lock up ({@link LockWaiters}); this bound only covers an op ended
+     * elsewhere (a failure outside the cycles). Waking on a short timer instead cost a rank's caller tens of thousands
+     * of wake-ups a second, and a thousand ranks sharing a few cores spent much of their CPU on them.
+     */
+    private static final long LOCK_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    /** A caller that finds every {@link LockWaiters} slot taken looks at its op this often instead. */
     private static final long LOCK_POLL_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
+    /** More threads of one rank than this seldom wait for their ops at once. */
+    private static final int WAITER_SLOTS = 4;
 
     private final CycleAgent agent;
     private volatile long cycleNanos;
@@ -47,6 +56,8 @@ final class CycleRunner {
     private final Thread thread;
     /** Held by whichever thread runs a cycle: the runner's own, or a caller driving cycles while it waits. */
     private final ReentrantLock lock = new ReentrantLock();
+    /** Callers asleep until the thread holding {@link #lock} completes ops or gives the lock up. */
+    private final LockWaiters waiters = new LockWaiters(WAITER_SLOTS);
     private final AtomicInteger drivers = new AtomicInteger();
     /** When a caller last drove cycles: written with release stores (others only need to see it soon, not at once). */
     private final AtomicLong lastDriveNanos = new AtomicLong(System.nanoTime() - TimeUnit.DAYS.toNanos(1));
@@ -142,7 +153,7 @@ final class CycleRunner {
             while (!done.getAsBoolean() && !finished && deadlineNanos - now > 0) {
                 if (!lock.tryLock()) {
                     // The runner's thread is finishing a cycle, or another caller drives: its cycles run our op too.
-                    LockSupport.parkNanos(LOCK_POLL_NANOS);
+                    awaitLockHolder(me, done, deadlineNanos - now);
                     now = System.nanoTime();
                     continue;
                 }
@@ -159,6 +170,22 @@ final class CycleRunner {
             }
         } finally {
             drivers.decrementAndGet();
+        }
+    }
+
+    /**
+     * Sleeps until the thread holding the cycle lock completes ops or lets the lock go (it wakes the registered
+     * waiters), the op is done, or {@code leftNanos} (capped) pass. Registered before looking at the op and the lock
+     * once more: a holder that ended the op or let the lock go before then is seen here, one after sees the waiter.
+     */
+    private void awaitLockHolder(Thread me, BooleanSupplier done, long leftNanos) {
+        int slot = waiters.register(me);
+        try {
+            if (!done.getAsBoolean() && !finished && lock.isLocked()) {
+                LockSupport.parkNanos(this, Math.min(leftNanos, slot < 0 ? LOCK_POLL_NANOS : LOCK_WAIT_NANOS));
+            }
+        } finally {
+            waiters.unregister(slot);
         }
     }
 
@@ -196,6 +223,7 @@ final class CycleRunner {
         } finally {
             lastDriveNanos.setRelease(startNanos);
             lock.unlock();
+            waiters.wakeAll();
         }
         if (leftWork) {
             LockSupport.unpark(thread);
@@ -238,11 +266,17 @@ final class CycleRunner {
     }
 
     private void runCycle(long now) {
-        if (agent.cycle(now)) {
+        // Read whether or not someone waits now: a caller may start waiting while this cycle runs.
+        long completedBefore = agent.completedOps();
+        boolean ended = agent.cycle(now);
+        if (ended) {
             finished = true;
             if (Thread.currentThread() != thread) {
                 LockSupport.unpark(thread);
             }
+        }
+        if (ended || agent.completedOps() != completedBefore) {
+            waiters.wakeAll();
         }
     }
 
@@ -266,6 +300,7 @@ final class CycleRunner {
                     }
                 } finally {
                     lock.unlock();
+                    waiters.wakeAll();
                 }
                 if (finished) {
                     break;
@@ -298,6 +333,7 @@ final class CycleRunner {
                 agent.close();
             } finally {
                 lock.unlock();
+                waiters.wakeAll();
             }
         }
     }

@@ -40,7 +40,11 @@ final class CycleVote implements AutoCloseable {
      */
     static final int OTHER_SETS_QUIET = 32;
 
-    private final Arena arena = Arena.ofShared();
+    /**
+     * Left to the garbage collector: closing a shared arena stops every thread of the JVM for a moment, which with
+     * many ranks as threads of one JVM made shutdown quadratic in the ranks (see {@code Scratch}).
+     */
+    private final Arena arena = Arena.ofAuto();
     private final MemorySegment bits;
     /** "Still answers my request", one bit per position: exchanged only in a cycle where some rank has a stale one. */
     private final MemorySegment validity;
@@ -159,8 +163,8 @@ final class CycleVote implements AutoCloseable {
         return allValid || (validity.getAtIndex(ValueLayout.JAVA_LONG, p / 64) & (1L << (p % 64))) != 0;
     }
 
+    /** Nothing to free at once: the bits are a few words, and the collector frees them with the vote. */
     @Override
     public void close() {
-        arena.close();
     }
 }
