@@ -25,6 +25,19 @@ public interface CollectiveOps extends AutoCloseable {
     void allreduce(MemorySegment buf, long count, DataType type, Reduction op);
 
     /**
+     * As {@link #allreduce} followed by {@link Kernels#scale} of every element by {@code factor} (AVERAGE's division
+     * and a postscale), with the same result. An algorithm where each rank owns a share of the reduced data (the
+     * ring) scales only that share, right after reducing it and before sending it on, so the scaling reads and
+     * writes 1/size of the buffer, while it is still in cache, instead of the whole buffer once more.
+     */
+    default void allreduceScaled(MemorySegment buf, long count, DataType type, Reduction op, double factor) {
+        allreduce(buf, count, type, op);
+        if (factor != 1.0) {
+            Kernels.scale(buf, 0, count, type, factor);
+        }
+    }
+
+    /**
      * In place: {@code count} floating-point elements at the start of {@code buf} become the Adasum of every rank's
      * vector, bit-identical on every rank (see {@code Adasum}).
      */

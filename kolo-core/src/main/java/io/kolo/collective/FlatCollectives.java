@@ -170,6 +170,29 @@ public final class FlatCollectives implements CollectiveOps {
             recursiveDoubling.allreduce(buf, first * type.byteSize(), count, type, op);
             return;
         }
+        ringAllreduce(buf, first, count, type, op, 1.0);
+    }
+
+    @Override
+    public void allreduceScaled(MemorySegment buf, long count, DataType type, Reduction op, double factor) {
+        checkOpen();
+        checkReduction(type, op);
+        checkRange(buf, 0, count, type.byteSize(), "buf");
+        if (size == 1 || count == 0 || count * type.byteSize() < smallMessageBytes || factor == 1.0) {
+            allreduceAt(buf, 0, count, type, op);
+            if (factor != 1.0) {
+                Kernels.scale(buf, 0, count, type, factor);
+            }
+            return;
+        }
+        ringAllreduce(buf, 0, count, type, op, factor);
+    }
+
+    /**
+     * Ring reduce-scatter, then each rank scales the block it owns by {@code factor} (unless 1) before the ring
+     * allgather sends it on: every rank ends with the same scaled values, and the scaling touches 1/size of the data.
+     */
+    private void ringAllreduce(MemorySegment buf, long first, long count, DataType type, Reduction op, double factor) {
         // Even blocks, the remainder spread one element each over the first blocks.
         long base = count / size;
         long extra = count % size;
@@ -180,6 +203,11 @@ public final class FlatCollectives implements CollectiveOps {
             offset += blockCounts[b];
         }
         ring.reduceScatter(buf, blockOffsets, blockCounts, type, op, 0);
+        if (factor != 1.0) {
+            // After a reduce-scatter with shift 0, rank r holds block r + 1 (Ring.reduceScatter).
+            int own = (rank + 1) % size;
+            Kernels.scale(buf, blockOffsets[own] * type.byteSize(), blockCounts[own], type, factor);
+        }
         ring.allgather(buf, blockOffsets, blockCounts, type.byteSize(), 1);
     }
 

@@ -33,8 +33,23 @@ final class Reductions {
     /** Prescale, reduction across the ranks, and AVERAGE/postscale, on {@code count} elements of {@code buf}. */
     static void allreduce(CollectiveOps ops, MemorySegment buf, long count, Response r) {
         prescale(buf, 0, count, r);
-        ops.allreduce(buf, count, r.type(), of(r.op()));
-        finish(buf, 0, count, r, ops.size());
+        if (r.op() == ReduceOp.AVERAGE && r.type().isInteger()) {
+            ops.allreduce(buf, count, r.type(), of(r.op()));
+            finish(buf, 0, count, r, ops.size());
+            return;
+        }
+        // AVERAGE's division and the postscale folded into the collective: the ring scales each rank's own share
+        // before sending it on, instead of one more pass over the whole buffer afterwards.
+        ops.allreduceScaled(buf, count, r.type(), of(r.op()), postFactor(r, ops.size()));
+    }
+
+    /** The factor {@link #finish} multiplies a floating-point result by, or any result when the op is not AVERAGE. */
+    private static double postFactor(Response r, int size) {
+        double post = r.postscale();
+        if (r.op() == ReduceOp.AVERAGE) {
+            post /= size;
+        }
+        return post;
     }
 
     /** AVERAGE's division (exact on integer types) and the postscale factor, after the reduction. */

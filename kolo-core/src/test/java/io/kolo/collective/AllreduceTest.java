@@ -198,6 +198,47 @@ class AllreduceTest {
         });
     }
 
+    static Stream<Arguments> scaledCases() {
+        List<Arguments> out = new ArrayList<>();
+        for (int n : SIZES) {
+            for (DataType t : List.of(DataType.FLOAT32, DataType.FLOAT64, DataType.BFLOAT16, DataType.INT32)) {
+                for (Algorithm a : Algorithm.values()) {
+                    out.add(Arguments.of(n, t, a));
+                }
+            }
+        }
+        return out.stream();
+    }
+
+    /**
+     * allreduceScaled gives every rank exactly the bytes of allreduce followed by scaling the whole buffer, though the
+     * ring scales only each rank's own block: every element is scaled once, none twice, whatever the block layout.
+     */
+    @ParameterizedTest(name = "n={0} {1} {2}")
+    @MethodSource("scaledCases")
+    void allreduceScaledEqualsAllreduceThenScale(int n, DataType type, Algorithm algorithm) {
+        Ranks.run(n, algorithm.threshold, 24, 24, c -> {
+            int me = c.rank();
+            try (Arena arena = Arena.ofShared()) {
+                for (double factor : new double[] {0.5, 1.0 / 3, 1.0, 0.125 / n}) {
+                    for (long count : counts(n)) {
+                        long seed = count * 7 + (long) (factor * 1000);
+                        MemorySegment scaled = Elements.allocate(arena, count, type);
+                        MemorySegment plain = Elements.allocate(arena, count, type);
+                        fill(scaled, type, Reduction.SUM, seed, me, count);
+                        fill(plain, type, Reduction.SUM, seed, me, count);
+                        c.allreduceScaled(scaled, count, type, Reduction.SUM, factor);
+                        c.allreduce(plain, count, type, Reduction.SUM);
+                        Kernels.scale(plain, 0, count, type, factor);
+                        assertArrayEquals(plain.toArray(ValueLayout.JAVA_BYTE), scaled.toArray(ValueLayout.JAVA_BYTE),
+                                type + " x" + factor + " count " + count + " on rank " + me);
+                    }
+                }
+            }
+            return null;
+        });
+    }
+
     @Test
     void closedCollectivesRejectCalls() {
         Ranks.run(2, c -> {
