@@ -66,7 +66,11 @@ final class TcpConnections implements AutoCloseable {
     private final SocketChannel[] ready;
     private final Set<SocketChannel> handshaking = ConcurrentHashMap.newKeySet();
     private final ConnectionGate gate;
-    private InetSocketAddress[] addresses;
+    /**
+     * Every rank's published address as the store gave it, parsed when this rank first connects to that peer: a rank
+     * of a large job connects to a few peers, and parsing all n addresses in each of n ranks (one JVM) was n² work.
+     */
+    private List<String> addresses;
     /** Peers connected so far; once every one has, the port closes. */
     private int opened;
     private volatile boolean finished;
@@ -130,7 +134,8 @@ final class TcpConnections implements AutoCloseable {
     SocketChannel open(int peer, Duration timeout) {
         SocketChannel ch;
         try {
-            ch = peer < rank ? connectTo(peer, addresses[peer], timeout) : awaitHigherRank(peer, timeout);
+            ch = peer < rank ? connectTo(peer, DataPlaneAddress.parse(peer, addresses.get(peer)), timeout)
+                    : awaitHigherRank(peer, timeout);
         } catch (IOException e) {
             throw new KoloException(DescriptorLimit.explain(rank, size), e);
         } catch (InterruptedException e) {
@@ -192,7 +197,7 @@ final class TcpConnections implements AutoCloseable {
     }
 
     /** Every rank's address, read from the store in one request whatever the job's size. */
-    private InetSocketAddress[] lookUpPeers() {
+    private List<String> lookUpPeers() {
         List<String> values;
         try {
             values = store.getEach(StoreKeys.ADDRESSES, size, remaining());
@@ -207,13 +212,7 @@ final class TcpConnections implements AutoCloseable {
             // rank was waiting for, not only that the store vanished.
             throw StartWait.storeGone(rank, "the other ranks", "to publish their data-plane addresses", e);
         }
-        InetSocketAddress[] addresses = new InetSocketAddress[size];
-        for (int peer = 0; peer < size; peer++) {
-            if (peer != rank) {
-                addresses[peer] = DataPlaneAddress.parse(peer, values.get(peer));
-            }
-        }
-        return addresses;
+        return values;
     }
 
     /** @throws IOException only when descriptors ran out */
