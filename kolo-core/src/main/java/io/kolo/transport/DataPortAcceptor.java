@@ -194,20 +194,21 @@ final class DataPortAcceptor implements Closeable {
 
     /** Hands on the connections that authenticated, blocking again now that the selector let go of them. */
     private void finishAuthenticated() throws IOException {
-        if (done.isEmpty()) {
-            return;
-        }
-        // Their keys were cancelled; a channel is registered until the selector's next select.
-        selector.selectNow();
-        for (Pending p : done) {
-            try {
-                p.channel.configureBlocking(true);
-                authenticated.accept(p.side.claim(), p.channel);
-            } catch (IOException | RuntimeException e) {
-                closeQuietly(p.channel);
+        while (!done.isEmpty()) {
+            List<Pending> finished = new ArrayList<>(done);
+            done.clear();
+            // Their keys were cancelled; a channel stays registered until the selector's next select, which serves
+            // whatever else is ready meanwhile (a handshake that finishes there is handed on in the next turn).
+            selector.selectNow(this::ready);
+            for (Pending p : finished) {
+                try {
+                    p.channel.configureBlocking(true);
+                    authenticated.accept(p.side.claim(), p.channel);
+                } catch (IOException | RuntimeException e) {
+                    closeQuietly(p.channel);
+                }
             }
         }
-        done.clear();
     }
 
     /** Stops accepting and drops every handshake in progress; the accepting thread ends. Idempotent. */
