@@ -76,6 +76,7 @@ public final class ScaleBench {
 
     /** Runs every step in turn, telling {@code progress} of each; stops growing after one that did not finish. */
     public static ScaleReport run(Config config, PrintStream progress) throws InterruptedException {
+        ScaleReport.loadClasses(config);
         List<ScaleStep> steps = new ArrayList<>();
         for (int n = config.minRanks(); n <= config.maxRanks(); n *= 2) {
             boolean processes = config.mode() == Mode.PROCESSES
@@ -155,13 +156,18 @@ public final class ScaleBench {
                 for (Thread t : ranks) {
                     t.join(config.stepTimeout());
                 }
+                long stillRunning = ranks.stream().filter(Thread::isAlive).count();
                 // A job that started but whose steady state ran out of time still says how its start went.
                 String start = joined[0] == null ? "" : String.format(Locale.ROOT, "; every rank had"
                         + " finished its first allreduce %.1f s after the step began, with %.1f store requests and %.1f"
                         + " sockets per rank", (startedAt[0] - t0) / 1e9, requests[0] / (double) n,
                         joined[0].minus(before).socketFds() / (double) n);
+                // Ranks that outlived their own timeouts still hold their sockets: the next step, and writing this
+                // report, may find no file descriptor left; say so rather than fail later on an unrelated error.
+                String held = stillRunning == 0 ? "" : "; " + stillRunning + " ranks were still running "
+                        + config.stepTimeout().toSeconds() + " s later and keep their sockets open";
                 return ScaleStep.failed(n, "threads", ScaleStep.TIMED_OUT, "not done within "
-                        + config.stepTimeout().toSeconds() + " s (--step-timeout)" + start, wall);
+                        + config.stepTimeout().toSeconds() + " s (--step-timeout)" + start + held, wall);
             }
             List<ScaleRank.Times> times = new ArrayList<>();
             for (Object o : results) {

@@ -14,6 +14,19 @@ public record ScaleReport(ScaleBench.Config config, int hostCpus, List<ScaleStep
     private static final JsonMapper JSON = JsonMapper.builder().build();
     static final double MIB = 1024.0 * 1024.0;
 
+    /**
+     * Renders a report of every kind of step once, so that every class the report needs is loaded before a step
+     * runs: after a step that timed out, its ranks may still hold every file descriptor, and then no class file
+     * (Jackson's, in the kolo jar) can be opened to load.
+     */
+    static void loadClasses(ScaleBench.Config config) {
+        ScaleStep ok = new ScaleStep(1, "threads", ScaleStep.OK, "", 1.5, 1.5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1);
+        ScaleReport sample = new ScaleReport(config, 1, List.of(ok,
+                ScaleStep.failed(2, "threads", ScaleStep.TIMED_OUT, "sample", 1)));
+        sample.table();
+        sample.json();
+    }
+
     /** Whether more ranks ran as processes at once than this machine has CPUs. */
     boolean oversubscribed() {
         return steps.stream().anyMatch(s -> s.ranks() > hostCpus);

@@ -141,9 +141,9 @@ public final class Handshake {
      * returns what to send back (or null). It never needs more than {@link #MAX_CLIENT_BYTES} in all, so a server can
      * bound what an unauthenticated peer makes it hold.
      */
-    static final class ServerSide {
+    public static final class ServerSide {
         /** Everything a client sends before it is authenticated: its header with the longest claim, and its proof. */
-        static final int MAX_CLIENT_BYTES = 5 + NONCE + 2 + MAX_CLAIM + PROOF;
+        public static final int MAX_CLIENT_BYTES = 5 + NONCE + 2 + MAX_CLAIM + PROOF;
         private static final int HEAD = 0;
         private static final int NONCE_AND_LENGTH = 1;
         private static final int CLAIM = 2;
@@ -160,14 +160,14 @@ public final class Handshake {
         private byte[] nonceS;
         private String claim;
 
-        ServerSide(JobSecret secret, String purpose, ClaimCheck accept) {
+        public ServerSide(JobSecret secret, String purpose, ClaimCheck accept) {
             this.secret = secret;
             this.purpose = purpose;
             this.accept = accept;
         }
 
         /** The bytes the next step needs (0 once done). */
-        int wanted() {
+        public int wanted() {
             return switch (step) {
                 case HEAD -> 5;
                 case NONCE_AND_LENGTH -> NONCE + 2;
@@ -178,16 +178,16 @@ public final class Handshake {
         }
 
         /** What the next step reads, for the message when the peer stops sending. */
-        String reading() {
+        public String reading() {
             return step == CLIENT_PROOF ? "the client's proof" : "the handshake";
         }
 
-        boolean done() {
+        public boolean done() {
             return step == DONE;
         }
 
         /** The client's claim, once {@link #done()}. */
-        String claim() {
+        public String claim() {
             return claim;
         }
 
@@ -197,7 +197,7 @@ public final class Handshake {
          * @return the bytes to send the client now, or null
          * @throws Rejected the client is not a Kolo peer, failed to prove the secret, or its claim was refused
          */
-        byte[] take(byte[] bytes) throws Rejected {
+        public byte[] take(byte[] bytes) throws Rejected {
             if (bytes.length != wanted()) {
                 throw new IllegalArgumentException("step wants " + wanted() + " bytes, got " + bytes.length);
             }

@@ -29,6 +29,13 @@ public final class InMemoryStore implements KeyValueStore {
     private final Map<String, Waiters> waiting = new HashMap<>();
     /** The table reads waiting, by prefix and count (every rank reads the same table, so there are few). */
     private final Map<String, TableWait> tables = new HashMap<>();
+    /**
+     * Tables read whole, by prefix and count, the same list until one of their keys gets a new value: each of a job's
+     * n ranks reads the same table, and n reads of n keys each were n² lookups at start (docs/scaling.md).
+     */
+    private final Map<String, List<String>> complete = new HashMap<>();
+    /** More tables than any job reads at once (elastic generations each read their own): beyond, the cache starts over. */
+    private static final int MAX_COMPLETE_TABLES = 64;
     private boolean closed;
 
     /** An empty store. */
@@ -43,8 +50,13 @@ public final class InMemoryStore implements KeyValueStore {
         lock.lock();
         try {
             checkOpen();
-            if (values.put(key, value) == null) {
+            String old = values.put(key, value);
+            if (old == null) {
                 arrived(key, ready);
+            } else if (!old.equals(value)) {
+                // A complete table holds only keys present, so only a changed value (an elastic generation writing
+                // its keys again) makes one stale.
+                complete.keySet().removeIf(table -> key.startsWith(table.substring(0, table.lastIndexOf('\0'))));
             }
         } finally {
             lock.unlock();
@@ -142,14 +154,35 @@ public final class InMemoryStore implements KeyValueStore {
                     forgetIfIdle(table);
                 }
             }
-            List<String> found = new ArrayList<>(count);
-            for (int i = 0; i < count; i++) {
-                found.add(values.get(prefix + i));
-            }
-            return found;
+            return completeTable(prefix, count);
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Every value of a table whose keys are all present, unmodifiable; the same list for every reader until one of
+     * its values changes, so that the server can encode it once ({@link RendezvousServer}). Called holding the lock.
+     */
+    private List<String> completeTable(String prefix, int count) {
+        String table = tableKey(prefix, count);
+        List<String> found = complete.get(table);
+        if (found == null) {
+            String[] each = new String[count];
+            for (int i = 0; i < count; i++) {
+                each[i] = values.get(prefix + i);
+            }
+            found = List.of(each);
+            if (complete.size() >= MAX_COMPLETE_TABLES) {
+                complete.clear();
+            }
+            complete.put(table, found);
+        }
+        return found;
+    }
+
+    private static String tableKey(String prefix, int count) {
+        return prefix + '\0' + count;
     }
 
     private int firstMissing(String prefix, int count) {
@@ -174,14 +207,14 @@ public final class InMemoryStore implements KeyValueStore {
     Optional<List<String>> tryGetEach(String prefix, int count) {
         lock.lock();
         try {
+            List<String> cached = complete.get(tableKey(prefix, count));
+            if (cached != null) {
+                return Optional.of(cached);
+            }
             if (firstMissing(prefix, count) < count) {
                 return Optional.empty();
             }
-            List<String> found = new ArrayList<>(count);
-            for (int i = 0; i < count; i++) {
-                found.add(values.get(prefix + i));
-            }
-            return Optional.of(found);
+            return Optional.of(completeTable(prefix, count));
         } finally {
             lock.unlock();
         }

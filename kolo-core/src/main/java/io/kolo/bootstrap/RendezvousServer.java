@@ -18,9 +18,11 @@ import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.Optional;
 import java.util.TreeSet;
@@ -63,6 +65,8 @@ public final class RendezvousServer implements KeyValueStore {
     private static final Duration SERVER_EXIT = Duration.ofSeconds(5);
     private static final int FIRST_REQUEST_BUFFER = 4096;
     private static final int BACKLOG = 1024;
+    /** As {@link InMemoryStore}'s own limit on complete tables: far more than a job reads at once. */
+    private static final int MAX_ENCODED_TABLES = 64;
     /** A wait longer than this (about 290 years) is as good as forever, and keeps deadlines far from overflowing. */
     private static final long FOREVER_MS = Long.MAX_VALUE / 4 / 1_000_000;
 
@@ -97,6 +101,11 @@ public final class RendezvousServer implements KeyValueStore {
     private final TreeSet<Parked> deadlines = new TreeSet<>(
             Comparator.<Parked>comparingLong(p -> p.deadline).thenComparingLong(p -> p.sequence));
     private long parkedSoFar;
+    /**
+     * The last reply to each table read (GET_EACH), by prefix and count, with the store's list it encodes: every rank
+     * reads the same table, so n readers cost one encoding while the store hands out the same list.
+     */
+    private final Map<String, EncodedTable> encodedTables = new HashMap<>();
     private final Set<Connection> connections = new HashSet<>();
     /** When accepting resumes after it failed ({@link #now()} terms); 0 while it is not paused. */
     private long acceptResumesAt;
@@ -466,7 +475,7 @@ public final class RendezvousServer implements KeyValueStore {
             if (each) {
                 Optional<List<String>> found = values.tryGetEach(r.key(), r.count());
                 if (found.isPresent()) {
-                    answer = RendezvousProtocol.each(found.get());
+                    answer = encoded(r.key(), r.count(), found.get());
                 } else if (timedOut || values.isClosed() || r.timeoutMs() == 0) {
                     answer = RendezvousProtocol.missing(values.firstMissingNow(r.key(), r.count()));
                 }
@@ -595,6 +604,25 @@ public final class RendezvousServer implements KeyValueStore {
     private static boolean isReset(IOException e) {
         String m = String.valueOf(e.getMessage());
         return m.contains("reset") || m.contains("Broken pipe");
+    }
+
+    /** {@code table}'s GET_EACH reply, encoded again only when the store's list is not the one encoded last. */
+    private ByteBuffer encoded(String prefix, int count, List<String> table) {
+        String key = prefix + '\0' + count;
+        EncodedTable last = encodedTables.get(key);
+        if (last == null || last.table != table) {
+            if (encodedTables.size() >= MAX_ENCODED_TABLES) {
+                encodedTables.clear();
+            }
+            last = new EncodedTable(table, RendezvousProtocol.each(table));
+            encodedTables.put(key, last);
+        }
+        // Each connection sends from its own position; the bytes are shared and never written.
+        return last.reply.duplicate();
+    }
+
+    /** A table as the store handed it out, and its GET_EACH reply. */
+    private record EncodedTable(List<String> table, ByteBuffer reply) {
     }
 
     private void wake(Connection c) {

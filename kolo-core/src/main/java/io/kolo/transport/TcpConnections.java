@@ -2,19 +2,16 @@ package io.kolo.transport;
 
 import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
-import io.kolo.bootstrap.ConnectionGate;
 import io.kolo.bootstrap.Handshake;
 import io.kolo.bootstrap.KeyValueStore;
 import io.kolo.bootstrap.LazyLogger;
 import io.kolo.bootstrap.StartWait;
 import io.kolo.bootstrap.StoreKeys;
-import io.kolo.bootstrap.ThreadLimit;
 import io.kolo.launch.JobSecret;
 
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.net.StandardSocketOptions;
 import java.net.UnknownHostException;
 import java.nio.channels.ServerSocketChannel;
@@ -22,11 +19,8 @@ import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.StringJoiner;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * A rank's TCP connections, each opened when the transport first exchanges with its peer: a job whose algorithms talk
@@ -60,21 +54,22 @@ final class TcpConnections implements AutoCloseable {
     private final JobSecret secret;
     private final Duration startTimeout;
     private final long deadline;
-    /** Connections from higher ranks by the rank they claim, taken as the claim is checked: one per rank, ever. */
-    private final AtomicReferenceArray<SocketChannel> accepted;
+    /** Higher ranks whose claim was taken, as it is checked: one connection per rank, ever. Owned by the acceptor. */
+    private final boolean[] claimed;
     /** Those of them that passed the handshake, until the transport takes them; guarded by itself. */
     private final SocketChannel[] ready;
-    private final Set<SocketChannel> handshaking = ConcurrentHashMap.newKeySet();
-    private final ConnectionGate gate;
-    private InetSocketAddress[] addresses;
+    /**
+     * Every rank's published address as the store gave it, parsed when this rank first connects to that peer: a rank
+     * of a large job connects to a few peers, and parsing all n addresses in each of n ranks (one JVM) was n² work.
+     */
+    private List<String> addresses;
     /** Peers connected so far; once every one has, the port closes. */
     private int opened;
     private volatile boolean finished;
     /** Set when accepting ran out of file descriptors: the ranks still to connect never will, so start fails now. */
     private volatile boolean acceptOutOfDescriptors;
-    /** Set when accepting could start no thread for a handshake: why, for the rank waiting on the connection. */
-    private volatile KoloException acceptOutOfThreads;
     private ServerSocketChannel server;
+    private DataPortAcceptor acceptor;
 
     TcpConnections(int rank, int size, InetAddress bindAddress, KeyValueStore store, JobSecret secret,
                    Duration startTimeout) {
@@ -85,10 +80,8 @@ final class TcpConnections implements AutoCloseable {
         this.secret = secret;
         this.startTimeout = startTimeout;
         this.deadline = System.nanoTime() + startTimeout.toNanos();
-        this.accepted = new AtomicReferenceArray<>(size);
+        this.claimed = new boolean[size];
         this.ready = new SocketChannel[size];
-        this.gate = new ConnectionGate("rank " + rank + "'s data-plane port", ConnectionGate.DEFAULT_MAX_UNAUTHENTICATED,
-                LOG);
     }
 
     /**
@@ -130,7 +123,8 @@ final class TcpConnections implements AutoCloseable {
     SocketChannel open(int peer, Duration timeout) {
         SocketChannel ch;
         try {
-            ch = peer < rank ? connectTo(peer, addresses[peer], timeout) : awaitHigherRank(peer, timeout);
+            ch = peer < rank ? connectTo(peer, DataPlaneAddress.parse(peer, addresses.get(peer)), timeout)
+                    : awaitHigherRank(peer, timeout);
         } catch (IOException e) {
             throw new KoloException(DescriptorLimit.explain(rank, size), e);
         } catch (InterruptedException e) {
@@ -149,10 +143,10 @@ final class TcpConnections implements AutoCloseable {
         // Set before bind so accepted sockets inherit it and window scaling is negotiated.
         server.setOption(StandardSocketOptions.SO_RCVBUF, TcpTransport.RECEIVE_BUFFER_BYTES);
         server.bind(new InetSocketAddress(bindAddress, 0), size + 16);
-        // Platform threads here and below, as in RendezvousServer: a virtual thread blocked on a socket would leave
-        // the JDK's poller waiting in native code, and JVM exit waits for such threads.
-        ThreadLimit.start(Thread.ofPlatform().daemon().name("kolo-tcp-accept-" + rank), this::acceptLoop,
-                "rank " + rank + "'s data-port acceptor");
+        acceptor = new DataPortAcceptor(server, "rank " + rank + "'s data-plane port", secret, PURPOSE,
+                HANDSHAKE_MILLIS, this::checkClaim, this::authenticated,
+                claim -> claimed[rankIn(claim)] = false, () -> acceptOutOfDescriptors = true);
+        acceptor.start("kolo-tcp-accept-" + rank, "rank " + rank + "'s data-port acceptor");
     }
 
     private InetAddress publishedAddress() {
@@ -192,7 +186,7 @@ final class TcpConnections implements AutoCloseable {
     }
 
     /** Every rank's address, read from the store in one request whatever the job's size. */
-    private InetSocketAddress[] lookUpPeers() {
+    private List<String> lookUpPeers() {
         List<String> values;
         try {
             values = store.getEach(StoreKeys.ADDRESSES, size, remaining());
@@ -207,13 +201,7 @@ final class TcpConnections implements AutoCloseable {
             // rank was waiting for, not only that the store vanished.
             throw StartWait.storeGone(rank, "the other ranks", "to publish their data-plane addresses", e);
         }
-        InetSocketAddress[] addresses = new InetSocketAddress[size];
-        for (int peer = 0; peer < size; peer++) {
-            if (peer != rank) {
-                addresses[peer] = DataPlaneAddress.parse(peer, values.get(peer));
-            }
-        }
-        return addresses;
+        return values;
     }
 
     /** @throws IOException only when descriptors ran out */
@@ -284,9 +272,6 @@ final class TcpConnections implements AutoCloseable {
                 if (acceptOutOfDescriptors) {
                     throw new KoloException(DescriptorLimit.explain(rank, size));
                 }
-                if (acceptOutOfThreads != null) {
-                    throw new KoloException(acceptOutOfThreads.getMessage(), acceptOutOfThreads);
-                }
                 if (finished) {
                     throw new KoloException("rank " + rank + ": the TCP transport was closed while waiting for rank "
                             + peer + " to connect");
@@ -303,77 +288,37 @@ final class TcpConnections implements AutoCloseable {
         }
     }
 
-    private void acceptLoop() {
-        while (!finished) {
-            SocketChannel ch;
-            try {
-                ch = server.accept();
-            } catch (IOException | RuntimeException e) {
-                if (finished) {
-                    return;
-                }
-                if (DescriptorLimit.exhausted(e)) {
-                    acceptOutOfDescriptors = true;
-                }
-                try {
-                    gate.acceptFailed(e);
-                } catch (InterruptedException interrupted) {
-                    return;
-                }
-                continue;
-            }
-            handshaking.add(ch);
-            gate.arrived(ch);
-            // One thread per connection, so a silent stranger can't hold up the real peers.
-            try {
-                ThreadLimit.start(Thread.ofPlatform().daemon().name("kolo-tcp-handshake-" + rank), () -> admit(ch),
-                        "rank " + rank + "'s handshake");
-            } catch (KoloException e) {
-                handshaking.remove(ch);
-                gate.settled(ch);
-                closeQuietly(ch);
-                acceptOutOfThreads = e;
-            }
-        }
-    }
-
     /** What a connecting rank claims, and proves with the secret: its rank, the job's size, and whom it wants. */
     static String claim(int from, int size, int to) {
         return "rank " + from + " of " + size + " to rank " + to;
     }
 
-    private void admit(SocketChannel ch) {
-        SocketAddress remote = null;
+    /** Takes the claimed rank before this end answers, so that the same rank can never be claimed twice. */
+    private void checkClaim(String claim) throws Handshake.Rejected {
+        int peer = claimedRank(claim);
+        if (claimed[peer]) {
+            throw Handshake.refuse("claims to be rank " + peer + ", which is already connected"
+                    + " (a stale process of an earlier job with the same KOLO_SECRET?)");
+        }
+        claimed[peer] = true;
+    }
+
+    /** A higher rank that proved its claim: its connection waits for this rank's first exchange with it. */
+    private void authenticated(String claim, SocketChannel ch) {
+        int peer = rankIn(claim);
         try {
-            remote = ch.getRemoteAddress();
             configure(ch);
-            String claim = Handshake.server(ch.socket(), secret, PURPOSE, Duration.ofMillis(HANDSHAKE_MILLIS), c -> {
-                int peer = claimedRank(c);
-                // Taken before this end answers, so the same rank can never be claimed twice.
-                if (!accepted.compareAndSet(peer, null, ch)) {
-                    throw Handshake.refuse("claims to be rank " + peer + ", which is already connected"
-                            + " (a stale process of an earlier job with the same KOLO_SECRET?)");
-                }
-            });
-            gate.settled(ch);
-            handshaking.remove(ch);
-            ch.socket().setSoTimeout(0);
-            synchronized (ready) {
-                if (finished) {
-                    // The transport is closed, or gave up: nobody will pick this channel up.
-                    closeQuietly(ch);
-                    return;
-                }
-                ready[rankIn(claim)] = ch;
-                ready.notifyAll();
-            }
         } catch (IOException e) {
-            gate.settled(ch);
-            handshaking.remove(ch);
-            closeQuietly(ch);
-            if (!finished) {
-                gate.rejected(remote, e.getMessage());
+            LOG.log(System.Logger.Level.DEBUG, "configuring rank {0}'s connection failed", peer, e);
+        }
+        synchronized (ready) {
+            if (finished) {
+                // The transport is closed, or gave up: nobody will pick this channel up.
+                closeQuietly(ch);
+                return;
             }
+            ready[peer] = ch;
+            ready.notifyAll();
         }
     }
 
@@ -427,15 +372,14 @@ final class TcpConnections implements AutoCloseable {
                 ready[peer] = null;
             }
         }
-        if (server != null) {
+        if (acceptor != null) {
+            acceptor.close();
+        } else if (server != null) {
             try {
                 server.close();
             } catch (IOException e) {
                 LOG.log(System.Logger.Level.DEBUG, "closing the data-plane listener failed", e);
             }
-        }
-        for (SocketChannel ch : handshaking) {
-            closeQuietly(ch);
         }
     }
 

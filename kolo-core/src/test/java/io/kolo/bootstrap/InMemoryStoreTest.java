@@ -30,6 +30,25 @@ class InMemoryStoreTest {
     }
 
     @Test
+    void aCompleteTableIsReadOnceUntilOneOfItsKeysChanges() {
+        try (InMemoryStore s = new InMemoryStore()) {
+            s.put("addr/0", "x");
+            s.put("addr/1", "y");
+            java.util.List<String> first = s.getEach("addr/", 2, Duration.ZERO);
+            assertEquals(java.util.List.of("x", "y"), first);
+            assertTrue(first == s.getEach("addr/", 2, Duration.ZERO), "the same table read twice");
+            assertTrue(first == s.tryGetEach("addr/", 2).orElseThrow(), "the same table read without waiting");
+            s.put("addr/1", "y");   // the same value: nothing changed
+            assertTrue(first == s.getEach("addr/", 2, Duration.ZERO));
+            s.put("addr/10", "z");   // not one of the table's keys, though it shares the prefix
+            assertEquals(java.util.List.of("x", "y"), s.getEach("addr/", 2, Duration.ZERO));
+            s.put("addr/1", "w");
+            assertEquals(java.util.List.of("x", "w"), s.getEach("addr/", 2, Duration.ZERO));
+            assertEquals(java.util.List.of("x", "w"), s.tryGetEach("addr/", 2).orElseThrow());
+        }
+    }
+
+    @Test
     void putIfAbsentKeepsTheFirstValue() {
         try (InMemoryStore s = new InMemoryStore()) {
             assertTrue(s.putIfAbsent("failure", "1\tfirst"));

@@ -107,6 +107,22 @@ class RendezvousTest {
     }
 
     @Test
+    void aTableReadByManyIsAnsweredWithItsNewValuesOnceAKeyIsRewritten() {
+        // The server answers repeated reads of a complete table from one encoding; an elastic generation that
+        // writes a key again must not be answered from the old one.
+        try (RendezvousClient reader = client(); RendezvousClient other = client(); RendezvousClient writer = client()) {
+            writer.put("gen/0", "a");
+            writer.put("gen/1", "b");
+            assertEquals(List.of("a", "b"), reader.getEach("gen/", 2, Duration.ofSeconds(5)));
+            assertEquals(List.of("a", "b"), other.getEach("gen/", 2, Duration.ofSeconds(5)));
+            writer.put("gen/1", "b2");
+            assertEquals(List.of("a", "b2"), reader.getEach("gen/", 2, Duration.ofSeconds(5)));
+            assertEquals(List.of("a", "b2"), other.getEach("gen/", 2, Duration.ofSeconds(5)));
+            assertEquals(List.of("a"), other.getEach("gen/", 1, Duration.ofSeconds(5)));
+        }
+    }
+
+    @Test
     void getEachTimeoutNamesTheFirstMissingKeyAndTheConnectionStaysUsable() {
         try (RendezvousClient c = client()) {
             c.put("host/0", "a");

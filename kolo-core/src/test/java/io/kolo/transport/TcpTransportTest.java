@@ -286,6 +286,44 @@ class TcpTransportTest {
     }
 
     /**
+     * Many connections in their handshake at once (a large job's peers, or strangers) cost the accepting rank no
+     * thread each: one thread runs every handshake, and a real peer still connects among two hundred silent ones.
+     */
+    @Test
+    void manyHandshakesAtOnceStartNoThreadEachAndARealPeerStillConnects() throws Exception {
+        Future<TcpTransport> rank0 = pool.submit(
+                () -> TcpTransport.connect(0, 2, LOOPBACK, store, secret, START, TIMEOUT));
+        String addr = store.get("addr/0", Duration.ofSeconds(10));
+        int port = Integer.parseInt(addr.substring(addr.lastIndexOf(':') + 1));
+        List<Socket> silent = new ArrayList<>();
+        try {
+            for (int i = 0; i < 200; i++) {
+                silent.add(new Socket(LOOPBACK, port));
+            }
+            // Give an acceptor that started a thread per connection the time to have started them all.
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+            long threads = 0;
+            while (System.nanoTime() < until && threads <= 10) {
+                threads = Thread.getAllStackTraces().keySet().stream()
+                        .filter(t -> t.getName().startsWith("kolo-tcp-handshake") || t.getName().startsWith("kolo-tcp-accept"))
+                        .count();
+                Thread.sleep(50);
+            }
+            // Acceptors of ranks closed a moment ago may still be ending; a thread per handshake would be 200.
+            assertTrue(threads <= 10, threads + " data-plane threads for 200 connections in their handshake");
+            TcpTransport rank1 = TcpTransport.connect(1, 2, LOOPBACK, store, secret, START, TIMEOUT);
+            opened.add(rank1);
+            TcpTransport zero = rank0.get(30, TimeUnit.SECONDS);
+            opened.add(zero);
+            exchange(zero, rank1);
+        } finally {
+            for (Socket s : silent) {
+                s.close();
+            }
+        }
+    }
+
+    /**
      * An eavesdropper recorded rank 2's handshake with rank 0 (here: with a rank 0 of an earlier job sharing the
      * secret) and replays it at rank 0's data port before the real rank 2 connects: it must be refused, not counted as
      * rank 2, and the real rank 2 must still take its place.
