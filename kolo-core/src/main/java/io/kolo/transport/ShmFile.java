@@ -79,6 +79,11 @@ final class ShmFile {
         this.channel = channel;
     }
 
+    /** Data bytes of each of this file's rings. */
+    long ringBytes() {
+        return capacity;
+    }
+
     static long fileBytes(int rings, long capacity) {
         return HEADER_BYTES + rings * ShmRing.bytes(capacity);
     }

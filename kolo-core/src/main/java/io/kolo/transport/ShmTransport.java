@@ -106,7 +106,8 @@ public final class ShmTransport implements Transport {
         this.backoff = new Backoff(SPINS, Futex.AVAILABLE ? 0 : YIELDS_WITHOUT_FUTEX,
                 links.hostRanks() <= CpuBinding.onlineCpus() ? SPIN_NANOS : 0);
         boolean anyDirect = any(readsFrom);
-        CopyChoice choice = any(readBy) && links.singleCopy() == SingleCopy.AUTO ? new CopyChoice() : null;
+        CopyChoice choice = any(readBy) && links.singleCopy() == SingleCopy.AUTO
+                ? new CopyChoice(links.own().ringBytes()) : null;
         this.out = new ShmOutgoing(rings, peerFiles, readBy, choice, arena.allocate(ShmWire.HEADER_BYTES, 8));
         MemorySegment stash = arena.allocate(8, 8);
         this.stashBytes = stash.byteSize();

@@ -152,7 +152,10 @@ class ShmSingleCopyTest {
         assumeTrue(ShmSegments.available(), "no writable /dev/shm");
         List<Transport> t = open(ShmTransport.SingleCopy.AUTO, ShmTransport.SingleCopy.AUTO);
         long n = 256 << 10;
-        int messages = 2 * CopyChoice.PROBE + 8;
+        // The rings of open() hold 64 KiB: probes of 256 KiB messages settle on 2 and measure 8 of each way.
+        int probe = new CopyChoice(65536).probeLength(n);
+        assertEquals(10, probe);
+        int messages = 2 * probe + 8;
         try (Arena arena = Arena.ofShared()) {
             assumeTrue(shm(t, 1).readsDirectlyFrom(0), "skipped: process_vm_readv is refused here");
             CompletableFuture<Void> sender = CompletableFuture.runAsync(() -> {
@@ -172,25 +175,27 @@ class ShmSingleCopyTest {
             sender.get(20, TimeUnit.SECONDS);
             // A probe of each way comes first: single copies, then copies through the ring; every message, whichever
             // way it came, arrived exactly (above).
-            for (int i = 1; i <= 2 * CopyChoice.PROBE; i++) {
-                assertEquals(Math.min(i, CopyChoice.PROBE), reads[i], "direct reads after " + i + " messages");
+            for (int i = 1; i <= 2 * probe; i++) {
+                assertEquals(Math.min(i, probe), reads[i], "direct reads after " + i + " messages");
             }
             // Messages larger than the ring are chosen for alike (issue: from 2 MiB up native memory always took the
             // single copy, which loses to the ring on some machines): a probe of each way, every message exact.
             long large = 4L << 20;
+            int largeProbe = new CopyChoice(65536).probeLength(large);
+            assertEquals(5, largeProbe, "a probe of large messages is short: 2 settling, 3 measured");
             MemorySegment big = filled(arena, 0, large);
             MemorySegment into = arena.allocate(large);
             long before = shm(t, 1).directReadsFrom(0);
             CompletableFuture<Void> bigSender = CompletableFuture.runAsync(() -> {
-                for (int i = 0; i < 2 * CopyChoice.PROBE; i++) {
+                for (int i = 0; i < 2 * largeProbe; i++) {
                     t.get(0).send(1, big, 0, large);
                 }
             }, Thread::startVirtualThread);
-            for (int i = 1; i <= 2 * CopyChoice.PROBE; i++) {
+            for (int i = 1; i <= 2 * largeProbe; i++) {
                 into.fill((byte) 0);
                 t.get(1).recv(0, into, 0, large);
                 assertPattern(into, 0, large);
-                assertEquals(before + Math.min(i, CopyChoice.PROBE), shm(t, 1).directReadsFrom(0),
+                assertEquals(before + Math.min(i, largeProbe), shm(t, 1).directReadsFrom(0),
                         "direct reads after " + i + " messages of 4 MiB");
             }
             bigSender.get(60, TimeUnit.SECONDS);
