@@ -28,9 +28,11 @@ import java.util.Set;
  *
  * <p>One thread serves every connection, whatever the job's size: it reads whole requests without blocking, answers
  * those it can at once, and parks a GET or GET_EACH whose keys are missing in the store's waiters until the keys come
- * or its own timeout passes. This class runs that thread and accepts; each connection's protocol is a
- * {@link StoreConnection}, and the waiting requests are {@link ParkedRequests}. A connection that has not authenticated holds at most a handshake's bytes, for at most
+ * or its own timeout passes. A connection that has not authenticated holds at most a handshake's bytes, for at most
  * {@link Limits#handshakeTimeout()}, and at most {@link Limits#maxHandshakes()} of them are held at once.
+ *
+ * <p>This class runs that thread: it accepts, expires handshakes and sleeps in select until the next deadline. Each
+ * connection's protocol is a {@code StoreConnection}, the requests waiting for keys are {@code ParkedRequests}.
  */
 public final class RendezvousServer implements KeyValueStore {
     private static final System.Logger LOG = LazyLogger.of(RendezvousServer.class);
@@ -40,8 +42,8 @@ public final class RendezvousServer implements KeyValueStore {
         // by then even loading a class fails: every class the serving thread needs comes with the server's, not with
         // the first connection or request that needs it.
         RendezvousProtocol.load();
-        for (Class<?> c : List.of(RendezvousServer.class, StoreConnection.class, ParkedRequests.class, EncodedTables.class,
-                RequestCounts.class, RendezvousProtocol.class, Handshake.class, InMemoryStore.class)) {
+        for (Class<?> c : List.of(RendezvousServer.class, StoreConnection.class, ParkedRequests.class,
+                EncodedTables.class, RequestCounts.class, RendezvousProtocol.class, Handshake.class, InMemoryStore.class)) {
             c.getDeclaredClasses();
         }
     }
