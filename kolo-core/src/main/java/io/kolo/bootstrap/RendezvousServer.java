@@ -4,31 +4,21 @@ import io.kolo.KoloException;
 import io.kolo.KoloTimeoutException;
 import io.kolo.launch.JobSecret;
 
-import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.net.StandardSocketOptions;
-import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.Optional;
-import java.util.TreeSet;
-import java.util.Comparator;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.LongAdder;
+import java.util.Set;
 
 /**
  * The job's rendezvous store served over TCP, run by the launcher (or by rank 0 when there is none). Every
@@ -40,6 +30,9 @@ import java.util.concurrent.atomic.LongAdder;
  * those it can at once, and parks a GET or GET_EACH whose keys are missing in the store's waiters until the keys come
  * or its own timeout passes. A connection that has not authenticated holds at most a handshake's bytes, for at most
  * {@link Limits#handshakeTimeout()}, and at most {@link Limits#maxHandshakes()} of them are held at once.
+ *
+ * <p>This class runs that thread: it accepts, expires handshakes and sleeps in select until the next deadline. Each
+ * connection's protocol is a {@code StoreConnection}, the requests waiting for keys are {@code ParkedRequests}.
  */
 public final class RendezvousServer implements KeyValueStore {
     private static final System.Logger LOG = LazyLogger.of(RendezvousServer.class);
@@ -49,7 +42,8 @@ public final class RendezvousServer implements KeyValueStore {
         // by then even loading a class fails: every class the serving thread needs comes with the server's, not with
         // the first connection or request that needs it.
         RendezvousProtocol.load();
-        for (Class<?> c : List.of(RendezvousServer.class, RendezvousProtocol.class, Handshake.class, InMemoryStore.class)) {
+        for (Class<?> c : List.of(RendezvousServer.class, StoreConnection.class, ParkedRequests.class,
+                EncodedTables.class, RequestCounts.class, RendezvousProtocol.class, Handshake.class, InMemoryStore.class)) {
             c.getDeclaredClasses();
         }
     }
@@ -63,12 +57,7 @@ public final class RendezvousServer implements KeyValueStore {
     static final int MAX_HANDSHAKES = 1024;
     // Enough for the serving thread, woken out of select(), to let go of the listening socket.
     private static final Duration SERVER_EXIT = Duration.ofSeconds(5);
-    private static final int FIRST_REQUEST_BUFFER = 4096;
     private static final int BACKLOG = 1024;
-    /** As {@link InMemoryStore}'s own limit on complete tables: far more than a job reads at once. */
-    private static final int MAX_ENCODED_TABLES = 64;
-    /** A wait longer than this (about 290 years) is as good as forever, and keeps deadlines far from overflowing. */
-    private static final long FOREVER_MS = Long.MAX_VALUE / 4 / 1_000_000;
 
     /** What a connection that has not authenticated yet may make the server hold, and for how long. */
     record Limits(int maxHandshakes, Duration handshakeTimeout) {
@@ -85,28 +74,17 @@ public final class RendezvousServer implements KeyValueStore {
     private final InetSocketAddress address;
     private final ConnectionGate gate;
     private final RateLimitedLog troubles = new RateLimitedLog(LOG);
-    /** Connections whose parked request the store called back; handed from the writing thread to the serving one. */
-    private final ConcurrentLinkedQueue<Connection> woken = new ConcurrentLinkedQueue<>();
-    /** What the job's ranks asked of the store, for {@code kolo bench scale}: how start-up load grows with the job. */
-    private final LongAdder requests = new LongAdder();
-    private final LongAdder bytesReceived = new LongAdder();
-    private final LongAdder bytesSent = new LongAdder();
+    private final RequestCounts counts = new RequestCounts();
     private volatile boolean closed;
     private final Thread thread;
 
     // Owned by the serving thread.
+    private final ParkedRequests parkedRequests;
+    /** What every connection shares, the connection's own state aside. */
+    private final StoreConnection.Shared shared;
     /** Connections in their handshake, oldest first (all have the same deadline, so the oldest expires first). */
-    private final LinkedHashSet<Connection> handshaking = new LinkedHashSet<>();
-    /** Parked requests by deadline (then by arrival, so that equal deadlines stay apart). */
-    private final TreeSet<Parked> deadlines = new TreeSet<>(
-            Comparator.<Parked>comparingLong(p -> p.deadline).thenComparingLong(p -> p.sequence));
-    private long parkedSoFar;
-    /**
-     * The last reply to each table read (GET_EACH), by prefix and count, with the store's list it encodes: every rank
-     * reads the same table, so n readers cost one encoding while the store hands out the same list.
-     */
-    private final Map<String, EncodedTable> encodedTables = new HashMap<>();
-    private final Set<Connection> connections = new HashSet<>();
+    private final LinkedHashSet<StoreConnection> handshaking = new LinkedHashSet<>();
+    private final Set<StoreConnection> connections = new HashSet<>();
     /** When accepting resumes after it failed ({@link #now()} terms); 0 while it is not paused. */
     private long acceptResumesAt;
     /** Deadlines are kept as nanoseconds since this, so that they compare plainly (a wait may be "forever"). */
@@ -122,6 +100,9 @@ public final class RendezvousServer implements KeyValueStore {
         this.address = bound;
         this.gate = new ConnectionGate("the rendezvous server at " + hostPort(), limits.maxHandshakes(), LOG);
         this.acceptKey = listener.register(selector, SelectionKey.OP_ACCEPT);
+        this.parkedRequests = new ParkedRequests(this::now, selector::wakeup);
+        this.shared = new StoreConnection.Shared(this, gate, values, parkedRequests, new EncodedTables(), counts,
+                troubles);
         // A platform thread, not a virtual one: the first virtual thread that blocks on a socket starts the JDK's
         // poller, which then waits in native code for the JVM's life, and JVM exit waits a while for threads in
         // native code, on every launcher exit (docs/performance.md, "First run").
@@ -176,7 +157,7 @@ public final class RendezvousServer implements KeyValueStore {
                 }
             }
         } finally {
-            for (Connection c : new ArrayList<>(connections)) {
+            for (StoreConnection c : new ArrayList<>(connections)) {
                 c.close(false);
             }
             closeQuietly(listener);
@@ -186,16 +167,10 @@ public final class RendezvousServer implements KeyValueStore {
 
     private void serveOnce() throws IOException {
         selector.select(this::ready, selectTimeoutMillis());
-        for (Connection c; (c = woken.poll()) != null; ) {
-            try {
-                c.retryParked();
-            } catch (RuntimeException | Error e) {
-                c.failed(e);
-            }
-        }
+        parkedRequests.retryWoken();
         long now = now();
         expireHandshakes(now);
-        expireParked(now);
+        parkedRequests.expire(now);
         if (acceptResumesAt != 0 && now >= acceptResumesAt && acceptKey.isValid()) {
             acceptResumesAt = 0;
             acceptKey.interestOps(SelectionKey.OP_ACCEPT);
@@ -214,11 +189,9 @@ public final class RendezvousServer implements KeyValueStore {
     private long selectTimeoutMillis() {
         long next = Long.MAX_VALUE;
         if (!handshaking.isEmpty()) {
-            next = handshaking.iterator().next().handshakeDeadline;
+            next = handshaking.iterator().next().handshakeDeadline();
         }
-        if (!deadlines.isEmpty()) {
-            next = Math.min(next, deadlines.first().deadline);
-        }
+        next = Math.min(next, parkedRequests.nextDeadline());
         if (acceptResumesAt != 0) {
             next = Math.min(next, acceptResumesAt);
         }
@@ -237,7 +210,7 @@ public final class RendezvousServer implements KeyValueStore {
             acceptAll();
             return;
         }
-        Connection c = (Connection) key.attachment();
+        StoreConnection c = (StoreConnection) key.attachment();
         try {
             if (key.isValid() && key.isWritable()) {
                 c.flush();
@@ -271,8 +244,10 @@ public final class RendezvousServer implements KeyValueStore {
             try {
                 channel.configureBlocking(false);
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                Connection c = new Connection(channel);
-                c.key = channel.register(selector, SelectionKey.OP_READ, c);
+                StoreConnection c = new StoreConnection(channel, new Handshake.ServerSide(secret,
+                        RendezvousProtocol.PURPOSE, Handshake.ClaimCheck.ANY),
+                        now() + limits.handshakeTimeout().toNanos(), shared);
+                c.registered(channel.register(selector, SelectionKey.OP_READ, c));
                 connections.add(c);
                 handshaking.add(c);
                 gate.arrived(c);
@@ -284,36 +259,23 @@ public final class RendezvousServer implements KeyValueStore {
 
     private void expireHandshakes(long now) {
         while (!handshaking.isEmpty()) {
-            Connection c = handshaking.iterator().next();
-            if (now < c.handshakeDeadline) {
+            StoreConnection c = handshaking.iterator().next();
+            if (now < c.handshakeDeadline()) {
                 return;
             }
-            gate.rejected(c.remote, "the handshake did not finish within " + Durations.describe(limits.handshakeTimeout()));
+            gate.rejected(c.remote(), "the handshake did not finish within " + Durations.describe(limits.handshakeTimeout()));
             c.close(false);
-        }
-    }
-
-    private void expireParked(long now) {
-        for (Parked p; !deadlines.isEmpty() && now >= (p = deadlines.first()).deadline; ) {
-            deadlines.pollFirst();
-            if (p.connection.parked == p) {
-                try {
-                    p.connection.answerParked(true);
-                } catch (RuntimeException | Error e) {
-                    p.connection.failed(e);
-                }
-            }
         }
     }
 
     /** Requests served since start (every PUT, PUT_IF_ABSENT, TRY_GET, GET and GET_EACH, after the handshakes). */
     public long requests() {
-        return requests.sum();
+        return counts.requests();
     }
 
     /** Request and reply bytes since start, handshakes left out. */
     public long requestBytes() {
-        return bytesReceived.sum() + bytesSent.sum();
+        return counts.bytes();
     }
 
     /** Connections in their handshake now (for tests of the limits strangers meet). */
@@ -321,313 +283,20 @@ public final class RendezvousServer implements KeyValueStore {
         return gate.unauthenticated();
     }
 
-    /** A GET or GET_EACH waiting in the store for its keys, until {@link #deadline} ({@link #now()} terms). */
-    private static final class Parked {
-        final Connection connection;
-        final RendezvousProtocol.Request request;
-        final long deadline;
-        final long sequence;
-        InMemoryStore.Wait wait = InMemoryStore.Wait.NONE;
-
-        Parked(Connection connection, RendezvousProtocol.Request request, long deadline, long sequence) {
-            this.connection = connection;
-            this.request = request;
-            this.deadline = deadline;
-            this.sequence = sequence;
-        }
+    /** The handshake of {@code c} is over, passed or not: it no longer counts against the strangers' limits. */
+    void handshakeOver(StoreConnection c) {
+        handshaking.remove(c);
+        gate.settled(c);
     }
 
-    /**
-     * One client's connection, owned by the serving thread: its handshake until it authenticates, then its requests,
-     * one at a time (a client waits for each answer, so a request is read only once the one before is answered).
-     */
-    private final class Connection implements Closeable {
-        final SocketChannel channel;
-        final SocketAddress remote;
-        SelectionKey key;
-        /** The handshake in progress; null once the client authenticated. */
-        Handshake.ServerSide handshake = new Handshake.ServerSide(secret, RendezvousProtocol.PURPOSE,
-                Handshake.ClaimCheck.ANY);
-        final long handshakeDeadline = now() + limits.handshakeTimeout().toNanos();
-        /** Bytes read and not yet consumed, in write mode; a handshake's bytes at most before it authenticates. */
-        ByteBuffer in = ByteBuffer.allocate(Handshake.ServerSide.MAX_CLIENT_BYTES);
-        final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
-        Parked parked;
-        boolean open = true;
-
-        Connection(SocketChannel channel) throws IOException {
-            this.channel = channel;
-            this.remote = channel.getRemoteAddress();
-        }
-
-        void read() throws IOException {
-            if (!in.hasRemaining()) {
-                // Full: a client is sending requests before reading its answers; read on once they are consumed.
-                setInterest();
-                return;
-            }
-            int n = channel.read(in);
-            if (n < 0) {
-                // The client went away (a rank finished or died); that is its business, not ours.
-                if (handshake != null) {
-                    gate.rejected(remote, "closed the connection during the handshake");
-                }
-                close(false);
-                return;
-            }
-            if (handshake != null) {
-                continueHandshake();
-            }
-            if (handshake == null) {
-                serveRequests();
-            }
-            setInterest();
-        }
-
-        private void continueHandshake() throws IOException {
-            in.flip();
-            try {
-                while (handshake.wanted() > 0 && in.remaining() >= handshake.wanted()) {
-                    byte[] step = new byte[handshake.wanted()];
-                    in.get(step);
-                    byte[] reply = handshake.take(step);
-                    if (reply != null) {
-                        send(ByteBuffer.wrap(reply));
-                    }
-                }
-            } catch (Handshake.Rejected e) {
-                gate.rejected(remote, e.getMessage());
-                close(false);
-                return;
-            } finally {
-                in.compact();
-            }
-            if (handshake.done()) {
-                handshake = null;
-                handshaking.remove(this);
-                gate.settled(this);
-                ByteBuffer requestsIn = ByteBuffer.allocate(FIRST_REQUEST_BUFFER);
-                in.flip();
-                requestsIn.put(in);
-                in = requestsIn;
-            }
-        }
-
-        /** Answers the requests read, in order, until one must wait (or its answer must leave first). */
-        private void serveRequests() throws IOException {
-            while (open && parked == null && out.isEmpty()) {
-                in.flip();
-                RendezvousProtocol.Request r;
-                try {
-                    r = RendezvousProtocol.decode(in);
-                } finally {
-                    in.compact();
-                }
-                if (r == null) {
-                    if (!in.hasRemaining()) {
-                        grow();
-                    }
-                    return;
-                }
-                bytesReceived.add(r.bytes());
-                answer(r);
-            }
-        }
-
-        private void grow() throws IOException {
-            if (in.capacity() >= RendezvousProtocol.MAX_REQUEST_BYTES) {
-                throw new IOException("a rendezvous request longer than " + RendezvousProtocol.MAX_REQUEST_BYTES + " bytes");
-            }
-            ByteBuffer bigger = ByteBuffer.allocate(Math.min(RendezvousProtocol.MAX_REQUEST_BYTES, in.capacity() * 2));
-            in.flip();
-            bigger.put(in);
-            in = bigger;
-        }
-
-        private void answer(RendezvousProtocol.Request r) throws IOException {
-            switch (r.op()) {
-                case RendezvousProtocol.PUT -> {
-                    values.put(r.key(), r.value());
-                    reply(RendezvousProtocol.reply(RendezvousProtocol.OK));
-                }
-                case RendezvousProtocol.PUT_IF_ABSENT -> reply(RendezvousProtocol.reply(values.putIfAbsent(r.key(), r.value())
-                        ? RendezvousProtocol.STORED : RendezvousProtocol.PRESENT));
-                case RendezvousProtocol.TRY_GET -> replyValue(values.tryGet(r.key()));
-                case RendezvousProtocol.GET, RendezvousProtocol.GET_EACH -> {
-                    // Capped far beyond any job's life: a client may ask to wait "forever".
-                    long nanos = r.timeoutMs() >= FOREVER_MS ? FOREVER_MS * 1_000_000 : r.timeoutMs() * 1_000_000;
-                    parked = new Parked(this, r, now() + nanos, parkedSoFar++);
-                    answerParked(false);
-                }
-                default -> throw new IOException("unknown rendezvous request " + r.op());
-            }
-        }
-
-        /**
-         * Answers the parked request if its keys are there (or the wait ran out, or the store closed); otherwise parks
-         * it in the store until they come.
-         */
-        void answerParked(boolean timedOut) {
-            Parked p = parked;
-            RendezvousProtocol.Request r = p.request;
-            boolean each = r.op() == RendezvousProtocol.GET_EACH;
-            ByteBuffer answer = null;
-            if (each) {
-                Optional<List<String>> found = values.tryGetEach(r.key(), r.count());
-                if (found.isPresent()) {
-                    answer = encoded(r.key(), r.count(), found.get());
-                } else if (timedOut || values.isClosed() || r.timeoutMs() == 0) {
-                    answer = RendezvousProtocol.missing(values.firstMissingNow(r.key(), r.count()));
-                }
-            } else {
-                Optional<String> found = values.tryGet(r.key());
-                if (found.isPresent()) {
-                    answer = RendezvousProtocol.present(found.get());
-                } else if (timedOut || values.isClosed() || r.timeoutMs() == 0) {
-                    answer = RendezvousProtocol.reply(RendezvousProtocol.ABSENT);
-                }
-            }
-            if (answer == null) {
-                p.wait.cancel();
-                Runnable wake = () -> wake(this);
-                p.wait = each ? values.whenEachPresent(r.key(), r.count(), wake) : values.whenPresent(r.key(), wake);
-                deadlines.add(p);
-                return;
-            }
-            p.wait.cancel();
-            deadlines.remove(p);
-            parked = null;
-            try {
-                reply(answer);
-                serveRequests();
-                setInterest();
-            } catch (IOException | RuntimeException | Error e) {
-                failed(e);
-            }
-        }
-
-        void retryParked() {
-            if (open && parked != null) {
-                answerParked(false);
-            }
-        }
-
-        private void replyValue(Optional<String> value) throws IOException {
-            reply(value.map(RendezvousProtocol::present).orElseGet(() -> RendezvousProtocol.reply(RendezvousProtocol.ABSENT)));
-        }
-
-        private void reply(ByteBuffer answer) throws IOException {
-            // Counted before the answer leaves, so that a client that has its answer sees its request counted.
-            requests.increment();
-            bytesSent.add(answer.remaining());
-            send(answer);
-        }
-
-        private void send(ByteBuffer bytes) throws IOException {
-            out.addLast(bytes);
-            writeOut();
-        }
-
-        /** Writes what the socket takes now; the rest waits for the socket to be writable. */
-        private void writeOut() throws IOException {
-            while (!out.isEmpty()) {
-                ByteBuffer b = out.peekFirst();
-                channel.write(b);
-                if (b.hasRemaining()) {
-                    return;
-                }
-                out.pollFirst();
-            }
-        }
-
-        /** The socket is writable again: the rest of the answers leave, then the requests that waited for them. */
-        void flush() throws IOException {
-            writeOut();
-            if (out.isEmpty() && handshake == null && parked == null) {
-                serveRequests();
-            }
-            setInterest();
-        }
-
-        private void setInterest() {
-            if (!open || !key.isValid()) {
-                return;
-            }
-            int ops = (in.hasRemaining() ? SelectionKey.OP_READ : 0) | (out.isEmpty() ? 0 : SelectionKey.OP_WRITE);
-            if (key.interestOps() != ops) {
-                key.interestOps(ops);
-            }
-        }
-
-        void failed(Throwable e) {
-            if (open && !closed && !(e instanceof IOException io && isReset(io))) {
-                troubles.warn("dropping rendezvous connection from " + remote + ": " + e);
-            }
-            close(false);
-        }
-
-        /** For the {@link ConnectionGate}, which drops the oldest handshake to make room: the client sees a reset. */
-        @Override
-        public void close() {
-            close(true);
-        }
-
-        void close(boolean reset) {
-            if (!open) {
-                return;
-            }
-            open = false;
-            if (handshake != null) {
-                handshaking.remove(this);
-                gate.settled(this);
-            }
-            in = ByteBuffer.allocate(0);
-            out.clear();
-            if (parked != null) {
-                parked.wait.cancel();
-                deadlines.remove(parked);
-                parked = null;
-            }
-            connections.remove(this);
-            try {
-                if (reset) {
-                    // A reset, not an orderly close, tells a client dropped for room from one refused for its secret.
-                    channel.setOption(StandardSocketOptions.SO_LINGER, 0);
-                }
-            } catch (IOException | RuntimeException ignored) {
-                // Closing anyway.
-            }
-            closeQuietly(channel);
-        }
+    /** {@code c} closed; the serving thread need not close it on the way out. */
+    void dropped(StoreConnection c) {
+        connections.remove(c);
     }
 
-    private static boolean isReset(IOException e) {
-        String m = String.valueOf(e.getMessage());
-        return m.contains("reset") || m.contains("Broken pipe");
-    }
-
-    /** {@code table}'s GET_EACH reply, encoded again only when the store's list is not the one encoded last. */
-    private ByteBuffer encoded(String prefix, int count, List<String> table) {
-        String key = prefix + '\0' + count;
-        EncodedTable last = encodedTables.get(key);
-        if (last == null || last.table != table) {
-            if (encodedTables.size() >= MAX_ENCODED_TABLES) {
-                encodedTables.clear();
-            }
-            last = new EncodedTable(table, RendezvousProtocol.each(table));
-            encodedTables.put(key, last);
-        }
-        // Each connection sends from its own position; the bytes are shared and never written.
-        return last.reply.duplicate();
-    }
-
-    /** A table as the store handed it out, and its GET_EACH reply. */
-    private record EncodedTable(List<String> table, ByteBuffer reply) {
-    }
-
-    private void wake(Connection c) {
-        woken.add(c);
-        selector.wakeup();
+    /** Once true, troubles of the connections being dropped are not worth a warning. */
+    boolean isClosing() {
+        return closed;
     }
 
     @Override
@@ -692,7 +361,7 @@ public final class RendezvousServer implements KeyValueStore {
         values.close();
     }
 
-    private static void closeQuietly(AutoCloseable c) {
+    static void closeQuietly(AutoCloseable c) {
         if (c == null) {
             return;
         }
