@@ -20,8 +20,14 @@ class JoinAgainJobTest {
         for (String transport : List.of("shm", "tcp")) {
             List<ProcessRanks.Exit> exits = ProcessRanks.run(3, Main.class, List.of(),
                     Map.of("KOLO_TRANSPORT", transport), 120);
+            // Every rank's output: the rank that fails is seldom the one whose wait times out.
+            StringBuilder all = new StringBuilder();
             for (ProcessRanks.Exit e : exits) {
-                assertEquals(0, e.code(), transport + ", rank " + e.rank() + ": " + e.output());
+                all.append("\n--- rank ").append(e.rank()).append(", exit ").append(e.code()).append(":\n")
+                        .append(e.output());
+            }
+            for (ProcessRanks.Exit e : exits) {
+                assertEquals(0, e.code(), transport + ", rank " + e.rank() + " failed; every rank:" + all);
                 assertEquals(List.of("job 0 ok", "job 1 ok", "job 2 ok", "job 3 ok", "job 4 ok"),
                         e.output().lines().filter(l -> l.startsWith("job ")).toList(), e.output());
             }

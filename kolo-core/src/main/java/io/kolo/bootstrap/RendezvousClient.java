@@ -9,9 +9,9 @@ import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -93,8 +93,9 @@ public final class RendezvousClient implements KeyValueStore {
                 // Refused, reset, timed out, dropped: the server is not there yet, or too busy for this attempt.
                 closeQuietly(socket);
                 attempts.failed(connected, e);
-                if (!connected && !(e instanceof ConnectException || e instanceof SocketTimeoutException
-                        || e instanceof java.net.NoRouteToHostException)) {
+                // A reset while connecting is "not now" as well: a store closing at this port (a job that just
+                // ended, with the next one's store about to listen there) resets the connects in its backlog.
+                if (!connected && !(e instanceof SocketException || e instanceof SocketTimeoutException)) {
                     throw new KoloException("cannot connect to the rendezvous server at " + hostPort(server) + ": "
                             + e.getMessage(), e);
                 }
