@@ -437,8 +437,12 @@ final class ProcessSetEngine implements CycleAgent {
     }
 
     private void failQueued() {
+        Op queued = queue.takeAll();
+        if (queued == null) {
+            return;
+        }
         RuntimeException f = ending.forQueued();
-        for (Op op = queue.takeAll(), next; op != null; op = next) {
+        for (Op op = queued, next; op != null; op = next) {
             next = SubmissionQueue.detach(op);
             outcomes.failWith(op, f);
         }

@@ -93,10 +93,14 @@ final class SetEnding {
         }
     }
 
-    /** What an op still queued fails with once the set ended: its failure, else why it ended; never waits. */
+    /**
+     * What an op still queued fails with once the set ended: its failure, else why it ended. An op can reach the queue
+     * after the set's last look at it (submitted while the set closed), so this too asks for the failure of the rank
+     * whose shutdown ended the set, as {@link #failure} does; only the first asker waits.
+     */
     RuntimeException forQueued() {
         RuntimeException f = fatal;
-        return f != null ? f : known();
+        return f != null ? f : failure();
     }
 
     /** Why the set's ops fail now that it ended without a failure; never waits. */
