@@ -111,7 +111,7 @@ public final class SyntheticExample {
                 }
                 DistributedTrainer trainer = new DistributedTrainer(model, config, options);
                 SyntheticMode distributed = new SyntheticMode(SyntheticMode.Kind.DISTRIBUTED, trainer, null, null,
-                        false, s.iters());
+                        false, s.iters(), s.batchesPerIter());
                 modes.add(distributed);
                 trainer.initialize(sample);
                 if (s.compare()) {
@@ -174,6 +174,7 @@ public final class SyntheticExample {
         double stepMs = distributed.stepMillis();
         // Every rank's figure: a rank that waits long for the others tells which rank is slower.
         float[] perRankAveraging = Kolo.allgather(new float[]{(float) averagingMs});
+        double ownMs = SyntheticMode.ownAveragingMillis(Kolo.allgather(distributed.stepAveragingMillis), Kolo.size());
         double mean = mean(distributed.rates);
         double conf = 1.96 * std(distributed.rates, mean);
         double total = trainer.sumAcrossRanks("synthetic.total", Math.round(mean * 1000))[0] / 1000.0;
@@ -210,6 +211,9 @@ public final class SyntheticExample {
                 line.append(String.format(Locale.ROOT, " %d: %.1f ms", r, perRankAveraging[r]));
             }
             System.out.println(line);
+            System.out.printf(Locale.ROOT, "Kolo's own averaging (per step, the shortest of the ranks': the rank whose"
+                    + " backward pass ended last waits for nobody): %.1f ms, %.1f%% of the step%n", ownMs,
+                    100 * ownMs / stepMs);
         }
         if (s.baseline()) {
             System.out.printf(Locale.ROOT, "Baseline (np=1, the same model alone): %.1f img/sec; "
@@ -231,7 +235,7 @@ public final class SyntheticExample {
         }
         SyntheticResults results = new SyntheticResults(s.model(), s.batchSize(), Kolo.size(), threads,
                 parameters(model), shapes(model), new SyntheticResults.KoloFigures(mean, total, conf * Kolo.size(),
-                baseline, ceiling, averagingMs, stepMs,
+                baseline, ceiling, averagingMs, ownMs, stepMs,
                 SyntheticResults.efficiencies(totals, baselines, Kolo.size())), ddp);
         results.table().forEach(System.out::println);
         if (s.json() != null) {

@@ -30,24 +30,28 @@ final class SyntheticMode implements AutoCloseable {
     final Communicator alone;
     final boolean barrierPerBatch;
     final double[] rates;
+    /** Each measured step's averaging on this rank, in milliseconds, in order. */
+    final float[] stepAveragingMillis;
+    private int stepsRecorded;
     long averagingNanos;
     long stepNanos;
     long steps;
 
     SyntheticMode(Kind kind, DistributedTrainer trainer, Model model, Communicator alone, boolean barrierPerBatch,
-                  int iterations) {
+                  int iterations, int batchesPerIter) {
         this.kind = kind;
         this.trainer = trainer;
         this.model = model;
         this.alone = alone;
         this.barrierPerBatch = barrierPerBatch;
         this.rates = new double[iterations];
+        this.stepAveragingMillis = new float[iterations * batchesPerIter];
     }
 
     static SyntheticMode alone(Kind kind, boolean trains, SyntheticExample.Settings s, DefaultTrainingConfig config,
                                DistributedOptions options, Shape sample) {
         if (!trains) {
-            return new SyntheticMode(kind, null, null, null, true, s.iters());
+            return new SyntheticMode(kind, null, null, null, true, s.iters(), s.batchesPerIter());
         }
         // A model of its own: a second trainer on the measured model would re-initialise parameters that the
         // first one still references, and slows every later step of that model down several times.
@@ -56,7 +60,7 @@ final class SyntheticMode implements AutoCloseable {
         Communicator alone = Communicator.local(1).getFirst();
         DistributedTrainer trainer = new DistributedTrainer(model, config, alone, options);
         trainer.initialize(sample);
-        return new SyntheticMode(kind, trainer, model, alone, true, s.iters());
+        return new SyntheticMode(kind, trainer, model, alone, true, s.iters(), s.batchesPerIter());
     }
 
     void warmUp(SyntheticExample.Settings s, NDArray data, NDArray labels) {
@@ -77,7 +81,9 @@ final class SyntheticMode implements AutoCloseable {
         long start = System.nanoTime();
         for (int b = 0; b < s.batchesPerIter(); b++) {
             if (trainer != null) {
+                long before = trainer.gradientAveragingTime().toNanos();
                 batch(trainer, data, labels);
+                recordStep(trainer.gradientAveragingTime().toNanos() - before);
             }
             if (barrierPerBatch) {
                 Kolo.barrier();
@@ -103,6 +109,36 @@ final class SyntheticMode implements AutoCloseable {
         stepNanos += nanos;
         steps += batches;
         averagingNanos += averaging;
+    }
+
+    /** One measured step's averaging on this rank. */
+    void recordStep(long averagingNanos) {
+        if (stepsRecorded < stepAveragingMillis.length) {
+            stepAveragingMillis[stepsRecorded++] = (float) (averagingNanos / 1e6);
+        }
+    }
+
+    /**
+     * Kolo's own part of the averaging, in milliseconds per step, from every rank's {@link #stepAveragingMillis}
+     * ({@code gathered}: rank 0's steps, then rank 1's...): per step the shortest of the ranks' averaging times. An
+     * allreduce ends on every rank at about the same moment, so the rank whose backward pass ended last waited for
+     * nobody, and its averaging is the collectives', the engine's and the trainer's own time; every other rank's
+     * averaging is that plus its wait for the last one, which DDP's overlap hides and no allreduce can shorten.
+     */
+    static double ownAveragingMillis(float[] gathered, int ranks) {
+        int steps = gathered.length / Math.max(1, ranks);
+        if (steps == 0) {
+            return 0;
+        }
+        double sum = 0;
+        for (int step = 0; step < steps; step++) {
+            float shortest = Float.MAX_VALUE;
+            for (int r = 0; r < ranks; r++) {
+                shortest = Math.min(shortest, gathered[r * steps + step]);
+            }
+            sum += shortest;
+        }
+        return sum / steps;
     }
 
     /**

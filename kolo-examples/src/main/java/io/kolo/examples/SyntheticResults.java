@@ -23,10 +23,12 @@ record SyntheticResults(String model, int batchSize, int ranks, int threads, lon
 
     /**
      * Kolo+DJL's figures; {@code baseline} and {@code ceilingPerRank} are 0 when not measured, {@code iterations}
-     * holds each iteration's scaling efficiency (empty when not measured).
+     * holds each iteration's scaling efficiency (empty when not measured). {@code averagingMs} is rank 0's averaging
+     * per step, its wait for the slower rank's backward pass included; {@code averagingOwnMs} Kolo's own part of it
+     * ({@link SyntheticMode#ownAveragingMillis}).
      */
     record KoloFigures(double perRank, double total, double totalConf, double baseline, double ceilingPerRank,
-                       double averagingMs, double stepMs, double[] iterations) {
+                       double averagingMs, double averagingOwnMs, double stepMs, double[] iterations) {
     }
 
     /** PyTorch DDP's figures over its measured turns, or why it did not run ({@code skipped} not null). */
@@ -79,6 +81,11 @@ record SyntheticResults(String model, int batchSize, int ranks, int threads, lon
         return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
+    /** Kolo's own averaging as a share of the step. */
+    double ownShare() {
+        return kolo.stepMs > 0 ? kolo.averagingOwnMs / kolo.stepMs : 0;
+    }
+
     double koloEfficiency() {
         return kolo.baseline > 0 ? kolo.total / (ranks * kolo.baseline) : 0;
     }
@@ -120,9 +127,11 @@ record SyntheticResults(String model, int batchSize, int ranks, int threads, lon
             out.add(String.format(Locale.ROOT, "Parameters: Kolo+DJL %,d, PyTorch %,d (torch %s): %s", parameters,
                     ddp.parameters, ddp.torchVersion, architecture()));
             out.add(String.format(Locale.ROOT, "Per step on rank 0: Kolo+DJL %.1f ms, of which gradient averaging"
-                    + " %.1f ms after the backward pass; DDP forward %.1f, backward %.1f (np=1: %.1f; its allreduce"
+                    + " %.1f ms after the backward pass (Kolo's own %.1f ms, %.1f%% of the step; the rest is waiting for"
+                    + " the slower rank's backward); DDP forward %.1f, backward %.1f (np=1: %.1f; its allreduce"
                     + " overlaps the backward pass, so the difference is what it exposes), optimizer %.1f ms",
-                    kolo.stepMs, kolo.averagingMs, ddp.phase(DdpPeer.Turn::forwardMs),
+                    kolo.stepMs, kolo.averagingMs, kolo.averagingOwnMs, 100 * ownShare(),
+                    ddp.phase(DdpPeer.Turn::forwardMs),
                     ddp.phase(DdpPeer.Turn::backwardMs), ddp.phase(DdpPeer.Turn::np1BackwardMs),
                     ddp.phase(DdpPeer.Turn::stepMs)));
             // A paired figure: each iteration's np=N run against the np=1 run just before it, so that the machine's
@@ -157,6 +166,7 @@ record SyntheticResults(String model, int batchSize, int ranks, int threads, lon
         j.putObject("kolo").put("np1_img_sec", round(kolo.baseline, 3)).put("per_rank_img_sec", round(kolo.perRank, 3))
                 .put("total_img_sec", round(kolo.total, 3)).put("total_conf", round(kolo.totalConf, 3))
                 .put("scaling_efficiency", round(koloEfficiency(), 4)).put("averaging_ms", round(kolo.averagingMs, 2))
+                .put("averaging_own_ms", round(kolo.averagingOwnMs, 2)).put("averaging_own_share", round(ownShare(), 4))
                 .put("step_ms", round(kolo.stepMs, 2))
                 .put("median_iteration_efficiency", round(median(kolo.iterations), 4));
         j.putObject("ceiling").put("per_rank_img_sec", round(kolo.ceilingPerRank, 3))
