@@ -66,20 +66,31 @@ public final class Kernels {
         long bytes = Math.multiplyExact(count, (long) type.byteSize());
         Objects.checkFromIndexSize(accOffset, bytes, acc.byteSize());
         Objects.checkFromIndexSize(inOffset, bytes, in.byteSize());
-        // VectorKernels for native memory only: on a Java array's memory the Vector API's segment accessors take a slow
-        // path (orders of magnitude slower in KernelBenchmark), and mixing kinds at one call site slows the loops for
-        // both; an array accumulator goes to ArrayKernels, which reaches it as an array.
-        // The cycle's vote and a small op's payload are a few elements each: straight to the scalar loops.
-        if (VECTORS && count >= SHORT_RUN) {
-            long done = acc.isNative() ? (in.isNative() ? VectorKernels.reduce(acc, accOffset, in, inOffset, count, type, op) : 0)
+        // VectorKernels and the scalar loops here for native memory only: on a Java array's memory the Vector API's
+        // segment accessors take a slow path (orders of magnitude slower in KernelBenchmark), and a heap segment
+        // reaching a segment access makes it polymorphic for every caller, native memory included (HeapKernels). An
+        // array accumulator of native input goes to ArrayKernels, which reaches the array as an array; any other
+        // side that is an array, to HeapKernels. The cycle's vote and a small op's payload are a few elements each:
+        // no SIMD loop for them.
+        boolean allNative = acc.isNative() && in.isNative();
+        if (VECTORS && count >= SHORT_RUN && in.isNative()) {
+            long done = acc.isNative() ? VectorKernels.reduce(acc, accOffset, in, inOffset, count, type, op)
                     : ArrayKernels.reduce(acc, accOffset, in, inOffset, count, type, op);
             if (done > 0) {
                 long skip = done * type.byteSize();
-                reduceScalar(acc, accOffset + skip, in, inOffset + skip, count - done, type, op);
+                reduceRest(acc, accOffset + skip, in, inOffset + skip, count - done, type, op, allNative);
                 return;
             }
         }
-        reduceScalar(acc, accOffset, in, inOffset, count, type, op);
+        reduceRest(acc, accOffset, in, inOffset, count, type, op, allNative);
+    }
+
+    /** The elements no SIMD loop took: through HeapKernels when a side is a Java array, else the scalar loops. */
+    private static void reduceRest(MemorySegment acc, long accOffset, MemorySegment in, long inOffset, long count,
+                                   DataType type, Reduction op, boolean allNative) {
+        if (allNative || count == 0 || !HeapKernels.reduce(acc, accOffset, in, inOffset, count, type, op)) {
+            reduceScalar(acc, accOffset, in, inOffset, count, type, op);
+        }
     }
 
     /** {@link #reduce} with the element-by-element loops only (no bounds checks: the caller made them). */
@@ -115,6 +126,10 @@ public final class Kernels {
         Objects.requireNonNull(type, "type");
         long bytes = Math.multiplyExact(count, (long) type.byteSize());
         Objects.checkFromIndexSize(offset, bytes, seg.byteSize());
+        // A Java array's memory is scaled as an array: a heap segment here would slow every native scale (HeapKernels).
+        if (!seg.isNative() && HeapKernels.scale(seg, offset, count, type, factor)) {
+            return;
+        }
         switch (type) {
             case INT8 -> scaleInt8(seg, offset, count, factor);
             case UINT8 -> scaleUint8(seg, offset, count, factor);

@@ -288,4 +288,37 @@ class KernelsTest {
         Kernels.scale(bf16, 0, 1, DataType.BFLOAT16, 0.25);
         assertEquals(1.5f, BFloat16.toFloat(bf16.getAtIndex(ValueLayout.JAVA_SHORT, 0)));
     }
+
+    /**
+     * A Java array's memory is scaled as an array (HeapKernels), native memory by the segment loops: the same bits for
+     * every element of FLOAT32/FLOAT64/INT32/INT64, on a slice that starts past the array's first element, and nothing
+     * written outside it.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = DataType.class, names = {"FLOAT32", "FLOAT64", "INT32", "INT64"})
+    void scaleOfAnArrayEqualsScaleOfNativeMemory(DataType type) {
+        SplittableRandom r = new SplittableRandom(type.ordinal());
+        int esz = type.byteSize();
+        int count = 1003;
+        for (double factor : new double[] {0.5, 1.0 / 3, -7.25, 1e-3}) {
+            MemorySegment array = memory("typed", type, (long) (count + 4) * esz);
+            randomBits(array, r);
+            MemorySegment before = MemorySegment.ofArray(array.toArray(ValueLayout.JAVA_BYTE));
+            MemorySegment nativeCopy = Arena.ofAuto().allocate(array.byteSize());
+            MemorySegment.copy(before, 0, nativeCopy, 0, before.byteSize());
+            Kernels.scale(array, 2L * esz, count, type, factor);
+            Kernels.scale(nativeCopy, 2L * esz, count, type, factor);
+            for (int i = 0; i < count + 4; i++) {
+                long expected = raw(nativeCopy, type, i);
+                long actual = raw(array, type, i);
+                if (isNanBits(type, expected) && isNanBits(type, actual)) {
+                    continue;
+                }
+                assertEquals(expected, actual, type + " x " + factor + " element " + i);
+                if (i < 2 || i >= count + 2) {
+                    assertEquals(raw(before, type, i), actual, "wrote outside the slice at element " + i);
+                }
+            }
+        }
+    }
 }
