@@ -88,6 +88,26 @@ class ResultsTablesTest {
         assertTrue(table.contains("| default | 1 | 840.0 | 60.0 | 35.0 | 20.0 (3.0) | 1.0 | 2.0 | – |"), table);
     }
 
+    /** A DDP row gives both frameworks' paired medians and Kolo's own averaging; an older run without them, dashes. */
+    @Test
+    void aDdpTableHasBothPairedMediansAndKolosOwnAveraging() throws IOException {
+        String table = ResultsTables.table("ddp", new com.fasterxml.jackson.databind.json.JsonMapper().readTree("""
+                {"command": "kolo run ...", "runs": [
+                  {"result": {"model": "resnet18", "ranks": 2, "ceiling": {"scaling_efficiency": 0.901},
+                    "kolo": {"np1_img_sec": 49.9, "total_img_sec": 85.8, "scaling_efficiency": 0.859,
+                             "median_iteration_efficiency": 0.894, "averaging_own_share": 0.0228},
+                    "ddp": {"np1_img_sec": 56.3, "total_img_sec": 91.3, "scaling_efficiency": 0.812,
+                            "median_iteration_efficiency": 0.802}}},
+                  {"result": {"model": "resnet18", "ranks": 2, "ceiling": {"scaling_efficiency": 0.8},
+                    "kolo": {"np1_img_sec": 25.8, "total_img_sec": 37.5, "scaling_efficiency": 0.727},
+                    "ddp": {"np1_img_sec": 30.9, "total_img_sec": 41.6, "scaling_efficiency": 0.674}}}]}
+                """));
+        assertTrue(table.contains("| 1 | resnet18, 2 | 49.9 | 85.8 | 85.9 % (89.4 %) | 56.3 | 91.3 | 81.2 % (80.2 %)"
+                + " | 90.1 % | 2.3 % |"), table);
+        assertTrue(table.contains("| 2 | resnet18, 2 | 25.8 | 37.5 | 72.7 % | 30.9 | 41.6 | 67.4 % | 80.0 % | – |"),
+                table);
+    }
+
     @Test
     void anUnknownTableOrAMissingFileIsNamed(@TempDir Path root) {
         Path page = root.resolve("README.md");
