@@ -132,9 +132,9 @@ final class HeapKernels {
         return Math.toIntExact(at / bytes);
     }
 
-    // One loop per type; each side is an array or, when its array is null, native memory. The operation is switched on
-    // inside the loop: these loops serve Java arrays, mostly a few elements each (metrics, counters), where a loop per
-    // operation would buy nothing; large arrays with SIMD go to ArrayKernels.
+    // One loop per type; each side is an array or, when its array is null, native memory. The operation is applied
+    // through combine() inside the loop: these loops serve Java arrays, mostly a few elements each (metrics, counters),
+    // where a loop per operation would buy nothing; large arrays with SIMD go to ArrayKernels.
 
     private static void float32(float[] a, long at, float[] b, long bt, MemorySegment as, MemorySegment bs, int n,
                                 Reduction op) {
@@ -143,13 +143,9 @@ final class HeapKernels {
         for (int i = 0; i < n; i++) {
             float x = a != null ? a[ai + i] : as.get(JAVA_FLOAT_UNALIGNED, at + 4L * i);
             float y = b != null ? b[bi + i] : bs.get(JAVA_FLOAT_UNALIGNED, bt + 4L * i);
-            float r = switch (op) {
-                case SUM -> x + y;
-                case PRODUCT -> x * y;
-                case MIN -> Math.min(x, y);
-                case MAX -> Math.max(x, y);
-                default -> throw undefined(op, DataType.FLOAT32);
-            };
+            // Exact: a double holds more than twice a float's precision, so one operation rounded to double and then
+            // to float is the float operation's own result.
+            float r = (float) combine(op, x, y, DataType.FLOAT32);
             if (a != null) {
                 a[ai + i] = r;
             } else {
@@ -165,13 +161,7 @@ final class HeapKernels {
         for (int i = 0; i < n; i++) {
             double x = a != null ? a[ai + i] : as.get(JAVA_DOUBLE_UNALIGNED, at + 8L * i);
             double y = b != null ? b[bi + i] : bs.get(JAVA_DOUBLE_UNALIGNED, bt + 8L * i);
-            double r = switch (op) {
-                case SUM -> x + y;
-                case PRODUCT -> x * y;
-                case MIN -> Math.min(x, y);
-                case MAX -> Math.max(x, y);
-                default -> throw undefined(op, DataType.FLOAT64);
-            };
+            double r = combine(op, x, y, DataType.FLOAT64);
             if (a != null) {
                 a[ai + i] = r;
             } else {
@@ -187,14 +177,8 @@ final class HeapKernels {
         for (int i = 0; i < n; i++) {
             int x = a != null ? a[ai + i] : as.get(JAVA_INT_UNALIGNED, at + 4L * i);
             int y = b != null ? b[bi + i] : bs.get(JAVA_INT_UNALIGNED, bt + 4L * i);
-            int r = switch (op) {
-                case SUM -> x + y;
-                case PRODUCT -> x * y;
-                case MIN -> Math.min(x, y);
-                case MAX -> Math.max(x, y);
-                case BAND -> x & y;
-                case BOR -> x | y;
-            };
+            // The low 32 bits of the long result are the int operation's, wrap-around included.
+            int r = (int) combine(op, x, y);
             if (a != null) {
                 a[ai + i] = r;
             } else {
@@ -210,20 +194,34 @@ final class HeapKernels {
         for (int i = 0; i < n; i++) {
             long x = a != null ? a[ai + i] : as.get(JAVA_LONG_UNALIGNED, at + 8L * i);
             long y = b != null ? b[bi + i] : bs.get(JAVA_LONG_UNALIGNED, bt + 8L * i);
-            long r = switch (op) {
-                case SUM -> x + y;
-                case PRODUCT -> x * y;
-                case MIN -> Math.min(x, y);
-                case MAX -> Math.max(x, y);
-                case BAND -> x & y;
-                case BOR -> x | y;
-            };
+            long r = combine(op, x, y);
             if (a != null) {
                 a[ai + i] = r;
             } else {
                 as.set(JAVA_LONG_UNALIGNED, at + 8L * i, r);
             }
         }
+    }
+
+    private static double combine(Reduction op, double x, double y, DataType type) {
+        return switch (op) {
+            case SUM -> x + y;
+            case PRODUCT -> x * y;
+            case MIN -> Math.min(x, y);
+            case MAX -> Math.max(x, y);
+            default -> throw undefined(op, type);
+        };
+    }
+
+    private static long combine(Reduction op, long x, long y) {
+        return switch (op) {
+            case SUM -> x + y;
+            case PRODUCT -> x * y;
+            case MIN -> Math.min(x, y);
+            case MAX -> Math.max(x, y);
+            case BAND -> x & y;
+            case BOR -> x | y;
+        };
     }
 
     private static IllegalArgumentException undefined(Reduction op, DataType type) {
