@@ -123,7 +123,7 @@ public final class FlatCollectives implements CollectiveOps {
         checkOpen();
         checkReduction(type, op);
         checkRange(buf, 0, count, type.byteSize(), "buf");
-        allreduceAt(buf, 0, count, type, op);
+        allreduceAt(buf, 0, count, type, op, 1.0);
     }
 
     @Override
@@ -157,20 +157,24 @@ public final class FlatCollectives implements CollectiveOps {
     }
 
     /**
-     * Allreduce of the {@code count} elements starting at element {@code first} of {@code buf}, for callers that
-     * reduce one block of a larger buffer (the hierarchical algorithm) without slicing it. Arguments are checked
-     * by the caller.
+     * Allreduce of the {@code count} elements starting at element {@code first} of {@code buf}, each then scaled by
+     * {@code factor} (1: not scaled), for callers that reduce one block of a larger buffer (the hierarchical
+     * algorithm) without slicing it. Arguments are checked by the caller.
      */
-    void allreduceAt(MemorySegment buf, long first, long count, DataType type, Reduction op) {
+    void allreduceAt(MemorySegment buf, long first, long count, DataType type, Reduction op, double factor) {
         checkOpen();
-        if (size == 1 || count == 0) {
+        boolean exchange = size > 1 && count > 0;
+        if (exchange && count * type.byteSize() >= smallMessageBytes) {
+            ringAllreduce(buf, first, count, type, op, factor);
             return;
         }
-        if (count * type.byteSize() < smallMessageBytes) {
+        // Recursive doubling leaves every rank the whole reduced block, so each scales all of it.
+        if (exchange) {
             recursiveDoubling.allreduce(buf, first * type.byteSize(), count, type, op);
-            return;
         }
-        ringAllreduce(buf, first, count, type, op, 1.0);
+        if (factor != 1.0) {
+            Kernels.scale(buf, first * type.byteSize(), count, type, factor);
+        }
     }
 
     @Override
@@ -178,14 +182,7 @@ public final class FlatCollectives implements CollectiveOps {
         checkOpen();
         checkReduction(type, op);
         checkRange(buf, 0, count, type.byteSize(), "buf");
-        if (size == 1 || count == 0 || count * type.byteSize() < smallMessageBytes || factor == 1.0) {
-            allreduceAt(buf, 0, count, type, op);
-            if (factor != 1.0) {
-                Kernels.scale(buf, 0, count, type, factor);
-            }
-            return;
-        }
-        ringAllreduce(buf, 0, count, type, op, factor);
+        allreduceAt(buf, 0, count, type, op, factor);
     }
 
     /**

@@ -14,8 +14,8 @@ import java.util.Objects;
  * <ul>
  *   <li>allreduce at or above the small-message threshold: ring reduce-scatter inside the host (local rank
  *       {@code l} ends up owning block {@code l} reduced over the host), allreduce of that block among the ranks
- *       with local rank {@code l} on every host (ring or recursive doubling by its size), ring allgather inside
- *       the host. Each rank sends about {@code 2 * n / localSize} bytes between hosts instead of {@code 2 * n}.
+ *       with local rank {@code l} on every host (ring or recursive doubling by its size; a scaled allreduce
+ *       scales the block there), ring allgather inside the host. Each rank sends about {@code 2 * n / localSize} bytes between hosts instead of {@code 2 * n}.
  *       Smaller messages are latency-bound and use the flat recursive doubling.</li>
  *   <li>allgatherv (when enabled): ranks with the same local rank exchange their blocks across hosts, then each
  *       host's blocks are gathered inside the host, one host at a time. Ragged and empty blocks are fine because
@@ -132,9 +132,19 @@ final class HierarchicalCollectives implements CollectiveOps {
 
     @Override
     public void allreduce(MemorySegment buf, long count, DataType type, Reduction op) {
+        allreduceScaled(buf, count, type, op, 1.0);
+    }
+
+    /**
+     * The cross-host allreduce of a local rank's block scales that block only, so the local allgather spreads
+     * scaled data and the scaling reads and writes 1/localSize of the buffer (less still where the cross-host
+     * allreduce is a ring).
+     */
+    @Override
+    public void allreduceScaled(MemorySegment buf, long count, DataType type, Reduction op, double factor) {
         checkOpen();
         if (!allreduce || count * type.byteSize() < flat.smallMessageBytes() || count < localSize) {
-            flat.allreduce(buf, count, type, op);
+            flat.allreduceScaled(buf, count, type, op, factor);
             return;
         }
         // The flat call checks arguments; do the same before the first transfer so that bad input fails
@@ -156,7 +166,7 @@ final class HierarchicalCollectives implements CollectiveOps {
             offset += localCounts[l];
         }
         local.reducescatter(buf, localCounts, type, op);
-        cross.allreduceAt(buf, localOffsets[localRank], localCounts[localRank], type, op);
+        cross.allreduceAt(buf, localOffsets[localRank], localCounts[localRank], type, op, factor);
         local.allgatherv(buf, localBytes);
     }
 

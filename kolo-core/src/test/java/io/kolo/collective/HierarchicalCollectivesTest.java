@@ -86,6 +86,62 @@ class HierarchicalCollectivesTest {
         });
     }
 
+    static Stream<Arguments> scaledCases() {
+        List<Arguments> out = new ArrayList<>();
+        // One host and one rank per host too: the class takes them, though selection never builds them.
+        List<int[]> shapes = new ArrayList<>(Arrays.asList(SHAPES));
+        shapes.add(new int[] {1, 3});
+        shapes.add(new int[] {3, 1});
+        for (int[] s : shapes) {
+            for (DataType t : List.of(DataType.FLOAT32, DataType.FLOAT64, DataType.BFLOAT16, DataType.INT32)) {
+                out.add(Arguments.of(s[0], s[1], t));
+            }
+        }
+        return out.stream();
+    }
+
+    /**
+     * allreduceScaled gives every rank exactly the bytes of allreduce followed by scaling the whole buffer, though
+     * only the cross-host allreduce scales (each rank its own block): every element is scaled once, none twice. Runs
+     * with threshold 0 (always hierarchical, ring across hosts), 256 bytes (small counts flat, the middle ones
+     * recursive doubling across hosts, large ones the ring) and with the hierarchical allreduce off.
+     */
+    @ParameterizedTest(name = "{0} hosts x {1} {2}")
+    @MethodSource("scaledCases")
+    void allreduceScaledEqualsAllreduceThenScale(int hosts, int perHost, DataType type) {
+        int n = hosts * perHost;
+        long[] counts = {0, 1, perHost + 1, 2L * n + 1, 100, 1531};
+        for (int mode = 0; mode < 3; mode++) {
+            long threshold = mode == 0 ? 0 : 256;
+            boolean on = mode < 2;
+            Ranks.runOps(n, t -> new HierarchicalCollectives(new FlatCollectives(t, threshold, 40, 40), t, perHost,
+                    hosts, on, false), c -> {
+                try (Arena arena = Arena.ofShared()) {
+                    for (double factor : new double[] {1.0 / n, 0.1}) {
+                        for (long count : counts) {
+                            long seed = count * 7 + (long) (factor * 1000);
+                            MemorySegment scaled = Elements.allocate(arena, count + 3, type);
+                            MemorySegment plain = Elements.allocate(arena, count + 3, type);
+                            for (MemorySegment buf : List.of(scaled, plain)) {
+                                AllreduceTest.fill(buf, type, Reduction.SUM, seed, c.rank(), count);
+                                for (long i = count; i < count + 3; i++) {
+                                    Elements.put(buf, type, i, 99);
+                                }
+                            }
+                            c.allreduceScaled(scaled, count, type, Reduction.SUM, factor);
+                            c.allreduce(plain, count, type, Reduction.SUM);
+                            Kernels.scale(plain, 0, count, type, factor);
+                            assertArrayEquals(plain.toArray(ValueLayout.JAVA_BYTE),
+                                    scaled.toArray(ValueLayout.JAVA_BYTE), c + " threshold " + threshold + " " + type
+                                            + " x" + factor + " count " + count);
+                        }
+                    }
+                }
+                return null;
+            });
+        }
+    }
+
     static Stream<Arguments> floatCases() {
         // 10007 floats are 40028 bytes: threshold 0 runs the ring across hosts, 20000 recursive doubling (each
         // host block is below it while the whole message is not).
