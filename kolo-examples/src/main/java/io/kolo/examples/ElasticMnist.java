@@ -59,15 +59,34 @@ final class ElasticMnist {
                             .build())
                     .optDevices(new Device[]{KoloDjl.device()});
             ElasticTrainerState state = new ElasticTrainerState(model, sampler, config, new Shape(1).addAll(sample));
-            double accuracy = Elastic.run(state, s -> train(s, train, manager, mnist, sample, epochs, commitEvery,
-                    logSteps));
+            EpochLoss loss = new EpochLoss();
+            double accuracy = Elastic.run(state, s -> train(s, loss, train, manager, mnist, sample, epochs,
+                    commitEvery, logSteps));
             log(String.format(Locale.ROOT, "final test accuracy %.2f%%", 100 * accuracy));
         }
     }
 
+    /**
+     * This process's loss over the batches it trained in the current epoch, kept across resets: a job that starts
+     * after a reset near an epoch's end may have no batch of it left, and its epoch line still gives the epoch's loss.
+     */
+    private static final class EpochLoss {
+        int epoch = -1;
+        double sum;
+        long batches;
+
+        void startEpoch(int e) {
+            if (epoch != e) {
+                epoch = e;
+                sum = 0;
+                batches = 0;
+            }
+        }
+    }
+
     /** One job's share of the training: from the committed position to the end, or until the job fails. */
-    private static double train(ElasticTrainerState s, ArrayDataset train, NDManager manager, MnistData mnist,
-                                Shape sample, int epochs, int commitEvery, boolean logSteps)
+    private static double train(ElasticTrainerState s, EpochLoss epochLoss, ArrayDataset train, NDManager manager,
+                                MnistData mnist, Shape sample, int epochs, int commitEvery, boolean logSteps)
             throws Exception {
         try (DistributedTrainer trainer = s.newTrainer()) {
             log("training on " + Kolo.size() + " ranks from epoch " + (s.epoch() + 1) + ", batch " + s.batch()
@@ -75,11 +94,10 @@ final class ElasticMnist {
             double accuracy = Double.NaN;
             while (s.epoch() < epochs) {
                 long start = System.nanoTime();
-                double lossSum = 0;
-                int batches = 0;
+                epochLoss.startEpoch(s.epoch());
                 for (Batch batch : trainer.iterateDataset(train)) {
-                    lossSum += MnistExample.trainStep(trainer, batch);
-                    batches++;
+                    epochLoss.sum += MnistExample.trainStep(trainer, batch);
+                    epochLoss.batches++;
                     s.batchDone();
                     if (logSteps) {
                         // Lets an observer (the chaos benchmark) count the steps a failure rolls back.
@@ -94,8 +112,8 @@ final class ElasticMnist {
                 }
                 int epoch = s.epoch() + 1;
                 s.epochDone();
-                // The mean over the batches this job trained in the epoch, over every rank.
-                double[] loss = trainer.averageAcrossRanks("loss", lossSum, batches);
+                // The mean over the batches every rank of this job trained in the epoch, before a reset too.
+                double[] loss = trainer.averageAcrossRanks("loss", epochLoss.sum, epochLoss.batches);
                 accuracy = MnistExample.testAccuracy(trainer, manager, mnist, sample);
                 log(String.format(Locale.ROOT, "epoch %d: loss %.3f, test accuracy %.2f%% (%.1f s, %d ranks)", epoch,
                         loss[1] > 0 ? loss[0] / loss[1] : Double.NaN, 100 * accuracy,
