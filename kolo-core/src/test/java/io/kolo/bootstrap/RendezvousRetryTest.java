@@ -6,6 +6,8 @@ import io.kolo.launch.JobSecret;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,6 +18,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.Queue;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -43,6 +46,11 @@ class RendezvousRetryTest {
     enum Drop {
         /** Closes before sending anything, as a server closing (or not Kolo's) would. */
         HANG_UP,
+        /**
+         * Resets the connection as soon as it is accepted, before reading anything the client sent: what a store
+         * closing at this port does to the connects in its backlog.
+         */
+        RESET_AT_ACCEPT,
         /** Reads the client's header, then resets: what the server does to its oldest handshake to make room. */
         RESET_AFTER_HEADER,
         /** Never answers: a server too busy to get to it before the handshake's deadline. */
@@ -57,6 +65,25 @@ class RendezvousRetryTest {
             c.put("k", "v");
             assertEquals(Optional.of("v"), server.tryGet("k"));
             assertEquals(5, proxy.accepted());
+        }
+    }
+
+    /**
+     * The store at this port resets the first connects (a job's store closing while the next job's ranks connect), then
+     * the new store answers: the rank gets through, and its connection works.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Drop.class, names = {"RESET_AT_ACCEPT", "RESET_AFTER_HEADER"})
+    void connectsResetBeforeTheStoreAnswersAreRetriedUntilItDoes(Drop reset) throws Exception {
+        int resets = 3;
+        Drop[] first = new Drop[resets];
+        Arrays.fill(first, reset);
+        try (BusyProxy proxy = new BusyProxy(server.address(), first);
+             RendezvousClient c = RendezvousClient.connect(proxy.address(), secret, Duration.ofSeconds(30))) {
+            c.put("k", "v");
+            assertEquals("v", c.get("k", Duration.ofSeconds(10)));
+            assertEquals(Optional.of("v"), server.tryGet("k"));
+            assertEquals(resets + 1, proxy.accepted(), "every reset connect, then the one that got through");
         }
     }
 
@@ -82,6 +109,26 @@ class RendezvousRetryTest {
             assertTrue(m.contains(proxy.accepted() + " attempts (" + proxy.accepted() + " dropped in the handshake)"), m);
             assertTrue(m.contains("within 1.5 s") || m.contains("within 1500 ms"), m);
             assertTrue(m.contains("KOLO_START_TIMEOUT_SECONDS"), m);
+            assertTrue(proxy.accepted() > 1, m);
+        }
+    }
+
+    /** The start timeout is short; the test's own timeout only guards against a hang. */
+    @ParameterizedTest
+    @EnumSource(value = Drop.class, names = {"RESET_AT_ACCEPT", "RESET_AFTER_HEADER"})
+    @Timeout(30)
+    void whenEveryConnectIsResetTheRankGivesUpAtItsStartTimeoutNamingTheStoreAndTheReset(Drop reset) throws Exception {
+        Drop[] always = new Drop[1000];
+        Arrays.fill(always, reset);
+        try (BusyProxy proxy = new BusyProxy(server.address(), always)) {
+            InetSocketAddress at = proxy.address();
+            KoloTimeoutException e = assertThrows(KoloTimeoutException.class,
+                    () -> RendezvousClient.connect(at, secret, Duration.ofSeconds(1)));
+            String m = e.getMessage();
+            assertFalse(m.contains("\n"), m);
+            assertTrue(m.startsWith("could not reach the rendezvous server at " + at.getAddress().getHostAddress() + ":"
+                    + at.getPort() + " within 1 s: "), m);
+            assertTrue(m.contains(" attempts (") && m.contains("the last: Connection reset"), m);
             assertTrue(proxy.accepted() > 1, m);
         }
     }
@@ -127,6 +174,9 @@ class RendezvousRetryTest {
         private void handle(Socket client, Drop drop) {
             try {
                 if (drop == Drop.HANG_UP) {
+                    client.close();
+                } else if (drop == Drop.RESET_AT_ACCEPT) {
+                    client.setSoLinger(true, 0);
                     client.close();
                 } else if (drop == Drop.RESET_AFTER_HEADER) {
                     client.getInputStream().readNBytes(4 + 1 + 32 + 2);
