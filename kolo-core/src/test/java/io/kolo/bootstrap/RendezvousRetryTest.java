@@ -12,10 +12,13 @@ import org.junit.jupiter.params.provider.EnumSource;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketException;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Arrays;
@@ -85,6 +88,18 @@ class RendezvousRetryTest {
             assertEquals(Optional.of("v"), server.tryGet("k"));
             assertEquals(resets + 1, proxy.accepted(), "every reset connect, then the one that got through");
         }
+    }
+
+    /**
+     * A reset that connect() itself reports, because it came before the client's connect() returned, is tried again as a
+     * refusal is. The stand-in above causes one only by chance (the scheduler decides whether the reset or the client's
+     * connect() comes first), so the decision is checked here, on what connect() throws then.
+     */
+    @Test
+    void aResetReportedByConnectItselfIsTriedAgain() {
+        assertTrue(RendezvousClient.connectMaySucceedLater(new SocketException("Connection reset by peer")));
+        assertTrue(RendezvousClient.connectMaySucceedLater(new ConnectException("Connection refused")));
+        assertFalse(RendezvousClient.connectMaySucceedLater(new UnknownHostException("no-such-host.invalid")));
     }
 
     @Test
@@ -167,7 +182,13 @@ class RendezvousRetryTest {
                 }
                 accepted.incrementAndGet();
                 Drop drop = drops.poll();
-                Thread.ofPlatform().daemon().start(() -> handle(client, drop));
+                if (drop == Drop.RESET_AT_ACCEPT) {
+                    // Here rather than on a thread of its own, so that the reset often reaches the client before its
+                    // connect() has returned, as well as after (which of the two is up to the scheduler).
+                    reset(client);
+                } else {
+                    Thread.ofPlatform().daemon().start(() -> handle(client, drop));
+                }
             }
         }
 
@@ -175,13 +196,9 @@ class RendezvousRetryTest {
             try {
                 if (drop == Drop.HANG_UP) {
                     client.close();
-                } else if (drop == Drop.RESET_AT_ACCEPT) {
-                    client.setSoLinger(true, 0);
-                    client.close();
                 } else if (drop == Drop.RESET_AFTER_HEADER) {
                     client.getInputStream().readNBytes(4 + 1 + 32 + 2);
-                    client.setSoLinger(true, 0);
-                    client.close();
+                    reset(client);
                 } else if (drop == Drop.SILENCE) {
                     client.getInputStream().transferTo(OutputStream.nullOutputStream());
                     client.close();
@@ -190,6 +207,16 @@ class RendezvousRetryTest {
                 }
             } catch (IOException ignored) {
                 // The client gave up on this connection.
+            }
+        }
+
+        /** Closes with a linger of 0, so the client gets a TCP reset rather than an orderly close. */
+        private static void reset(Socket client) {
+            try {
+                client.setSoLinger(true, 0);
+                client.close();
+            } catch (IOException ignored) {
+                // Gone already.
             }
         }
 
