@@ -32,8 +32,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A rank connecting to a server too busy to finish its handshake: a handshake dropped, reset or left unanswered is
- * tried again until the start's deadline, and when none succeeds the rank says in one line what it tried.
+ * A rank connecting to a store too busy to finish its handshake, or to one closing at the port where the next job's
+ * store will listen: a connect reset, or a handshake dropped, reset or left unanswered, is tried again until the start's
+ * deadline, and when none succeeds the rank says in one line what it tried.
  */
 @Timeout(90)
 class RendezvousRetryTest {
@@ -115,7 +116,7 @@ class RendezvousRetryTest {
     @Test
     void whenEveryAttemptIsDroppedTheErrorSaysWhatWasTriedInOneLine() throws Exception {
         Drop[] always = new Drop[1000];
-        java.util.Arrays.fill(always, Drop.RESET_AFTER_HEADER);
+        Arrays.fill(always, Drop.RESET_AFTER_HEADER);
         try (BusyProxy proxy = new BusyProxy(server.address(), always)) {
             KoloTimeoutException e = assertThrows(KoloTimeoutException.class,
                     () -> RendezvousClient.connect(proxy.address(), secret, Duration.ofMillis(1500)));
