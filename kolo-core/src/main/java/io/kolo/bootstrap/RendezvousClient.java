@@ -93,9 +93,7 @@ public final class RendezvousClient implements KeyValueStore {
                 // Refused, reset, timed out, dropped: the server is not there yet, or too busy for this attempt.
                 closeQuietly(socket);
                 attempts.failed(connected, e);
-                // A reset while connecting is "not now" as well: a store closing at this port (a job that just
-                // ended, with the next one's store about to listen there) resets the connects in its backlog.
-                if (!connected && !(e instanceof SocketException || e instanceof SocketTimeoutException)) {
+                if (!connected && !connectMaySucceedLater(e)) {
                     throw new KoloException("cannot connect to the rendezvous server at " + hostPort(server) + ": "
                             + e.getMessage(), e);
                 }
@@ -111,6 +109,16 @@ public final class RendezvousClient implements KeyValueStore {
             }
             sleep(delay, deadline);
         }
+    }
+
+    /**
+     * Whether a connect that failed before the handshake began may succeed when tried again: refused, timed out,
+     * unreachable for now, or reset (a store closing at this port, a job that just ended with the next one's store about
+     * to listen there, resets the connects in its backlog, sometimes before connect() has returned). What waiting
+     * cannot change, a host name that does not resolve, fails at once.
+     */
+    static boolean connectMaySucceedLater(IOException e) {
+        return e instanceof SocketException || e instanceof SocketTimeoutException;
     }
 
     private static KoloException refused(InetSocketAddress server, Handshake.Rejected e) {
