@@ -66,29 +66,27 @@ public final class Kernels {
         long bytes = Math.multiplyExact(count, (long) type.byteSize());
         Objects.checkFromIndexSize(accOffset, bytes, acc.byteSize());
         Objects.checkFromIndexSize(inOffset, bytes, in.byteSize());
-        // VectorKernels and the scalar loops here for native memory only: on a Java array's memory the Vector API's
-        // segment accessors take a slow path (orders of magnitude slower in KernelBenchmark), and a heap segment
-        // reaching a segment access makes it polymorphic for every caller, native memory included (HeapKernels). An
-        // array accumulator of native input goes to ArrayKernels, which reaches the array as an array; any other
-        // side that is an array, to HeapKernels. The cycle's vote and a small op's payload are a few elements each:
-        // no SIMD loop for them.
-        boolean allNative = acc.isNative() && in.isNative();
+        // Only native memory reaches VectorKernels and the scalar loops here: a heap segment at a segment access makes
+        // it polymorphic for every caller, native memory too (HeapKernels), and the Vector API's segment accessors are
+        // slow on it (KernelBenchmark). A Java array is reached as an array: ArrayKernels (SIMD, native input) or
+        // HeapKernels. A vote or a small payload is a few elements: no SIMD loop.
         if (VECTORS && count >= SHORT_RUN && in.isNative()) {
             long done = acc.isNative() ? VectorKernels.reduce(acc, accOffset, in, inOffset, count, type, op)
                     : ArrayKernels.reduce(acc, accOffset, in, inOffset, count, type, op);
             if (done > 0) {
                 long skip = done * type.byteSize();
-                reduceRest(acc, accOffset + skip, in, inOffset + skip, count - done, type, op, allNative);
+                reduceRest(acc, accOffset + skip, in, inOffset + skip, count - done, type, op);
                 return;
             }
         }
-        reduceRest(acc, accOffset, in, inOffset, count, type, op, allNative);
+        reduceRest(acc, accOffset, in, inOffset, count, type, op);
     }
 
-    /** The elements no SIMD loop took: through HeapKernels when a side is a Java array, else the scalar loops. */
+    /** The elements no SIMD loop took: HeapKernels when a side is a Java array, else the scalar loops. */
     private static void reduceRest(MemorySegment acc, long accOffset, MemorySegment in, long inOffset, long count,
-                                   DataType type, Reduction op, boolean allNative) {
-        if (allNative || count == 0 || !HeapKernels.reduce(acc, accOffset, in, inOffset, count, type, op)) {
+                                   DataType type, Reduction op) {
+        boolean anyHeap = !acc.isNative() || !in.isNative();
+        if (!anyHeap || count == 0 || !HeapKernels.reduce(acc, accOffset, in, inOffset, count, type, op)) {
             reduceScalar(acc, accOffset, in, inOffset, count, type, op);
         }
     }
@@ -126,9 +124,8 @@ public final class Kernels {
         Objects.requireNonNull(type, "type");
         long bytes = Math.multiplyExact(count, (long) type.byteSize());
         Objects.checkFromIndexSize(offset, bytes, seg.byteSize());
-        // A Java array's memory is scaled as an array: a heap segment here would slow every native scale (HeapKernels).
         if (!seg.isNative() && HeapKernels.scale(seg, offset, count, type, factor)) {
-            return;
+            return; // a Java array's memory, scaled as an array (HeapKernels says why)
         }
         switch (type) {
             case INT8 -> scaleInt8(seg, offset, count, factor);
