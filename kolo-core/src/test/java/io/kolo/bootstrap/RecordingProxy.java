@@ -44,14 +44,30 @@ public final class RecordingProxy implements AutoCloseable {
     }
 
     private void pump(InputStream in, Socket to, ByteArrayOutputStream record) {
+        copy(in, to, record == null ? null : (buf, n) -> {
+            synchronized (this) {
+                record.write(buf, 0, n);
+            }
+        });
+    }
+
+    /** What the bytes read are also given to, before they go on. */
+    @FunctionalInterface
+    interface Tap {
+        void bytes(byte[] buf, int n);
+    }
+
+    /**
+     * Copies {@code in} to {@code to} until either side goes away, showing each piece to {@code tap} (null: none), then
+     * ends {@code to}'s output; the stand-in stores of other tests forward with it too.
+     */
+    static void copy(InputStream in, Socket to, Tap tap) {
         try {
             OutputStream out = to.getOutputStream();
             byte[] buf = new byte[4096];
             for (int n; (n = in.read(buf)) > 0; ) {
-                if (record != null) {
-                    synchronized (this) {
-                        record.write(buf, 0, n);
-                    }
+                if (tap != null) {
+                    tap.bytes(buf, n);
                 }
                 out.write(buf, 0, n);
                 out.flush();

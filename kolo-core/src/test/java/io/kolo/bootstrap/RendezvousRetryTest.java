@@ -233,14 +233,7 @@ class RendezvousRetryTest {
 
         private static void pump(Socket from, Socket to) {
             try {
-                InputStream in = from.getInputStream();
-                OutputStream out = to.getOutputStream();
-                byte[] buf = new byte[4096];
-                for (int n; (n = in.read(buf)) > 0; ) {
-                    out.write(buf, 0, n);
-                    out.flush();
-                }
-                to.shutdownOutput();
+                RecordingProxy.copy(from.getInputStream(), to, null);
             } catch (IOException ignored) {
                 // One side went away.
             }
